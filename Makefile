@@ -1,0 +1,27 @@
+# Set-up and the two jobs of README.md. Needs only python3 (>= 3.11) and a C compiler.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+VTA    := $(VENV)/bin/vta
+OUT    := out
+
+.PHONY: setup demo test clean
+
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev,rtl]'
+	touch $@
+
+demo: setup
+	$(VTA) info
+	$(VTA) example gemm -o $(OUT)/gemm.vtaprog
+	$(VTA) sim $(OUT)/gemm.vtaprog --check $(OUT)/gemm.expected.npz
+
+test: setup
+	$(PY) -m pytest -m "not slow" -q
+
+clean:
+	rm -rf $(VENV) $(OUT) build sim_build .pytest_cache

@@ -1,0 +1,72 @@
+"""Parallel loops through libgomp: outlining and static chunking.
+
+A parallel loop ``for i in [0, n) parallel: body`` becomes::
+
+    struct closure { captured values..., i64 n };   // on the caller's stack
+    GOMP_parallel(body_fn, &closure, 0 /* all threads */, 0);
+
+    void body_fn(ptr closure) {                      // runs on every thread
+        t = omp_get_thread_num(); T = omp_get_num_threads();
+        chunk = (n + T - 1) / T; lo = t * chunk; hi = min(n, lo + chunk);
+        for (i = lo; i < hi; ++i) body;              // static schedule
+    }
+
+The captured values are the variables in scope at the loop (buffers,
+enclosing loop variables, let-bound values); LLVM drops the loads the body
+does not use. Allocations inside the body happen in ``body_fn`` and are
+therefore private to each thread.
+"""
+from __future__ import annotations
+
+from llvmlite import ir
+
+I32 = ir.IntType(32)
+I64 = ir.IntType(64)
+PTR = ir.PointerType()
+
+
+def runtime_decl(module: ir.Module, name: str) -> ir.Function:
+    """The declaration of a libgomp entry point (created once per module)."""
+    if name in module.globals:
+        return module.globals[name]
+    sig = {
+        "GOMP_parallel": ir.FunctionType(ir.VoidType(), [PTR, PTR, I32, I32]),
+        "omp_get_thread_num": ir.FunctionType(I32, []),
+        "omp_get_num_threads": ir.FunctionType(I32, []),
+    }[name]
+    return ir.Function(module, sig, name)
+
+
+def pack_closure(builder: ir.IRBuilder, slot: ir.Value, struct: ir.LiteralStructType,
+                 values: "list[ir.Value]") -> None:
+    """Store ``values`` into the fields of the closure struct at ``slot``."""
+    for i, value in enumerate(values):
+        field = builder.gep(slot, [ir.Constant(I32, 0), ir.Constant(I32, i)], source_etype=struct)
+        builder.store(value, field)
+
+
+def unpack_closure(builder: ir.IRBuilder, closure: ir.Value,
+                   struct: ir.LiteralStructType) -> "list[ir.Value]":
+    """Load every field of the closure struct at ``closure``."""
+    out = []
+    for i, ty in enumerate(struct.elements):
+        field = builder.gep(closure, [ir.Constant(I32, 0), ir.Constant(I32, i)], source_etype=struct)
+        out.append(builder.load(field, typ=ty))
+    return out
+
+
+def static_chunk(builder: ir.IRBuilder, module: ir.Module, n: ir.Value) -> "tuple[ir.Value, ir.Value]":
+    """This thread's ``[lo, hi)`` of ``[0, n)`` under a static schedule (i64 values)."""
+    tid = builder.sext(builder.call(runtime_decl(module, "omp_get_thread_num"), []), I64)
+    nthreads = builder.sext(builder.call(runtime_decl(module, "omp_get_num_threads"), []), I64)
+    chunk = builder.sdiv(builder.add(n, builder.sub(nthreads, ir.Constant(I64, 1))), nthreads)
+    lo = builder.mul(tid, chunk)
+    end = builder.add(lo, chunk)
+    hi = builder.select(builder.icmp_signed("<", end, n), end, n)
+    return lo, hi
+
+
+def call_parallel(builder: ir.IRBuilder, module: ir.Module, fn: ir.Function, closure: ir.Value) -> None:
+    """``GOMP_parallel(fn, closure, 0, 0)``: run ``fn`` on every thread of the pool."""
+    builder.call(runtime_decl(module, "GOMP_parallel"),
+                 [fn, closure, ir.Constant(I32, 0), ir.Constant(I32, 0)])

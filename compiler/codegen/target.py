@@ -1,0 +1,152 @@
+"""Code generation targets: which machine the LLVM backend emits for.
+
+A target string follows TVM's form::
+
+    "llvm"                                   # the host: JIT and shared libraries
+    "llvm -mtriple=aarch64-linux-gnu"        # cross: object files only
+    "llvm -mtriple=armv7-linux-gnueabihf -mattr=+neon"
+    "llvm -mtriple=wasm32-unknown-unknown"
+    "llvm -mcpu=skylake-avx512 -mattr=+avx512f"
+
+The host target takes its CPU name and feature string from LLVM's host
+detection (``llvm.get_host_cpu_name()`` / ``get_host_cpu_features()``), so
+AVX2 and AVX-512 are used where the machine has them. Cross targets get a
+generic CPU unless ``-mcpu`` says otherwise.
+
+Errors: :func:`parse_target` raises ``ValueError`` for an unknown kind, an
+unknown option, or a triple LLVM has no backend for.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import llvmlite.binding as llvm
+
+# Named cross targets the test-suite and the CLI know by a short name.
+AARCH64 = "llvm -mtriple=aarch64-linux-gnu"
+ARMV7 = "llvm -mtriple=armv7-linux-gnueabihf -mattr=+neon"
+WASM32 = "llvm -mtriple=wasm32-unknown-unknown"
+_ALIASES = {"host": "llvm", "aarch64": AARCH64, "armv7": ARMV7, "wasm32": WASM32}
+
+
+@functools.cache
+def init_llvm() -> None:
+    """Register every LLVM backend and asm printer once per process.
+
+    ``llvm.initialize()`` is gone in llvmlite 0.50 (it raises); the target,
+    target-MC and asm-printer registrations are still needed before a target
+    machine can be created or an object emitted.
+    """
+    llvm.initialize_all_targets()
+    llvm.initialize_all_asmprinters()
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    llvm.initialize_native_asmparser()
+
+
+@dataclass(frozen=True)
+class Target:
+    """One LLVM code generation target.
+
+    Attributes:
+        triple: LLVM target triple, e.g. ``"x86_64-unknown-linux-gnu"``.
+        cpu: LLVM CPU name (``"znver4"``, ``"generic"``, ...).
+        features: LLVM feature string (``"+avx2,+fma,..."``), may be empty.
+        is_host: True when code can run in this process (JIT, shared library).
+    """
+
+    triple: str
+    cpu: str
+    features: str
+    is_host: bool
+
+    @property
+    def arch(self) -> str:
+        """First component of the triple: ``x86_64``, ``aarch64``, ``armv7``, ``wasm32``."""
+        return self.triple.split("-")[0]
+
+    @property
+    def has_threads(self) -> bool:
+        """Whether parallel loops go to the OpenMP runtime (libgomp).
+
+        wasm32 has no thread runtime here, so its parallel loops run serially.
+        """
+        return not self.arch.startswith("wasm")
+
+    @property
+    def vector_bits(self) -> int:
+        """Widest SIMD register in bits, from the feature string: 512 with +avx512f,
+        256 with +avx/+avx2, else 128 (so ``-mcpu=`` without ``-mattr=`` counts as 128)."""
+        feats = set(self.features.split(","))
+        if self.arch == "x86_64":
+            if "+avx512f" in feats:
+                return 512
+            if "+avx" in feats or "+avx2" in feats:
+                return 256
+        return 128
+
+    def vector_lanes(self, dtype_bits: int) -> int:
+        """Number of lanes of ``dtype_bits``-bit elements in one SIMD register."""
+        return max(1, self.vector_bits // dtype_bits)
+
+    def machine(self, opt: int = 3, jit: bool = False) -> llvm.TargetMachine:
+        """An llvmlite ``TargetMachine`` for this target (PIC, small code model)."""
+        init_llvm()
+        return llvm.Target.from_triple(self.triple).create_target_machine(
+            cpu=self.cpu, features=self.features, opt=opt, reloc="pic",
+            codemodel="default", jit=jit)
+
+    def __str__(self) -> str:
+        parts = ["llvm", f"-mtriple={self.triple}", f"-mcpu={self.cpu}"]
+        if self.features and not self.is_host:
+            parts.append(f"-mattr={self.features}")
+        return " ".join(parts)
+
+
+@functools.cache
+def host_target() -> Target:
+    """The machine this process runs on, with its detected CPU and features."""
+    init_llvm()
+    return Target(llvm.get_process_triple(), llvm.get_host_cpu_name(),
+                  llvm.get_host_cpu_features().flatten(), True)
+
+
+def parse_target(spec: "str | Target") -> Target:
+    """Turn a target string (see module docstring) into a :class:`Target`.
+
+    Raises:
+        ValueError: the kind is not ``llvm``, an option is unknown, or LLVM has
+            no backend for the triple.
+    """
+    if isinstance(spec, Target):
+        return spec
+    if not isinstance(spec, str):
+        raise TypeError(f"target must be a str or Target, not {spec!r}")
+    words = _ALIASES.get(spec.strip(), spec).split()
+    if not words or words[0] != "llvm":
+        raise ValueError(f"target kind must be 'llvm' (e.g. 'llvm -mtriple=aarch64-linux-gnu'), "
+                         f"not {spec!r}")
+    opts = {}
+    for word in words[1:]:
+        key, _, value = word.partition("=")
+        if key not in ("-mtriple", "-mcpu", "-mattr") or not value:
+            raise ValueError(f"target option must be -mtriple=, -mcpu= or -mattr=, not {word!r} "
+                             f"in {spec!r}")
+        opts[key] = value
+    host = host_target()
+    triple = opts.get("-mtriple", host.triple)
+    is_host = _same_machine(triple, host.triple)
+    init_llvm()
+    try:
+        llvm.Target.from_triple(triple)
+    except RuntimeError as err:
+        raise ValueError(f"LLVM has no backend for triple {triple!r} (target {spec!r}): {err}") from None
+    cpu = opts.get("-mcpu", host.cpu if is_host else "generic")
+    features = opts.get("-mattr", host.features if is_host and "-mcpu" not in opts else "")
+    return Target(triple, cpu, features, is_host)
+
+
+def _same_machine(triple: str, host_triple: str) -> bool:
+    arch, host_arch = triple.split("-")[0], host_triple.split("-")[0]
+    return arch == host_arch and ("linux" in triple) == ("linux" in host_triple)

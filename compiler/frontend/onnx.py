@@ -1,0 +1,140 @@
+"""ONNX frontend: `from_onnx(model_or_path, input_shapes=None) -> (Graph, params)`.
+
+Supports default-domain opsets 11 to 21 and the operators in
+`compiler.frontend.onnx_ops.CONVERTERS` (see `SUPPORTED_OPS`). Constant
+subgraphs (Shape, ConstantOfShape, Constant, and any node whose inputs are
+all constants) are folded during import, so every shape in the graph is static.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Mapping
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+from ..graph.errors import GraphError
+from ..graph.ir import Graph, input_node
+from .errors import FrontendError, UnsupportedOperatorError
+from .onnx_context import Context, attributes, where
+from .onnx_ops import CONVERTERS
+
+MIN_OPSET, MAX_OPSET = 11, 21
+SUPPORTED_OPS = tuple(sorted(CONVERTERS))
+
+
+def load_model(model_or_path) -> onnx.ModelProto:
+    """A ModelProto from a path / bytes / ModelProto. FrontendError if the file is unreadable,
+    truncated, or not ONNX."""
+    if isinstance(model_or_path, onnx.ModelProto):
+        model = model_or_path
+        label = "model"
+    else:
+        label = repr(os.fspath(model_or_path)) if not isinstance(model_or_path, bytes) else "bytes"
+        try:
+            data = model_or_path if isinstance(model_or_path, bytes) else open(model_or_path, "rb").read()
+        except OSError as exc:
+            raise FrontendError(f"cannot read ONNX model {label}: {exc.strerror}") from None
+        try:
+            model = onnx.load_model_from_string(data)
+        except Exception as exc:  # protobuf DecodeError and friends
+            raise FrontendError(f"{label} is not a valid ONNX model (protobuf decode failed: {exc}); "
+                                "the file may be truncated or of another format") from None
+    if model.ir_version <= 0 or not model.HasField("graph") or not model.opset_import:
+        raise FrontendError(f"{label} is not an ONNX model: no ir_version, graph or opset_import "
+                            "(the file may be truncated or of another format)")
+    return model
+
+
+def default_opset(model: onnx.ModelProto) -> int:
+    """The default-domain opset; FrontendError outside MIN_OPSET..MAX_OPSET."""
+    versions = [o.version for o in model.opset_import if o.domain in ("", "ai.onnx")]
+    if not versions:
+        raise FrontendError("model imports no default-domain (ai.onnx) opset")
+    v = versions[0]
+    if not MIN_OPSET <= v <= MAX_OPSET:
+        raise FrontendError(f"opset {v} is not supported; the ONNX frontend reads opsets {MIN_OPSET} to "
+                            f"{MAX_OPSET}. Convert with onnx.version_converter.convert_version(model, 17)")
+    return v
+
+
+def check_operators(model: onnx.ModelProto) -> None:
+    """Raise UnsupportedOperatorError listing every node whose operator has no converter."""
+    bad = [(n.op_type, n.name or f"<unnamed #{i}>", n.domain) for i, n in enumerate(model.graph.node)
+           if n.domain not in ("", "ai.onnx") or n.op_type not in CONVERTERS]
+    if bad:
+        raise UnsupportedOperatorError(bad)
+
+
+def _input_shape(value: onnx.ValueInfoProto, override) -> tuple[int, ...]:
+    t = value.type.tensor_type
+    if not value.type.HasField("tensor_type"):
+        raise FrontendError(f"input {value.name!r} is not a tensor; only tensor inputs are supported")
+    dims = [d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else None for d in t.shape.dim]
+    labels = [d.dim_param or "?" for d in t.shape.dim]
+    if override is not None:
+        override = tuple(int(d) for d in override)
+        if t.HasField("shape") and len(override) != len(dims):
+            raise FrontendError(f"input_shapes[{value.name!r}] = {override} has rank {len(override)}, "
+                                f"but the model declares rank {len(dims)}")
+        if any(d <= 0 for d in override):
+            raise FrontendError(f"input_shapes[{value.name!r}] = {override}: dimensions must be positive")
+        return override
+    if not t.HasField("shape") or None in dims:
+        shown = "x".join(str(d) if d else labels[i] for i, d in enumerate(dims)) if t.HasField("shape") else "unknown"
+        raise FrontendError(f"input {value.name!r} has dynamic shape {shown}; give a static one with "
+                            f"input_shapes={{{value.name!r}: (...)}} (CLI: --input-shape {value.name}:1x3x224x224)")
+    return tuple(dims)
+
+
+def from_onnx(model_or_path, input_shapes: Mapping[str, tuple[int, ...]] | None = None):
+    """Import an ONNX model.
+
+    model_or_path: path, bytes or onnx.ModelProto. input_shapes: optional
+    {input name: static shape} overriding declared (or dynamic) input shapes.
+    Returns (Graph, params): params maps PARAM names to numpy arrays (only
+    those the graph reads).
+
+    Raises FrontendError (unreadable/truncated/non-ONNX file, unsupported
+    opset, dynamic dimension without override, unknown input_shapes name, bad
+    node attributes) and its subclass UnsupportedOperatorError (all
+    unsupported operators at once).
+    """
+    model = load_model(model_or_path)
+    opset = default_opset(model)
+    check_operators(model)
+    g = model.graph
+    ctx = Context(opset)
+    inits = {t.name for t in g.initializer}
+    graph_inputs = [v for v in g.input if v.name not in inits]
+    overrides = dict(input_shapes or {})
+    unknown = set(overrides) - {v.name for v in graph_inputs}
+    if unknown:
+        raise FrontendError(f"input_shapes names {sorted(unknown)} are not graph inputs; the inputs are "
+                            f"{[v.name for v in graph_inputs]}")
+    for t in g.initializer:
+        ctx.tensors[t.name] = ctx.param(numpy_helper.to_array(t), t.name)
+    inputs = []
+    for v in graph_inputs:
+        dtype = helper.tensor_dtype_to_np_dtype(v.type.tensor_type.elem_type)
+        inputs.append(input_node(v.name, _input_shape(v, overrides.get(v.name)), dtype))
+        ctx.tensors[v.name] = inputs[-1]
+    for node in g.node:
+        try:
+            outs = CONVERTERS[node.op_type](ctx, node, attributes(node))
+        except GraphError as exc:
+            raise FrontendError(f"{where(node)}: {exc}") from None
+        outs = outs if isinstance(outs, tuple) else (outs,)
+        for name, value in zip(node.output, outs):
+            if name:
+                ctx.tensors[name] = value
+    outputs = []
+    for v in g.output:
+        if v.name not in ctx.tensors:
+            raise FrontendError(f"graph output {v.name!r} is produced by no node")
+        outputs.append(ctx.tensors[v.name])
+    graph = Graph(tuple(inputs), tuple(outputs), tuple(v.name for v in g.output))
+    used = graph.params_used()
+    return graph, {k: v for k, v in ctx.params.items() if k in used}

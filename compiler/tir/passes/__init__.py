@@ -1,0 +1,1 @@
+"""Loop-IR passes, one per module; each is a function PrimFunc -> PrimFunc."""

@@ -1,0 +1,103 @@
+"""loop_partition: split a loop where a guard inside it is always true on one side.
+
+For a guard conjunct that is affine in the loop variable (e.g. the tail check
+`io*4 + ii < 10` of a split that does not divide), the loop is cut into a part
+where the conjunct holds for every iteration of the loops inside, with the
+conjunct replaced by `true`, and the rest, which keeps the check. `simplify`
+then drops the decided checks.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .. import dtype as dt
+from .. import ir
+from ..bounds import const_bounds, loop_range
+from ..ops import Op
+from ..simplify import build, linear
+from ..visit import substitute_stmt
+
+_TO_NONNEG = {Op.LT: lambda a, b: b - a - 1, Op.LE: lambda a, b: b - a,
+              Op.GT: lambda a, b: a - b - 1, Op.GE: lambda a, b: a - b}
+
+
+def _conjuncts(c: ir.Expr):
+    if c.op is Op.AND:
+        yield from _conjuncts(c.src[0])
+        yield from _conjuncts(c.src[1])
+    else:
+        yield c
+
+
+def _guards(s: ir.Stmt, ranges: dict):
+    """(conjunct, ranges of the loops around it) for each guard in `s`."""
+    if isinstance(s, ir.SeqStmt):
+        for c in s.stmts:
+            yield from _guards(c, ranges)
+    elif isinstance(s, ir.For):
+        yield from _guards(s.body, {**ranges, s.var: loop_range(s.min, s.extent, ranges)})
+    elif isinstance(s, (ir.Allocate, ir.AttrStmt)):
+        yield from _guards(s.body, ranges)
+    elif isinstance(s, ir.IfThenElse):
+        if s.else_case is None:
+            for c in _conjuncts(s.cond):
+                yield c, ranges
+        yield from _guards(s.then_case, ranges)
+        if s.else_case is not None:
+            yield from _guards(s.else_case, ranges)
+
+
+def _cut(loop: ir.For, ranges: dict):
+    """(cut point, conjunct, side where it holds: "prefix"/"suffix") or None."""
+    lo, end = loop.min.arg, loop.min.arg + loop.extent.arg
+    for c, inner in _guards(loop.body, ranges):
+        if c.op not in _TO_NONNEG or not (dt.is_int(c.src[0].dtype)):
+            continue
+        terms, const = linear(_TO_NONNEG[c.op](*c.src))
+        coef = terms.pop(loop.var, 0)
+        if coef == 0:
+            continue
+        rest_lo = const_bounds(build(terms, const, loop.var.dtype), inner)[0]
+        if rest_lo == -math.inf:
+            continue
+        if coef > 0:
+            cut, side = -((rest_lo) // coef), "suffix"      # ceil(-rest_lo / coef)
+        else:
+            cut, side = rest_lo // (-coef) + 1, "prefix"
+        if lo < cut < end:
+            return cut, c, side
+    return None
+
+
+def _partition(s: ir.Stmt, ranges: dict) -> ir.Stmt:
+    if isinstance(s, ir.SeqStmt):
+        return ir.seq(*(_partition(c, ranges) for c in s.stmts))
+    if isinstance(s, ir.For):
+        if s.min.op is Op.CONST and s.extent.op is Op.CONST and s.thread is None:
+            found = _cut(s, ranges)
+            if found is not None:
+                cut, cond, side = found
+                lo, end = s.min.arg, s.min.arg + s.extent.arg
+                decided = substitute_stmt(s.body, {cond: ir.const(True)})
+                first, second = (decided, s.body) if side == "prefix" else (s.body, decided)
+                return ir.seq(_partition(ir.For(s.var, s.min, ir.const(cut - lo), s.kind, first), ranges),
+                              _partition(ir.For(s.var, ir.const(cut), ir.const(end - cut), s.kind, second),
+                                         ranges))
+        inner = {**ranges, s.var: loop_range(s.min, s.extent, ranges)}
+        return ir.For(s.var, s.min, s.extent, s.kind, _partition(s.body, inner), s.thread)
+    if isinstance(s, ir.Allocate):
+        return ir.Allocate(s.buffer, _partition(s.body, ranges))
+    if isinstance(s, ir.AttrStmt):
+        return ir.AttrStmt(s.key, s.value, _partition(s.body, ranges))
+    if isinstance(s, ir.LetStmt):
+        return ir.LetStmt(s.var, s.value, _partition(s.body, ranges))
+    if isinstance(s, ir.IfThenElse):
+        return ir.IfThenElse(s.cond, _partition(s.then_case, ranges),
+                             None if s.else_case is None else _partition(s.else_case, ranges))
+    return s
+
+
+def loop_partition(func: ir.PrimFunc) -> ir.PrimFunc:
+    """Pass (see module docstring)."""
+    return ir.PrimFunc(func.name, func.params, _partition(func.body, {}))

@@ -1,0 +1,1 @@
+"""Host side: runtime, device backends and the ``vta`` command line."""

@@ -1,0 +1,54 @@
+"""``vta sim``: run a program file on a simulator and print its counters."""
+from __future__ import annotations
+
+import json
+
+import click
+import numpy as np
+
+from driver.cli.errors import friendly
+from sim import functional
+from vta_hw.program import Program
+
+
+def _check(prog: Program, dram: np.ndarray, ref_path: str) -> list[str]:
+    """Compare buffers with the arrays of an .npz file; returns mismatch lines."""
+    bad = []
+    with np.load(ref_path) as ref:
+        for name in ref.files:
+            got, want = prog.read(dram, name), ref[name]
+            if got.shape != want.shape or not np.array_equal(got, want):
+                diff = int(np.count_nonzero(got != want)) if got.shape == want.shape else "shape"
+                bad.append(f"buffer {name}: {diff} of {want.size} values differ")
+    return bad
+
+
+@click.command()
+@click.argument("program", type=click.Path(exists=True, dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="print one JSON object")
+@click.option("--check", "ref", type=click.Path(exists=True, dir_okay=False),
+              help="an .npz of expected buffers; exit 1 if any differs")
+@friendly
+def sim(program: str, as_json: bool, ref: str | None) -> None:
+    """Run PROGRAM on the functional simulator and print its counters."""
+    prog = Program.load(program)
+    result = functional.run(prog)
+    mismatches = _check(prog, result.dram, ref) if ref else []
+    report = {"program": program, "config": prog.config.name, "model": "functional",
+              "counters": result.counters.to_dict(),
+              "leftover_tokens": {k: v for k, v in result.leftover_tokens.items() if v}}
+    if ref:
+        report["check"] = {"reference": ref, "ok": not mismatches, "mismatches": mismatches}
+    if as_json:
+        click.echo(json.dumps(report))
+    else:
+        click.echo(f"{program}: config {prog.config.name}, functional model")
+        for k, v in report["counters"].items():
+            click.echo(f"  {k:<28} {v}")
+        for q, n in report["leftover_tokens"].items():
+            click.echo(f"  warning: {n} token(s) left in queue {q}")
+        if ref:
+            click.echo("  check: " + ("all buffers match the reference" if not mismatches
+                                      else "; ".join(mismatches)))
+    if mismatches:
+        raise SystemExit(1)

@@ -1,0 +1,1 @@
+"""Example programs the ``vta example`` command builds (hand-written instruction streams)."""

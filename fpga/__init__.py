@@ -1,0 +1,1 @@
+"""FPGA board targets and bitstream builds (Yosys + nextpnr from YoWASP)."""

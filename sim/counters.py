@@ -1,0 +1,47 @@
+"""Event counters of a functional run (``FunctionalResult.counters``).
+
+Units: instructions, bytes (of DRAM moved), uop iterations, SRAM elements, tokens.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+
+@dataclasses.dataclass
+class Counters:
+    """What one run did.
+
+    Attributes:
+        insns: instructions executed per kind ("LOAD", "STORE", "GEMM", "ALU", "FINISH").
+        insns_by_module: instructions executed per module ("load", "compute", "store").
+        bytes_loaded: DRAM bytes read by LOADs per memory ("uop", "wgt", "inp", "acc").
+        bytes_stored: DRAM bytes written by STOREs per memory ("out").
+        gemm_uops: GEMM uop iterations (resets included).
+        alu_uops: ALU uop iterations (resets included); alu_ops: the same per ALU opcode.
+        noop_memops: LOAD/STORE with x_size == 0 (token-only).
+        padded_elems: SRAM elements zero-filled by LOAD padding.
+        tokens_pushed, tokens_popped: per queue ("l2c", "c2l", "c2s", "s2c").
+        steps: scheduler steps that executed an instruction.
+    """
+
+    insns: dict[str, int] = dataclasses.field(default_factory=dict)
+    insns_by_module: dict[str, int] = dataclasses.field(default_factory=dict)
+    bytes_loaded: dict[str, int] = dataclasses.field(default_factory=dict)
+    bytes_stored: dict[str, int] = dataclasses.field(default_factory=dict)
+    gemm_uops: int = 0
+    alu_uops: int = 0
+    alu_ops: dict[str, int] = dataclasses.field(default_factory=dict)
+    noop_memops: int = 0
+    padded_elems: int = 0
+    tokens_pushed: dict[str, int] = dataclasses.field(default_factory=dict)
+    tokens_popped: dict[str, int] = dataclasses.field(default_factory=dict)
+    steps: int = 0
+
+    def add_bytes(self, direction: str, mem: str, n: int) -> None:
+        d = self.bytes_loaded if direction == "loaded" else self.bytes_stored
+        d[mem] = d.get(mem, 0) + int(n)
+
+    def to_dict(self) -> dict:
+        """A plain, JSON-ready dict (nested dicts copied)."""
+        return {k: (dict(v) if isinstance(v, dict) else v)
+                for k, v in dataclasses.asdict(self).items()}

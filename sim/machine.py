@@ -1,0 +1,315 @@
+"""The accelerator's architectural state (five SRAMs) and what each instruction does to it.
+
+``Machine`` is the datapath half of the golden model: no tokens, no queues,
+no timing. ``sim.functional`` drives it in a token-respecting order; the
+cycle model may reuse it for its data. Semantics (the contract the RTL is
+verified against) are stated in each method's docstring.
+
+SRAM arrays (all zero at construction):
+
+=======  ===================================  =======
+name     shape                                dtype
+=======  ===================================  =======
+``uop``  ``(uop_depth, 3)``: dst, src, wgt    int64
+``inp``  ``(inp_depth, BATCH, BLOCK_IN)``     int8
+``wgt``  ``(wgt_depth, BLOCK_OUT, BLOCK_IN)`` int8
+``acc``  ``(acc_depth, BATCH, BLOCK_OUT)``    int32
+``out``  ``(out_depth, BATCH, BLOCK_OUT)``    int8
+=======  ===================================  =======
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from sim.errors import (DramBoundsError, FieldRangeError, SramIndexError, UopRangeError)
+from vta_hw import isa
+from vta_hw.config import VTAConfig
+from vta_hw.isa import Alu, AluOp, Finish, Gemm, Load, MemId, Store
+
+#: Uop iterations handled per numpy batch in GEMM (bounds temporary memory).
+_GEMM_CHUNK = 1 << 14
+_PADS = ("y_pad_0", "y_pad_1", "x_pad_0", "x_pad_1")
+
+
+class Machine:
+    """SRAM state of one accelerator, and ``execute(insn, index, dram)``.
+
+    Attributes:
+        cfg: the config. uop, inp, wgt, acc, out: the SRAMs (module docstring).
+        counters: a ``sim.counters.Counters`` updated by every instruction.
+    """
+
+    def __init__(self, cfg: VTAConfig, counters=None):
+        from sim.counters import Counters
+        self.cfg = cfg
+        self.uop = np.zeros((cfg.uop_depth, 3), np.int64)
+        self.inp = np.zeros((cfg.inp_depth, cfg.BATCH, cfg.BLOCK_IN), np.int8)
+        self.wgt = np.zeros((cfg.wgt_depth, cfg.BLOCK_OUT, cfg.BLOCK_IN), np.int8)
+        self.acc = np.zeros((cfg.acc_depth, cfg.BATCH, cfg.BLOCK_OUT), np.int32)
+        self.out = np.zeros((cfg.out_depth, cfg.BATCH, cfg.BLOCK_OUT), np.int8)
+        self.counters = counters if counters is not None else Counters()
+
+    # ---- checks --------------------------------------------------------------
+    def check_static(self, insn, index: int, dram_bytes: int) -> None:
+        """Raise if ``insn`` is bad regardless of SRAM contents.
+
+        Covers memory ids, pads, SRAM/DRAM bounds of LOAD/STORE (x_size > 0)
+        and uop ranges of GEMM/ALU. Index checks that depend on uop values
+        happen in ``execute``, before anything is written.
+
+        Raises:
+            FieldRangeError, SramIndexError, DramBoundsError, UopRangeError.
+        """
+        cfg = self.cfg
+        if isinstance(insn, Load):
+            if insn.mem == MemId.OUT:
+                raise FieldRangeError(
+                    "LOAD mem=OUT: the OUT buffer is written only by GEMM/ALU; load INP, "
+                    "WGT, UOP or ACC", insn_index=index, field="mem", value="OUT",
+                    limit="UOP, WGT, INP, ACC")
+            if insn.mem == MemId.UOP:
+                for p in _PADS:
+                    if getattr(insn, p):
+                        raise FieldRangeError(
+                            f"LOAD UOP {p}={getattr(insn, p)}: uop loads take no padding "
+                            "(must be 0)", insn_index=index, field=p,
+                            value=getattr(insn, p), limit=0)
+        elif isinstance(insn, Store):
+            if insn.mem != MemId.OUT:
+                raise FieldRangeError(
+                    f"STORE mem={insn.mem.name}: only the OUT buffer can be stored; use mem=OUT",
+                    insn_index=index, field="mem", value=insn.mem.name, limit="OUT")
+            for p in _PADS:
+                if getattr(insn, p):
+                    raise FieldRangeError(
+                        f"STORE {p}={getattr(insn, p)}: stores take no padding (must be 0)",
+                        insn_index=index, field=p, value=getattr(insn, p), limit=0)
+        if isinstance(insn, (Load, Store)) and insn.x_size > 0:
+            self._check_memop_bounds(insn, index, dram_bytes)
+        elif isinstance(insn, (Gemm, Alu)):
+            if insn.uop_end < insn.uop_bgn:
+                raise UopRangeError(
+                    f"uop_end={insn.uop_end} < uop_bgn={insn.uop_bgn}; the range "
+                    "[uop_bgn, uop_end) must not be reversed", insn_index=index,
+                    field="uop_end", value=insn.uop_end, limit=insn.uop_bgn)
+            if insn.uop_end > cfg.uop_depth:
+                raise UopRangeError(
+                    f"uop_end={insn.uop_end} is past the uop buffer of {cfg.uop_depth} "
+                    f"entries; keep uop_end <= {cfg.uop_depth}", insn_index=index,
+                    field="uop_end", value=insn.uop_end, limit=cfg.uop_depth)
+
+    def _check_memop_bounds(self, insn, index: int, dram_bytes: int) -> None:
+        mem = insn.mem.name.lower()
+        depth, eb = self.cfg.depth(mem), self.cfg.elem_bytes(mem)
+        if isinstance(insn, Load):
+            width = insn.x_pad_0 + insn.x_size + insn.x_pad_1
+            rows = insn.y_pad_0 + insn.y_size + insn.y_pad_1
+        else:
+            width, rows = insn.x_size, insn.y_size
+        last = insn.sram_base + rows * width - 1
+        if rows * width and last >= depth:
+            raise SramIndexError(
+                f"{insn.opcode.name} {mem.upper()} writes/reads SRAM entries "
+                f"[{insn.sram_base}, {last}] ({rows} rows x {width}, pads included) but the "
+                f"{mem.upper()} buffer has {depth} entries; lower sram_base or the sizes",
+                insn_index=index, field="sram_base", value=last, limit=depth)
+        if insn.y_size:
+            end = (insn.dram_base + (insn.y_size - 1) * insn.x_stride + insn.x_size) * eb
+            if end > dram_bytes:
+                raise DramBoundsError(
+                    f"{insn.opcode.name} {mem.upper()} dram_base={insn.dram_base} "
+                    f"y_size={insn.y_size} x_stride={insn.x_stride} x_size={insn.x_size} "
+                    f"reaches DRAM byte {end - 1} ({eb}-byte elements) but the image has "
+                    f"{dram_bytes} bytes; fix dram_base/x_stride", insn_index=index,
+                    field="dram_base", value=end, limit=dram_bytes)
+
+    def _check_index(self, idx: np.ndarray, buf: str, field: str, index: int) -> None:
+        depth = self.cfg.depth(buf)
+        if idx.size and int(idx.max()) >= depth:
+            k = int(np.argmax(idx >= depth))
+            raise SramIndexError(
+                f"uop iteration {k} computes {field} index {int(idx[k])}, past the "
+                f"{buf.upper()} buffer of {depth} entries; fix the uop or the loop "
+                f"factors", insn_index=index, field=field, value=int(idx[k]), limit=depth)
+
+    # ---- execution ------------------------------------------------------------
+    def execute(self, insn, index: int, dram: np.ndarray) -> None:
+        """Run one instruction on this state and on ``dram`` (uint8, written by STORE).
+
+        Raises:
+            BadProgramError subclasses (see ``check_static``), before any write.
+        """
+        self.check_static(insn, index, dram.size)
+        c = self.counters
+        c.insns[insn.opcode.name] = c.insns.get(insn.opcode.name, 0) + 1
+        if isinstance(insn, Load):
+            self.load(insn, dram)
+        elif isinstance(insn, Store):
+            self.store(insn, dram)
+        elif isinstance(insn, Gemm):
+            self.gemm(insn, index)
+        elif isinstance(insn, Alu):
+            self.alu(insn, index)
+        elif not isinstance(insn, Finish):  # pragma: no cover - decode yields only these
+            raise TypeError(f"not an instruction: {insn!r}")
+
+    def _rows(self, insn, dram: np.ndarray, eb: int) -> np.ndarray:
+        """DRAM bytes of a LOAD as ``(y_size, x_size, eb)`` uint8."""
+        rows = np.arange(insn.y_size)[:, None] * insn.x_stride + np.arange(insn.x_size)
+        addr = (insn.dram_base + rows)[..., None] * eb + np.arange(eb)
+        return dram[addr]
+
+    def load(self, insn: Load, dram: np.ndarray) -> None:
+        """2-D strided DMA into SRAM ``insn.mem`` with zero padding.
+
+        ``sram[base + (y + y_pad_0) * W + x_pad_0 + x] = dram[dram_base + y*x_stride + x]``
+        with ``W = x_pad_0 + x_size + x_pad_1``; every pad slot of the
+        ``(y_pad_0 + y_size + y_pad_1) x W`` block gets zeros. ACC loads read
+        int32 little-endian and leave OUT alone. ``x_size == 0`` does nothing.
+        """
+        if insn.x_size == 0:
+            self.counters.noop_memops += 1
+            return
+        mem = insn.mem.name.lower()
+        eb = self.cfg.elem_bytes(mem)
+        width = insn.x_pad_0 + insn.x_size + insn.x_pad_1
+        nrows = insn.y_pad_0 + insn.y_size + insn.y_pad_1
+        raw = self._rows(insn, dram, eb)
+        self.counters.add_bytes("loaded", mem, raw.size)
+        if insn.mem == MemId.UOP:
+            data = self._decode_uops(raw.reshape(-1, 4))
+            block = np.zeros((nrows, width, 3), np.int64)
+        else:
+            sram = getattr(self, mem)
+            dt = "<i4" if insn.mem == MemId.ACC else np.int8
+            data = raw.reshape(-1).view(dt).astype(sram.dtype).reshape(
+                (insn.y_size, insn.x_size) + sram.shape[1:])
+            block = np.zeros((nrows, width) + sram.shape[1:], sram.dtype)
+        block[insn.y_pad_0:insn.y_pad_0 + insn.y_size,
+              insn.x_pad_0:insn.x_pad_0 + insn.x_size] = data.reshape(block[:insn.y_size, :insn.x_size].shape)
+        self.counters.padded_elems += nrows * width - insn.y_size * insn.x_size
+        getattr(self, mem)[insn.sram_base:insn.sram_base + nrows * width] = block.reshape(
+            (nrows * width,) + block.shape[2:])
+
+    def _decode_uops(self, words_le: np.ndarray) -> np.ndarray:
+        """``(n, 4)`` little-endian uint8 words -> ``(n, 3)`` int64 (dst, src, wgt),
+        the same fields as ``isa.decode_uop``."""
+        words = words_le.astype(np.int64) @ (1 << (8 * np.arange(4, dtype=np.int64)))
+        return np.stack([(words >> f.lsb) & ((1 << f.width) - 1)
+                         for f in isa.uop_layout(self.cfg)], axis=-1)
+
+    def store(self, insn: Store, dram: np.ndarray) -> None:
+        """``dram[dram_base + y*x_stride + x] = out[sram_base + y*x_size + x]`` (int8 bytes)."""
+        if insn.x_size == 0:
+            self.counters.noop_memops += 1
+            return
+        eb = self.cfg.out_elem_bytes
+        n = insn.y_size * insn.x_size
+        data = self.out[insn.sram_base:insn.sram_base + n].view(np.uint8).reshape(
+            insn.y_size, insn.x_size, eb)
+        rows = np.arange(insn.y_size)[:, None] * insn.x_stride + np.arange(insn.x_size)
+        addr = (insn.dram_base + rows)[..., None] * eb + np.arange(eb)
+        dram[addr.reshape(-1)] = data.reshape(-1)  # later rows win where rows overlap
+        self.counters.add_bytes("stored", "out", data.size)
+
+    def _indices(self, insn, names: tuple[str, ...]) -> list[np.ndarray]:
+        """Per uop iteration (loop order o, i, u), the computed index of each name."""
+        uops = self.uop[insn.uop_bgn:insn.uop_end]
+        o = np.arange(insn.iter_out)[:, None, None]
+        i = np.arange(insn.iter_in)[None, :, None]
+        col = {"dst": 0, "src": 1, "wgt": 2}
+        out = []
+        for name in names:
+            u = uops[:, col[name]][None, None, :]
+            idx = u + o * getattr(insn, f"{name}_factor_out") + i * getattr(insn, f"{name}_factor_in")
+            out.append(idx.reshape(-1))
+        return out
+
+    def gemm(self, insn: Gemm, index: int) -> None:
+        """``acc[dst] += inp[src] @ wgt[wgt]^T`` per uop iteration (int32, wrapping), or
+        ``acc[dst] = 0`` with ``reset``; then ``out[dst] = acc[dst]`` truncated to int8.
+
+        Only the indices an iteration uses are checked: dst always, src/wgt
+        unless ``reset``.
+        """
+        n = insn.iter_out * insn.iter_in * (insn.uop_end - insn.uop_bgn)
+        if n == 0:
+            return
+        dst, src, wgt = self._indices(insn, ("dst", "src", "wgt"))
+        self._check_index(dst, "acc", "dst", index)
+        if not insn.reset:
+            self._check_index(src, "inp", "src", index)
+            self._check_index(wgt, "wgt", "wgt", index)
+        self.counters.gemm_uops += n
+        if insn.reset:
+            self.acc[dst] = 0
+        else:
+            for k in range(0, n, _GEMM_CHUNK):
+                a = self.inp[src[k:k + _GEMM_CHUNK]].astype(np.int32)
+                w = self.wgt[wgt[k:k + _GEMM_CHUNK]].astype(np.int32)
+                np.add.at(self.acc, dst[k:k + _GEMM_CHUNK], a @ w.transpose(0, 2, 1))
+        d = np.unique(dst)
+        self.out[d] = self.acc[d].astype(np.int8)
+
+    def alu(self, insn: Alu, index: int) -> None:
+        """``acc[dst] = op(acc[dst], b)`` per uop iteration, in loop order, with
+        ``b = imm`` (sign-extended) if ``use_imm`` else ``acc[src]``; ``reset``
+        writes 0. Ops on int32, wrapping: MIN, MAX, ADD, SHR (b >= 0: arithmetic
+        right by min(b, 31); b < 0: left by min(-b, 31)), MUL (low 32 bits).
+        Then ``out[dst] = acc[dst]`` truncated to int8. ``src`` is checked
+        only when it is read (not ``use_imm``, not ``reset``).
+        """
+        n = insn.iter_out * insn.iter_in * (insn.uop_end - insn.uop_bgn)
+        if n == 0:
+            return
+        dst, src = self._indices(insn, ("dst", "src"))
+        self._check_index(dst, "acc", "dst", index)
+        reads_src = not (insn.reset or insn.use_imm)
+        if reads_src:
+            self._check_index(src, "acc", "src", index)
+        self.counters.alu_uops += n
+        self.counters.alu_ops[insn.alu_op.name] = self.counters.alu_ops.get(insn.alu_op.name, 0) + n
+        if insn.reset:
+            self.acc[dst] = 0
+        elif _vectorizable(dst, src if reads_src else None, self.cfg.acc_depth):
+            b = np.int64(insn.imm) if insn.use_imm else self.acc[src].astype(np.int64)
+            self.acc[dst] = alu_op(insn.alu_op, self.acc[dst].astype(np.int64), b)
+        else:
+            for k in range(n):
+                b = np.int64(insn.imm) if insn.use_imm else self.acc[src[k]].astype(np.int64)
+                self.acc[dst[k]] = alu_op(insn.alu_op, self.acc[dst[k]].astype(np.int64), b)
+        d = np.unique(dst)
+        self.out[d] = self.acc[d].astype(np.int8)
+
+
+def _vectorizable(dst: np.ndarray, src: np.ndarray | None, depth: int) -> bool:
+    """True if one numpy step equals sequential iterations: each dst written once and
+    no iteration reads (as src) an entry an earlier iteration wrote."""
+    if np.unique(dst).size != dst.size:
+        return False
+    if src is None:
+        return True
+    writer = np.full(depth, dst.size, np.int64)
+    writer[dst] = np.arange(dst.size)
+    return bool(np.all(writer[src] >= np.arange(src.size)))
+
+
+def alu_op(op: AluOp, a: np.ndarray, b) -> np.ndarray:
+    """One ALU op on int32 values held in int64 arrays; returns int32 (wrapped).
+
+    ``a``: int64 array of int32 values; ``b``: int64 scalar or array broadcastable to ``a``.
+    """
+    b = np.broadcast_to(np.asarray(b, np.int64), a.shape)
+    if op == AluOp.MIN:
+        r = np.minimum(a, b)
+    elif op == AluOp.MAX:
+        r = np.maximum(a, b)
+    elif op == AluOp.ADD:
+        r = a + b
+    elif op == AluOp.SHR:
+        r = np.where(b >= 0, a >> np.minimum(b, 31).clip(0), a << np.minimum(-b, 31).clip(0))
+    elif op == AluOp.MUL:
+        r = a * b
+    else:  # pragma: no cover - AluOp has only these
+        raise ValueError(f"unknown ALU op {op!r}")
+    return (r & 0xFFFFFFFF).astype(np.uint32).view(np.int32)

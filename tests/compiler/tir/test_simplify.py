@@ -1,0 +1,88 @@
+"""Simplifier cases as before/expected IR compared structurally."""
+
+import pytest
+
+from compiler.tir import ir
+from compiler.tir.bounds import const_bounds, interval
+from compiler.tir.ops import ForKind
+from compiler.tir.simplify import simplify_expr, simplify_stmt
+
+i, j, k, x, y = (ir.var(n) for n in "ijkxy")
+R = {i: (0, 3), j: (0, 3), k: (0, 15)}
+
+CASES = [
+    # affine folding into the canonical sum
+    ((i * 4 + j) - (j + i * 4), ir.const(0)),
+    ((i + 1) * 4 - 4, i * 4),
+    (x * 2 + x * 3 - x, x * 4),
+    (x - (y - x), x * 2 - y),
+    ((i + 2) + (j + 3), i + j + 5),
+    # floordiv / floormod with constants
+    ((x // 8) * 8 + x % 8, x),
+    ((x // 4) * 12 + (x % 4) * 3, x * 3),
+    ((i * 16 + k) // 16, i),
+    ((i * 16 + k) % 16, k),
+    ((x * 8 + 3) // 4, x * 2),
+    ((x * 8 + y) % 4, y % 4),
+    ((x // 2) // 3, x // 6),
+    ((x % 12) % 4, x % 4),
+    (x // 1, x),
+    (x % 1, ir.const(0)),
+    (ir.const(-7) // 2, ir.const(-4)),
+    (ir.const(-7) % 2, ir.const(1)),
+    # boundary checks of splits decided by ranges
+    (i * 4 + j < 16, ir.const(True)),
+    (i * 4 + j >= 16, ir.const(False)),
+    (ir.logical_and(i * 4 + j < 16, x < 3), x < 3),
+    (ir.min_(i * 4 + j, 100), i * 4 + j),
+    (ir.max_(x, x), x),
+    # logic and selects
+    (~(~(x < 1)), x < 1),
+    (ir.select(ir.const(True), x, y), x),
+    (ir.select(x < y, i, i), i),
+    (ir.cast(ir.const(2.7, "float32"), "int32"), ir.const(2)),
+    (ir.const(1.5) * 2.0, ir.const(3.0)),
+]
+
+
+@pytest.mark.parametrize("before,expected", CASES, ids=[repr(c[0]) for c in CASES])
+def test_simplify_expr(before, expected):
+    assert simplify_expr(before, R) == expected
+
+
+def test_undecidable_check_stays():
+    e = i * 4 + j < 15
+    assert simplify_expr(e, R) == e
+
+
+def test_simplify_is_idempotent():
+    e = (x // 8) * 8 + (x % 8) * 2 + y * 3 - 7
+    once = simplify_expr(e)
+    assert simplify_expr(once) == once
+
+
+def test_simplify_stmt_drops_even_split_guard_and_unit_loops():
+    A = ir.Buffer("A", "float32", (16,))
+    io, ii = ir.var("io"), ir.var("ii")
+    before = ir.For(io, ir.const(0), ir.const(4), ForKind.SERIAL,
+                    ir.For(ii, ir.const(0), ir.const(4), ForKind.SERIAL,
+                           ir.IfThenElse(io * 4 + ii < 16, ir.Store(A, ir.const(1.0), (io * 4 + ii,)))))
+    expected = ir.For(io, ir.const(0), ir.const(4), ForKind.SERIAL,
+                      ir.For(ii, ir.const(0), ir.const(4), ForKind.SERIAL,
+                             ir.Store(A, ir.const(1.0), (ii + io * 4,))))
+    assert simplify_stmt(before) == expected
+    unit = ir.For(io, ir.const(0), ir.const(1), ForKind.SERIAL, ir.Store(A, ir.const(1.0), (io + 3,)))
+    assert simplify_stmt(unit) == ir.Store(A, ir.const(1.0), (ir.const(3),))
+
+
+def test_const_bounds():
+    assert const_bounds(i * 4 + j, R) == (0, 15)
+    assert const_bounds(k % 4, R) == (0, 3)
+    assert const_bounds(k // 4 - i, R) == (-3, 3)
+    assert const_bounds(x, R)[1] == float("inf")
+
+
+def test_symbolic_interval():
+    lo, hi = interval(i * 4 + j + k, {j: (ir.const(0), ir.const(3)), k: (ir.const(0), ir.const(2))})
+    assert simplify_expr(lo) == i * 4 and simplify_expr(hi) == i * 4 + 5
+    assert interval(ir.var("n") * j, {j: (ir.const(0), ir.const(3))}) is None

@@ -1,0 +1,1 @@
+"""Shared ONNX model builders and the onnxruntime oracle for tests (import as `models.*`)."""

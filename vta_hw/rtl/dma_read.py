@@ -1,0 +1,234 @@
+"""2-D strided DMA from memory into SRAMs, with zero padding on all four sides.
+
+One engine serves several target SRAMs (load: INP, WGT; compute: UOP, ACC);
+``sel`` picks one per instruction. Fields are those of a LOAD and must stay
+stable from ``start`` to ``done``.
+
+Cycle behaviour (see ``vta_hw.timing`` for the contract):
+
+- ``start`` in cycle t: if ``x_size == 0`` or there are no rows
+  (``y_pad_0 + y_size + y_pad_1 == 0``) the engine is in FIN at t+1;
+  otherwise the first ROW cycle is t+1.
+- Each of the ``y_pad_0 + y_size + y_pad_1`` rows costs one ROW cycle, then
+  a pad row writes ``W = x_pad_0 + x_size + x_pad_1`` zero elements, one per
+  cycle; a data row writes ``x_pad_0`` zeros (one per cycle), moves its bytes
+  in bursts, then writes ``x_pad_1`` zeros.
+- A burst: REQ (``cmd_valid`` high) until the arbiter accepts in cycle q;
+  BEATS until the cycle of its last beat; the next state begins the cycle
+  after. Bursts follow ``DramTiming.bursts``: at most ``max_burst_beats``
+  beats, never across a ``page_bytes`` boundary.
+- FIN is one cycle with ``done`` high; then IDLE.
+
+Targets whose element is at least one bus beat (``elem_bytes >= bus_bytes``)
+assemble ``elem_bytes / bus_bytes`` beats into one element and write it in
+the cycle of its last beat. Smaller elements (uops on a 64-bit bus) live in
+``bus_bytes / elem_bytes`` SRAM banks (element ``s`` in bank ``s % R`` at
+row ``s // R``) so one beat writes all its elements in one cycle, whatever
+the alignment of the row in memory and in the SRAM.
+"""
+from __future__ import annotations
+
+from amaranth import Array, Cat, Module, Mux, Signal, unsigned
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from vta_hw.config import MEMOP_DRAM_BITS, MEMOP_PAD_BITS, MEMOP_SIZE_BITS, MEMOP_SRAM_BITS
+from vta_hw.rtl.memport import ADDR_BITS, MemPortSignature, SramWriteSignature, len_bits
+
+
+def _log2(n: int) -> int:
+    return n.bit_length() - 1
+
+
+class DmaTarget:
+    """One SRAM a DMA engine writes: ``elem_bytes`` per element, ``log_depth`` index bits."""
+
+    def __init__(self, name: str, elem_bytes: int, log_depth: int, bus_bytes: int):
+        self.name, self.elem_bytes, self.log_depth = name, elem_bytes, log_depth
+        self.banks = max(1, bus_bytes // elem_bytes)
+        self.log_banks = _log2(self.banks)
+        self.bank_addr_bits = max(log_depth - self.log_banks, 1)
+        if self.log_banks > log_depth:
+            raise ValueError(f"SRAM {name} has fewer entries (2**{log_depth}) than one bus beat "
+                             f"holds elements ({self.banks}); widen it or narrow BUS_WIDTH")
+
+
+class DmaRead(wiring.Component):
+    """The LOAD DMA engine for ``targets`` (a list of ``DmaTarget``).
+
+    Ports: ``start``/``done``/``busy``; the LOAD fields; ``sel`` (index into
+    ``targets``); ``mem`` (initiator); ``w_<name>``: one SRAM write port per
+    bank of each target.
+    """
+
+    def __init__(self, bus_width: int, max_burst_beats: int, page_bytes: int, targets):
+        self.bus_bytes = bus_width // 8
+        self.max_burst_beats, self.page_bytes = max_burst_beats, page_bytes
+        if page_bytes < self.bus_bytes:
+            raise ValueError(f"page_bytes must be at least one bus beat ({self.bus_bytes} bytes), "
+                             f"not {page_bytes}")
+        self.targets = list(targets)
+        members = {
+            "start": In(1), "done": Out(1), "busy": Out(1), "sel": In(range(max(len(self.targets), 2))),
+            "sram_base": In(MEMOP_SRAM_BITS), "dram_base": In(MEMOP_DRAM_BITS),
+            "y_size": In(MEMOP_SIZE_BITS), "x_size": In(MEMOP_SIZE_BITS),
+            "x_stride": In(MEMOP_SIZE_BITS), "y_pad_0": In(MEMOP_PAD_BITS),
+            "y_pad_1": In(MEMOP_PAD_BITS), "x_pad_0": In(MEMOP_PAD_BITS),
+            "x_pad_1": In(MEMOP_PAD_BITS),
+            "mem": Out(MemPortSignature(bus_width, max_burst_beats)),
+        }
+        for t in self.targets:
+            members[f"w_{t.name}"] = Out(SramWriteSignature(t.bank_addr_bits, 8 * t.elem_bytes)
+                                         ).array(t.banks)
+        super().__init__(members)
+
+    def elaborate(self, platform):
+        m = Module()
+        BB, lBB = self.bus_bytes, _log2(self.bus_bytes)
+        bus = self.mem
+        rows = Signal(MEMOP_SIZE_BITS + 1)
+        width = Signal(MEMOP_SIZE_BITS + 1)
+        m.d.comb += [rows.eq(self.y_pad_0 + self.y_size + self.y_pad_1),
+                     width.eq(self.x_pad_0 + self.x_size + self.x_pad_1)]
+        row = Signal(MEMOP_SIZE_BITS + 1)
+        row_dram = Signal(MEMOP_DRAM_BITS)
+        sidx = Signal(MEMOP_SRAM_BITS + 1)
+        zcnt = Signal(MEMOP_SIZE_BITS + 1)
+        zthen_row = Signal()          # after the zeros: 0 -> first burst, 1 -> end of row
+        cur_beat = Signal(ADDR_BITS)
+        row_left = Signal(ADDR_BITS)  # beats left in the row
+        burst_left = Signal(len_bits(self.max_burst_beats))
+        beat_in_row = Signal(ADDR_BITS)
+        seg_s0 = Signal(MEMOP_SRAM_BITS + 1)
+        seg_d0 = Signal(MEMOP_DRAM_BITS)
+
+        # byte address and beat count of the current data row, for the selected target
+        byte_addr = Signal(ADDR_BITS)
+        row_beats = Signal(ADDR_BITS)
+        for k, t in enumerate(self.targets):
+            with m.If(self.sel == k):
+                lEB = _log2(t.elem_bytes)
+                ba = (row_dram << lEB)[:ADDR_BITS]
+                end = ba + (self.x_size << lEB)
+                m.d.comb += [byte_addr.eq(ba),
+                             row_beats.eq((end + BB - 1)[lBB:] - (ba >> lBB))]
+        PB = self.page_bytes // BB
+        page_left = Signal(ADDR_BITS)
+        m.d.comb += page_left.eq(PB - (cur_beat & (PB - 1)))
+        n = Signal(len_bits(self.max_burst_beats))
+        m.d.comb += n.eq(self.max_burst_beats)
+        with m.If(page_left < self.max_burst_beats):
+            m.d.comb += n.eq(page_left)
+        with m.If((row_left < self.max_burst_beats) & (row_left < page_left)):
+            m.d.comb += n.eq(row_left)
+
+        pad_en = Signal()
+        beat_en = Signal()
+
+        def after_row():
+            with m.If(row == rows):
+                m.next = "FIN"
+            with m.Else():
+                m.next = "ROW"
+
+        m.d.comb += self.busy.eq(1)
+        with m.FSM():
+            with m.State("IDLE"):
+                m.d.comb += self.busy.eq(0)
+                with m.If(self.start):
+                    m.d.sync += [row.eq(0), row_dram.eq(self.dram_base), sidx.eq(self.sram_base)]
+                    with m.If((self.x_size == 0) | (rows == 0)):
+                        m.next = "FIN"
+                    with m.Else():
+                        m.next = "ROW"
+            with m.State("ROW"):
+                m.d.sync += row.eq(row + 1)
+                is_data = (row >= self.y_pad_0) & (row < self.y_pad_0 + self.y_size)
+                with m.If(is_data):
+                    m.d.sync += [row_dram.eq(row_dram + self.x_stride),
+                                 cur_beat.eq(byte_addr >> lBB), row_left.eq(row_beats),
+                                 beat_in_row.eq(0), seg_d0.eq(row_dram),
+                                 seg_s0.eq(sidx + self.x_pad_0)]
+                    with m.If(self.x_pad_0 != 0):
+                        m.d.sync += [zcnt.eq(self.x_pad_0), zthen_row.eq(0)]
+                        m.next = "ZERO"
+                    with m.Else():
+                        m.next = "REQ"
+                with m.Else():
+                    m.d.sync += [zcnt.eq(width), zthen_row.eq(1)]
+                    m.next = "ZERO"
+            with m.State("ZERO"):
+                m.d.comb += pad_en.eq(1)
+                m.d.sync += [sidx.eq(sidx + 1), zcnt.eq(zcnt - 1)]
+                with m.If(zcnt == 1):
+                    with m.If(zthen_row):
+                        after_row()
+                    with m.Else():
+                        m.next = "REQ"
+            with m.State("REQ"):
+                m.d.comb += [bus.cmd_valid.eq(1), bus.cmd_addr.eq(cur_beat << lBB),
+                             bus.cmd_len.eq(n), bus.cmd_write.eq(0)]
+                with m.If(bus.cmd_ready):
+                    m.d.sync += burst_left.eq(n)
+                    m.next = "BEATS"
+            with m.State("BEATS"):
+                with m.If(bus.rd_valid):
+                    m.d.comb += beat_en.eq(1)
+                    m.d.sync += [cur_beat.eq(cur_beat + 1), row_left.eq(row_left - 1),
+                                 beat_in_row.eq(beat_in_row + 1), burst_left.eq(burst_left - 1)]
+                    with m.If(burst_left == 1):
+                        with m.If(row_left == 1):
+                            m.d.sync += sidx.eq(seg_s0 + self.x_size)
+                            with m.If(self.x_pad_1 != 0):
+                                m.d.sync += [zcnt.eq(self.x_pad_1), zthen_row.eq(1)]
+                                m.next = "ZERO"
+                            with m.Else():
+                                after_row()
+                        with m.Else():
+                            m.next = "REQ"
+            with m.State("FIN"):
+                m.d.comb += self.done.eq(1)
+                m.next = "IDLE"
+
+        # ---- SRAM writes, per target ----------------------------------------
+        beat = bus.rd_data
+        for k, t in enumerate(self.targets):
+            ports = getattr(self, f"w_{t.name}")
+            active = self.sel == k
+            R, lR = t.banks, t.log_banks
+            if R == 1:
+                K = t.elem_bytes // BB
+                lK = _log2(K)
+                p = ports[0]
+                if K > 1:
+                    asm = Signal(8 * t.elem_bytes - 8 * BB, name=f"asm_{t.name}")
+                    full = Cat(asm, beat)
+                    with m.If(active & beat_en):
+                        m.d.sync += asm.eq(full[8 * BB:])
+                    last = beat_in_row[:lK] == K - 1
+                else:
+                    full = beat
+                    last = 1
+                with m.If(active & pad_en):
+                    m.d.comb += [p.en.eq(1), p.addr.eq(sidx), p.data.eq(0)]
+                with m.If(active & beat_en & last):
+                    m.d.comb += [p.en.eq(1), p.addr.eq(seg_s0 + (beat_in_row >> lK)),
+                                 p.data.eq(full)]
+            else:
+                EB = t.elem_bytes
+                lanes = Array(beat[8 * EB * j:8 * EB * (j + 1)] for j in range(R))
+                delta = Signal(lR, name=f"delta_{t.name}")
+                m.d.comb += delta.eq(seg_s0 - seg_d0)
+                for b in range(R):
+                    p = ports[b]
+                    j = Signal(lR, name=f"lane_{t.name}_{b}")
+                    d = Signal(ADDR_BITS + lR, name=f"delem_{t.name}_{b}")
+                    s = Signal(ADDR_BITS + lR, name=f"selem_{t.name}_{b}")
+                    m.d.comb += [j.eq(b - delta), d.eq(Cat(j, cur_beat)),
+                                 s.eq(d + seg_s0 - seg_d0)]
+                    ok = (d >= seg_d0) & (d < seg_d0 + self.x_size)
+                    with m.If(active & pad_en & (sidx[:lR] == b)):
+                        m.d.comb += [p.en.eq(1), p.addr.eq(sidx[lR:]), p.data.eq(0)]
+                    with m.If(active & beat_en & ok):
+                        m.d.comb += [p.en.eq(1), p.addr.eq(s[lR:]), p.data.eq(lanes[j])]
+        return m

@@ -1,0 +1,123 @@
+"""Fetch: reads the instruction stream from memory and routes each instruction.
+
+On ``start`` (cycle t) fetch latches ``insn_base`` (bytes, a multiple of the
+bus width in bytes) and ``insn_count`` and goes to REQ at t+1. The stream of
+``16 * insn_count`` bytes is read in bursts (``DramTiming.bursts``); fetch
+requests a burst only while its staging queue is empty (``cmd_valid`` is
+``staging.level == 0``). Every completed 128-bit instruction enters the staging
+queue in the cycle of its last beat. In REQ with no beats left fetch returns
+to IDLE (one cycle).
+
+The dispatcher moves the head of the staging queue, one instruction per
+cycle, into the command queue of load (LOAD INP/WGT), store (STORE) or
+compute (everything else) when that queue has room.
+"""
+from __future__ import annotations
+
+from amaranth import Cat, Module, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from vta_hw.config import INSN_BITS
+from vta_hw.isa import MemId, Opcode
+from vta_hw.rtl.memport import ADDR_BITS, MemPortSignature, len_bits
+from vta_hw.rtl.queue import SyncQueue
+
+
+def _log2(n: int) -> int:
+    return n.bit_length() - 1
+
+
+def queue_write_signature():
+    return wiring.Signature({"w_valid": Out(1), "w_ready": In(1), "w_data": Out(INSN_BITS)})
+
+
+class Fetch(wiring.Component):
+    """Instruction fetch and dispatch for a ``bus_width``-bit memory port.
+
+    Raises:
+        ValueError: ``bus_width`` is over 128 bits (one beat would hold several
+            instructions, which this fetch unit does not split).
+    """
+
+    def __init__(self, bus_width: int, max_burst_beats: int, page_bytes: int):
+        if bus_width > INSN_BITS:
+            raise ValueError(f"the fetch unit needs BUS_WIDTH <= {INSN_BITS} bits, not {bus_width}")
+        self.bus_bytes = bus_width // 8
+        self.max_burst_beats, self.page_bytes = max_burst_beats, page_bytes
+        self.beats_per_insn = INSN_BITS // bus_width
+        self.stage_depth = -(-max_burst_beats // self.beats_per_insn) + 1
+        super().__init__({
+            "start": In(1), "insn_base": In(ADDR_BITS), "insn_count": In(ADDR_BITS),
+            "busy": Out(1),
+            "mem": Out(MemPortSignature(bus_width, max_burst_beats)),
+            "to_load": Out(queue_write_signature()), "to_compute": Out(queue_write_signature()),
+            "to_store": Out(queue_write_signature()),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        BB, lBB, IB = self.bus_bytes, _log2(self.bus_bytes), self.beats_per_insn
+        bus = self.mem
+        m.submodules.staging = stage = SyncQueue(INSN_BITS, self.stage_depth)
+        cur_beat = Signal(ADDR_BITS)
+        beats_left = Signal(ADDR_BITS + 5)
+        burst_left = Signal(len_bits(self.max_burst_beats))
+        bc = Signal(max(_log2(IB), 1))
+
+        PB = self.page_bytes // BB
+        page_left = Signal(ADDR_BITS)
+        m.d.comb += page_left.eq(PB - (cur_beat & (PB - 1)))
+        n = Signal(len_bits(self.max_burst_beats))
+        m.d.comb += n.eq(self.max_burst_beats)
+        with m.If(page_left < self.max_burst_beats):
+            m.d.comb += n.eq(page_left)
+        with m.If((beats_left < self.max_burst_beats) & (beats_left < page_left)):
+            m.d.comb += n.eq(beats_left)
+
+        beat = bus.rd_data
+        if IB > 1:
+            asm = Signal(INSN_BITS - 8 * BB)
+            full = Cat(asm, beat)
+            insn_done = bc == IB - 1
+        else:
+            full, insn_done = beat, 1
+
+        m.d.comb += self.busy.eq(1)
+        with m.FSM():
+            with m.State("IDLE"):
+                m.d.comb += self.busy.eq(0)
+                with m.If(self.start):
+                    m.d.sync += [cur_beat.eq(self.insn_base >> lBB),
+                                 beats_left.eq((self.insn_count << 4) >> lBB), bc.eq(0)]
+                    m.next = "REQ"
+            with m.State("REQ"):
+                with m.If(beats_left == 0):
+                    m.next = "IDLE"
+                with m.Else():
+                    m.d.comb += [bus.cmd_valid.eq(stage.level == 0),
+                                 bus.cmd_addr.eq(cur_beat << lBB), bus.cmd_len.eq(n)]
+                    with m.If(bus.cmd_valid & bus.cmd_ready):
+                        m.d.sync += burst_left.eq(n)
+                        m.next = "BEATS"
+            with m.State("BEATS"):
+                with m.If(bus.rd_valid):
+                    m.d.sync += [cur_beat.eq(cur_beat + 1), beats_left.eq(beats_left - 1),
+                                 burst_left.eq(burst_left - 1)]
+                    if IB > 1:
+                        m.d.sync += [bc.eq(bc + 1), asm.eq(full[8 * BB:])]
+                    m.d.comb += [stage.w_valid.eq(insn_done), stage.w_data.eq(full)]
+                    with m.If(burst_left == 1):
+                        m.next = "REQ"
+
+        # dispatch: one instruction per cycle to its module's command queue
+        head = stage.r_data
+        opcode, mem = head[0:3], head[7:10]
+        to_load = (opcode == Opcode.LOAD) & ((mem == MemId.INP) | (mem == MemId.WGT))
+        to_store = opcode == Opcode.STORE
+        for q, sel in ((self.to_load, to_load), (self.to_store, to_store),
+                       (self.to_compute, ~to_load & ~to_store)):
+            m.d.comb += q.w_data.eq(head)
+            with m.If(sel):
+                m.d.comb += [q.w_valid.eq(stage.r_valid), stage.r_ready.eq(q.w_ready)]
+        return m

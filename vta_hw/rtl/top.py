@@ -1,0 +1,122 @@
+"""The whole accelerator: registers, fetch, load, compute, store, queues, arbiter.
+
+Ports: ``csr`` (register port, see ``control``), ``irq`` (done), ``mem``
+(the memory port, see ``memport``). Its cycle behaviour is ``vta_hw.timing``.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from amaranth import Module
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from vta_hw import timing
+from vta_hw.config import INSN_BITS, VTAConfig
+from vta_hw.rtl.arbiter import Arbiter
+from vta_hw.rtl.compute import Compute
+from vta_hw.rtl.control import Control, csr_signature
+from vta_hw.rtl.fetch import Fetch
+from vta_hw.rtl.load import Load
+from vta_hw.rtl.memport import MemPortSignature
+from vta_hw.rtl.queue import SyncQueue
+from vta_hw.rtl.store import Store
+from vta_hw.rtl.token_queue import TokenQueue
+
+
+@dataclasses.dataclass(frozen=True)
+class RtlParams:
+    """Elaboration parameters beyond ``VTAConfig``: the burst rules of the memory.
+
+    They must equal the ``DramTiming`` of the memory the design runs against
+    (``RtlParams.from_timing``); latency and bandwidth are the memory's own.
+
+    Raises:
+        ValueError: non-positive burst length, or a page size that is not a
+            power of two.
+    """
+    max_burst_beats: int = 16
+    page_bytes: int = 4096
+
+    def __post_init__(self):
+        if not isinstance(self.max_burst_beats, int) or self.max_burst_beats < 1:
+            raise ValueError(f"max_burst_beats must be a positive int, not {self.max_burst_beats!r}")
+        if (not isinstance(self.page_bytes, int) or self.page_bytes < 1
+                or self.page_bytes & (self.page_bytes - 1)):
+            raise ValueError(f"page_bytes must be a power of two, not {self.page_bytes!r}")
+
+    @classmethod
+    def from_timing(cls, t: timing.DramTiming) -> "RtlParams":
+        return cls(t.max_burst_beats, t.page_bytes)
+
+
+class VTA(wiring.Component):
+    """The accelerator for ``cfg`` (``params``: burst rules, default ``RtlParams()``).
+
+    Raises:
+        ValueError: the config needs something this RTL does not build (a bus
+            wider than 128 bits; INP/WGT/ACC/OUT elements narrower than a bus
+            beat; pages smaller than a beat); the message names it.
+    """
+
+    def __init__(self, cfg: VTAConfig, params: RtlParams | None = None):
+        self.cfg = cfg
+        self.params = params or RtlParams()
+        p = self.params
+        if p.page_bytes < cfg.bus_bytes:
+            raise ValueError(f"page_bytes must be at least one bus beat ({cfg.bus_bytes} bytes), "
+                             f"not {p.page_bytes}")
+        # build the units now so that parameter errors surface at construction
+        self._units = {
+            "fetch": Fetch(cfg.BUS_WIDTH, p.max_burst_beats, p.page_bytes),
+            "load": Load(cfg, p.max_burst_beats, p.page_bytes),
+            "compute": Compute(cfg, p.max_burst_beats, p.page_bytes),
+            "store": Store(cfg, p.max_burst_beats, p.page_bytes),
+        }
+        super().__init__({"csr": In(csr_signature()), "irq": Out(1),
+                          "mem": Out(MemPortSignature(cfg.BUS_WIDTH, p.max_burst_beats))})
+
+    def elaborate(self, platform):
+        m = Module()
+        cfg, p = self.cfg, self.params
+        u = self._units
+        m.submodules.control = ctl = Control()
+        for name, unit in u.items():
+            m.submodules[name] = unit
+            m.d.comb += getattr(ctl, f"busy_{name}").eq(unit.busy)
+        fetch, load, compute, store = u["fetch"], u["load"], u["compute"], u["store"]
+        wiring.connect(m, wiring.flipped(self.csr), ctl.csr)
+        m.d.comb += [self.irq.eq(ctl.irq), fetch.start.eq(ctl.start),
+                     fetch.insn_base.eq(ctl.insn_base), fetch.insn_count.eq(ctl.insn_count),
+                     ctl.finish.eq(compute.finish)]
+
+        for name, unit in (("load", load), ("compute", compute), ("store", store)):
+            q = SyncQueue(INSN_BITS, timing.CMD_QUEUE_DEPTH)
+            m.submodules[f"{name}_cmdq"] = q
+            src = getattr(fetch, f"to_{name}")
+            m.d.comb += [q.w_valid.eq(src.w_valid), q.w_data.eq(src.w_data),
+                         src.w_ready.eq(q.w_ready),
+                         unit.cmd.r_valid.eq(q.r_valid), unit.cmd.r_data.eq(q.r_data),
+                         q.r_ready.eq(unit.cmd.r_ready)]
+
+        tokens = {}
+        for name in ("l2c", "c2l", "c2s", "s2c"):
+            tokens[name] = m.submodules[f"tok_{name}"] = TokenQueue(timing.TOKEN_QUEUE_DEPTH)
+        for prod, cons, name in ((load, compute, "l2c"), (compute, load, "c2l"),
+                                 (compute, store, "c2s"), (store, compute, "s2c")):
+            t = tokens[name]
+            m.d.comb += [t.push_valid.eq(getattr(prod, name).push_valid),
+                         getattr(prod, name).push_ready.eq(t.push_ready),
+                         getattr(cons, name).pop_valid.eq(t.pop_valid),
+                         t.pop_ready.eq(getattr(cons, name).pop_ready)]
+
+        wiring.connect(m, load.w_inp, compute.w_inp)
+        wiring.connect(m, load.w_wgt, compute.w_wgt)
+        m.d.comb += [compute.out_addr.eq(store.out_addr), store.out_data.eq(compute.out_data)]
+
+        order = [name for name in timing.ARBITER_PRIORITY]
+        m.submodules.arbiter = arb = Arbiter(cfg.BUS_WIDTH, p.max_burst_beats, len(order))
+        for k, name in enumerate(order):
+            wiring.connect(m, u[name].mem, arb.clients[k])
+        wiring.connect(m, wiring.flipped(self.mem), arb.mem)
+        return m
