@@ -10,9 +10,10 @@ OUT    := out
 setup: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml
+	@bash tools/system_deps.sh
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev,rtl]'
+	$(PY) -m pip install --quiet -e '.[dev,rtl,gpu]'
 	touch $@
 
 demo: setup

@@ -28,6 +28,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import compiler.build  # noqa: E402
 from compiler.codegen import host_target  # noqa: E402
+from compiler.runtime_native import num_threads  # noqa: E402
 from compiler.topi import candidate_configs, matmul_packed, schedule_matmul_cpu  # noqa: E402
 
 SIZES = [("1024", 1024, 1024, 1024), ("512", 512, 512, 512), ("2048x2048x256", 2048, 2048, 256)]
@@ -69,7 +70,7 @@ def main() -> None:
                   "(unset it for this command)")
     target = host_target()
     print(f"target: {target.triple} cpu={target.cpu} vector_bits={target.vector_bits}, "
-          f"threads: {os.environ.get('OMP_NUM_THREADS', 'all cores')}")
+          f"OpenMP threads: {num_threads()}")
     rng = np.random.default_rng(0)
     figures = {}
     for label, M, N, K in SIZES:

@@ -33,7 +33,7 @@ module writes in cycle ``t`` is seen by another from cycle ``t + 1``.
   at ``r + 1``.
 - **GEMM / ALU** issue ``N = iter_out * iter_in * (uop_end - uop_bgn)`` uop
   iterations, one per ``*_CYCLES_PER_UOP`` from ``s + 1``; RETIRE comes
-  ``*_PIPELINE_DEPTH + 1`` cycles after the last issue. ``N == 0`` and FINISH
+  ``*_PIPELINE_DEPTH`` cycles after the last issue. ``N == 0`` and FINISH
   retire at ``s + 1``; FINISH's RETIRE cycle ends the run.
 - **LOAD / STORE** (the DMA engines): ``x_size == 0`` (or no rows) retires at
   ``s + 2``. Otherwise, from ``s + 1``, each row costs one cycle, a LOAD's pad
@@ -68,7 +68,7 @@ from sim.dram import DramModel
 from sim.errors import DeadlockError
 from sim.machine import Machine
 from vta_hw import timing as T
-from vta_hw.isa import Alu, Finish, Gemm, Load, Store
+from vta_hw.isa import Alu, Finish, Gemm, Store
 from vta_hw.program import Program
 from vta_hw.timing import DramTiming
 
@@ -167,6 +167,8 @@ class CycleResult:
         dram_read_bytes, dram_write_bytes: bytes moved on the bus (whole beats).
         peak_dram_bytes_per_cycle: bus bytes per beat interval.
         leftover_tokens: tokens left per queue at the end.
+        counters: the functional model's event counters (``sim.counters.Counters``)
+            of the value replay, or None when run with ``values=False``.
         trace: a ``sim.trace.Trace`` when run with ``trace=True``, else None.
     """
     cycles: int
@@ -178,6 +180,7 @@ class CycleResult:
     dram_write_bytes: int
     peak_dram_bytes_per_cycle: float
     leftover_tokens: dict[str, int]
+    counters: object | None = None
     trace: object | None = None
 
     @property
@@ -204,7 +207,8 @@ class CycleResult:
                 "dram_write_bytes": self.dram_write_bytes,
                 "dram_bytes_per_cycle": self.dram_bytes_per_cycle,
                 "peak_dram_bytes_per_cycle": self.peak_dram_bytes_per_cycle,
-                "leftover_tokens": dict(self.leftover_tokens)}
+                "leftover_tokens": dict(self.leftover_tokens),
+                **({"counters": self.counters.to_dict()} if self.counters is not None else {})}
 
     def report(self) -> str:
         """A readable multi-line summary."""
@@ -321,6 +325,7 @@ class _Arbiter:
         if self.bursts is not None:
             self.bursts.append((name, t, end, beats, write))
         mod.grant = t
+        mod.enter("busy", t)
         self.free_at = end + 1
         self.sim.at(t if at_grant else end + 1, mod.proc)
         if self.pending:
@@ -377,6 +382,7 @@ class _Sim:
         self.now = 0
         self.heap: list = []
         self.seq = 0
+        self.parked: set = set()  # coroutines waiting for another module, not for a cycle
         self.dram = DramModel(dram_timing, cfg.bus_bytes)
         self.arb = _Arbiter(self, self.dram, params.arbiter_priority)
         self.mods = {m: _Mod(m) for m in MODULES}
@@ -389,7 +395,6 @@ class _Sim:
         self.finish_at: int | None = None
         self.start_cycle = 0
         self.gemm_macs = 0
-        self.trace = trace
         self.token_events: list | None = [] if trace else None
         self.gemm_windows: list | None = [] if trace else None
         if trace:
@@ -400,6 +405,7 @@ class _Sim:
     def at(self, t: int, proc, phase: int = 0) -> None:
         self.seq += 1
         heapq.heappush(self.heap, (t, phase, self.seq, proc))
+        self.parked.discard(proc)
 
     # ---- the engine ----------------------------------------------------------------
     def run(self) -> None:
@@ -424,6 +430,8 @@ class _Sim:
                 continue
             if nxt is not None:
                 self.at(nxt, proc)
+            else:
+                self.parked.add(proc)
         if self.finish_at is None:
             self._stuck("no module can make progress")
         end = self.finish_at + 1
@@ -434,9 +442,10 @@ class _Sim:
     def _stuck(self, why: str):
         states, blocked = {}, []
         for name, m in self.mods.items():
-            states[name] = {"insn": m.insn, "waits": m.waits if m.state != "busy" else None,
+            parked = m.proc in self.parked
+            states[name] = {"insn": m.insn, "waits": m.waits if parked else None,
                             "state": m.state, "done": m.stats.insns}
-            if m.state != "busy" and m.insn is not None:
+            if parked and m.insn is not None:
                 blocked.append((name, m.insn, m.waits))
         t = self.now
         states["queues"] = {q.name: q.occupancy(t) for q in
@@ -444,13 +453,13 @@ class _Sim:
         parts = [f"{m} at instruction {k} waits on {w}" for m, k, w in blocked]
         occ = ", ".join(f"{k}={v}" for k, v in states["queues"].items())
         raise CycleDeadlockError(
-            f"cycle {t}: {why}: " + ("; ".join(parts) or "every module is idle") +
+            f"cycle {t}: {why}: " + ("; ".join(parts) or "no module is blocked") +
             f". Queue occupancy: {occ}. Check the program's dependency flags and queue depths",
             blocked=blocked, states=states, cycle=t,
             insn_index=min((k for _, k, _ in blocked), default=None), field="tokens",
             value=", ".join(w for _, _, w in blocked), limit="progress")
 
-    # ---- fetch ----------------------------------------------------------------------
+    # ---- the DMA engines ---------------------------------------------------------------
     def _dma(self, mod: _Mod, insn, t: int):
         """A LOAD (``vta_hw/rtl/dma_read.py``) or STORE (``dma_write.py``) whose
         engine starts working in cycle ``t``; returns the cycle of its FIN.
@@ -486,11 +495,11 @@ class _Sim:
                 mod.enter("memory", t)
                 arb.request(mod, beats, write)
                 yield None
-                mod.enter("busy", mod.grant)
                 t = self.now
             t += x_pad_1
         return t
 
+    # ---- fetch ----------------------------------------------------------------------
     def _fetch(self, mod: _Mod):
         """Fetch (``vta_hw/rtl/fetch.py``): a reader that requests a burst only
         while the staging queue is empty, and a dispatcher that moves one staged
@@ -521,7 +530,6 @@ class _Sim:
             mod.enter("memory", req)
             arb.request(mod, beats, False, at_grant=True)
             yield None
-            mod.enter("busy", mod.grant)
             first, last = dram.read_beats(mod.grant, beats)
             interval = dram.beat_interval
             beat_no += beats
@@ -540,6 +548,7 @@ class _Sim:
                     if t > self.now:  # pops before t may not be known yet: catch up
                         yield t
                         continue
+                    mod.insn, mod.waits = nxt, f"room in the {q.name} queue (full)"
                     if room is None:
                         q.prod = mod.proc
                         yield None
@@ -561,7 +570,7 @@ class _Sim:
     # ---- load, compute, store ---------------------------------------------------------
     def _module(self, mod: _Mod, rank: int):
         name = mod.name
-        p, cfg, arb, dram = self.p, self.cfg, self.arb, self.dram
+        p, cfg = self.p, self.cfg
         cmdq, insns = self.cmdq[name], self.insns
         pops_of = {f: self.tokq[q] for (m, f), q in functional.FLAG_QUEUES.items()
                    if m == name and f in functional.POP_FLAGS}
@@ -621,7 +630,7 @@ class _Sim:
                     if tokens is not None:
                         tokens.append((q.name, len(q.pop_t) - 1, "pop", name, s))
             self.starts.append((s, rank, k))
-            # -- work, started in cycle s; f is the cycle its unit raises done
+            # -- work, started in cycle s; r is the RETIRE cycle
             if isinstance(insn, (Gemm, Alu)):
                 n = insn.iter_out * insn.iter_in * (insn.uop_end - insn.uop_bgn)
                 w = s + 1
@@ -633,13 +642,12 @@ class _Sim:
                             self.gemm_windows.append((w, w + n * ii, n * macs_per_uop))
                 else:
                     ii, depth = p.alu_cycles_per_uop, p.alu_pipeline_depth
-                # EXEC issues uop iterations from s + 1; DRAIN; done = the last stage
-                f = w + (n - 1) * ii + depth if n > 0 else s
+                # EXEC issues from s + 1; RETIRE *_PIPELINE_DEPTH after the last issue
+                r = w + (n - 1) * ii + depth if n > 0 else s + 1
             elif isinstance(insn, Finish):
-                f = s
-            else:
-                f = yield from self._dma(mod, insn, s + 1)
-            r = f + 1
+                r = s + 1
+            else:  # RETIRE follows the DMA engine's FIN cycle
+                r = (yield from self._dma(mod, insn, s + 1)) + 1
             # -- retire: push tokens
             if r > self.now:
                 yield r
@@ -727,7 +735,8 @@ def run(program: Program, dram: np.ndarray | None = None, *,
         modules={m: sim.mods[m].stats for m in MODULES}, gemm_macs=sim.gemm_macs,
         peak_macs_per_cycle=cfg.macs_per_cycle, dram_read_bytes=sim.arb.read_bytes,
         dram_write_bytes=sim.arb.write_bytes,
-        peak_dram_bytes_per_cycle=sim.dram.peak_bytes_per_cycle(), leftover_tokens=leftover)
+        peak_dram_bytes_per_cycle=sim.dram.peak_bytes_per_cycle(), leftover_tokens=leftover,
+        counters=machine.counters if values else None)
     if trace:
         from sim.trace import Trace
         result.trace = Trace.from_sim(sim, cycles)

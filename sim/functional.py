@@ -35,7 +35,17 @@ stalls on a full queue, as ``vta_hw.timing.CMD_QUEUE_DEPTH``);
 would overflow a queue waits, as ``vta_hw.timing.TOKEN_QUEUE_DEPTH``).
 With these a program that deadlocks only in hardware is caught here.
 
+Static rules, checked before anything runs (``check_structure``): field
+widths (``check_fields``, for records), known opcodes/memory ids/ALU ops
+(``decode_word``), dependency flags per module, LOAD never of OUT, STORE only
+of OUT, no pads on UOP loads and STOREs (these encoding rules hold even when
+``x_size == 0``), SRAM and DRAM bounds of every LOAD/STORE with
+``x_size > 0``, and uop ranges. GEMM/ALU indices depend on the uop SRAM and
+are checked when the instruction runs, for every loop iteration, before it
+writes anything.
+
 Instruction semantics: ``sim.machine.Machine``. Errors: ``sim.errors``.
+Race detection for any program: ``sim.races``.
 """
 from __future__ import annotations
 

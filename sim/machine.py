@@ -177,7 +177,7 @@ class Machine:
         raw = self._rows(insn, dram, eb)
         self.counters.add_bytes("loaded", mem, raw.size)
         if insn.mem == MemId.UOP:
-            data = self._decode_uops(raw.reshape(-1, 4))
+            data = self._decode_uops(raw.reshape(-1, 4)).reshape(insn.y_size, insn.x_size, 3)
             block = np.zeros((nrows, width, 3), np.int64)
         else:
             sram = getattr(self, mem)
@@ -185,8 +185,8 @@ class Machine:
             data = raw.reshape(-1).view(dt).astype(sram.dtype).reshape(
                 (insn.y_size, insn.x_size) + sram.shape[1:])
             block = np.zeros((nrows, width) + sram.shape[1:], sram.dtype)
-        block[insn.y_pad_0:insn.y_pad_0 + insn.y_size,
-              insn.x_pad_0:insn.x_pad_0 + insn.x_size] = data.reshape(block[:insn.y_size, :insn.x_size].shape)
+        y0, x0 = insn.y_pad_0, insn.x_pad_0
+        block[y0:y0 + insn.y_size, x0:x0 + insn.x_size] = data
         self.counters.padded_elems += nrows * width - insn.y_size * insn.x_size
         getattr(self, mem)[insn.sram_base:insn.sram_base + nrows * width] = block.reshape(
             (nrows * width,) + block.shape[2:])
@@ -212,7 +212,7 @@ class Machine:
         dram[addr.reshape(-1)] = data.reshape(-1)  # later rows win where rows overlap
         self.counters.add_bytes("stored", "out", data.size)
 
-    def _indices(self, insn, names: tuple[str, ...]) -> list[np.ndarray]:
+    def indices(self, insn, names: tuple[str, ...]) -> list[np.ndarray]:
         """Per uop iteration (loop order o, i, u), the computed index of each name."""
         uops = self.uop[insn.uop_bgn:insn.uop_end]
         o = np.arange(insn.iter_out)[:, None, None]
@@ -221,7 +221,8 @@ class Machine:
         out = []
         for name in names:
             u = uops[:, col[name]][None, None, :]
-            idx = u + o * getattr(insn, f"{name}_factor_out") + i * getattr(insn, f"{name}_factor_in")
+            f_out, f_in = getattr(insn, f"{name}_factor_out"), getattr(insn, f"{name}_factor_in")
+            idx = u + o * f_out + i * f_in
             out.append(idx.reshape(-1))
         return out
 
@@ -235,7 +236,7 @@ class Machine:
         n = insn.iter_out * insn.iter_in * (insn.uop_end - insn.uop_bgn)
         if n == 0:
             return
-        dst, src, wgt = self._indices(insn, ("dst", "src", "wgt"))
+        dst, src, wgt = self.indices(insn, ("dst", "src", "wgt"))
         self._check_index(dst, "acc", "dst", index)
         if not insn.reset:
             self._check_index(src, "inp", "src", index)
@@ -262,7 +263,7 @@ class Machine:
         n = insn.iter_out * insn.iter_in * (insn.uop_end - insn.uop_bgn)
         if n == 0:
             return
-        dst, src = self._indices(insn, ("dst", "src"))
+        dst, src = self.indices(insn, ("dst", "src"))
         self._check_index(dst, "acc", "dst", index)
         reads_src = not (insn.reset or insn.use_imm)
         if reads_src:

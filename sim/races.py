@@ -12,7 +12,9 @@ Checked locations (the only ones shared between modules):
 
 - INP and WGT SRAM entries (written by load-module LOADs, read by GEMM),
 - OUT SRAM entries (written by GEMM/ALU, read by STORE),
-- DRAM bytes (written by STORE, read by LOADs of the load and compute modules).
+- DRAM bytes (written by STORE, read by LOADs of the load and compute modules,
+  and by fetch: a STORE into the instruction stream is always a race, reported
+  with ``first == ("fetch", -1)``).
 
 ``find_races(program)`` runs the program once (round robin, as
 ``sim.functional.run``) with vector clocks: each instruction's clock holds,
@@ -76,10 +78,10 @@ def accesses(insn, machine: Machine) -> tuple[list, list]:
         if insn.iter_out * insn.iter_in * (insn.uop_end - insn.uop_bgn) == 0:
             return [], []
         if isinstance(insn, Gemm):
-            dst, src, wgt = machine._indices(insn, ("dst", "src", "wgt"))
+            dst, src, wgt = machine.indices(insn, ("dst", "src", "wgt"))
             reads = [] if insn.reset else [("inp", src), ("wgt", wgt)]
             return reads, [("out", dst)]
-        (dst,) = machine._indices(insn, ("dst",))
+        (dst,) = machine.indices(insn, ("dst",))
         return [], [("out", dst)]
     return [], []
 
@@ -110,6 +112,7 @@ def find_races(program: Program, dram: np.ndarray | None = None) -> list[Race]:
     last_r = {r: {m: np.full(n, -1) for m in mods} for r, n in sizes.items()}
     idx_of = {m: [] for m in mods}  # seq -> insn index
     races: dict[tuple, Race] = {}
+    stream = (program.insn_base, program.insn_base + 16 * len(insns))
 
     def check(kind, res, loc, table, m, vc, k):
         for other in mods:
@@ -144,6 +147,10 @@ def find_races(program: Program, dram: np.ndarray | None = None) -> list[Race]:
                     for n, s in tokq[q].popleft().items():
                         vc[n] = max(vc[n], s)
             reads, writes = accesses(insn, machine)
+            for res, loc in writes:
+                hit = loc[(loc >= stream[0]) & (loc < stream[1])] if res == "dram" else loc[:0]
+                if hit.size:  # fetch reads the stream at a time no token orders
+                    races[("fetch", k)] = Race("WAR", "dram", int(hit[0]), ("fetch", -1), (m, k))
             for res, loc in reads:
                 check("RAW", res, loc, last_w, m, vc, k)
             for res, loc in writes:

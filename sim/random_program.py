@@ -33,7 +33,16 @@ What a program holds (tens of instructions, for RTL runs under a second):
   token queue receives more than ``TOKEN_QUEUE_DEPTH`` pushes in the whole
   program, so none can fill.
 
-``kinds`` switches features off: a subset of ``ALL_KINDS``.
+``kinds`` switches features off: a subset of ``ALL_KINDS``:
+
+- "gemm", "alu": GEMM / ALU instructions; "acc_load": LOADs of ACC;
+- "pad": nonzero pads on data LOADs; "noop": token-only ``x_size == 0`` LOAD/STOREs;
+- "readback": INP LOADs from the ``out`` buffer (store -> load through DRAM);
+- "extra_tokens": spare pushes/pops beyond what the dependences need;
+- "overlap": GEMM/ALU whose iterations depend on each other (a dst written
+  twice, or an ALU src that another iteration writes), which a pipelined
+  datapath must forward or stall for. Without it every GEMM/ALU has
+  independent iterations.
 """
 from __future__ import annotations
 
@@ -48,13 +57,16 @@ from vta_hw.isa import Alu, AluOp, Gemm, Load, MemId, Store, Uop
 from vta_hw.program import DramLayout, Program
 from vta_hw.timing import TOKEN_QUEUE_DEPTH
 
-ALL_KINDS = frozenset({"gemm", "alu", "acc_load", "pad", "noop", "readback", "extra_tokens"})
+ALL_KINDS = frozenset({"gemm", "alu", "acc_load", "pad", "noop", "readback", "extra_tokens",
+                       "overlap"})
 #: size -> (min tiles, max tiles)
 SIZES = {"tiny": (1, 2), "small": (2, 4), "medium": (4, 7)}
 #: SRAM windows the generator uses (entries), split in two halves, one per virtual thread.
 WINDOW = {"inp": 32, "wgt": 16, "acc": 32}
 N_ELEMS = {"inp": 24, "wgt": 12, "acc": 12, "out": 24}
-_READERS = {"inp": ("load", "compute"), "wgt": ("load", "compute"), "out": ("compute", "store")}
+#: SRAM -> (the module that writes it, the module that reads it)
+_WRITER_READER = {"inp": ("load", "compute"), "wgt": ("load", "compute"),
+                  "out": ("compute", "store")}
 
 
 class _Hazards:
@@ -64,8 +76,8 @@ class _Hazards:
     """
 
     def __init__(self, cfg: VTAConfig, dram_bytes: int):
-        self.w = {r: np.full(cfg.depth(r), -1) for r in _READERS}
-        self.r = {r: np.full(cfg.depth(r), -1) for r in _READERS}
+        self.w = {r: np.full(cfg.depth(r), -1) for r in _WRITER_READER}
+        self.r = {r: np.full(cfg.depth(r), -1) for r in _WRITER_READER}
         self.w["dram"] = np.full(dram_bytes, -1)
         self.dram_r = {"load": np.full(dram_bytes, -1), "compute": np.full(dram_bytes, -1)}
 
@@ -76,13 +88,13 @@ class _Hazards:
             if len(idx):
                 need[m] = max(need.get(m, -1), int(arr[idx].max()))
         for res, idx in reads:
-            bump("store" if res == "dram" else _READERS[res][0], self.w[res], idx)
+            bump("store" if res == "dram" else _WRITER_READER[res][0], self.w[res], idx)
         for res, idx in writes:
             if res == "dram":
                 for m, arr in self.dram_r.items():
                     bump(m, arr, idx)
             else:
-                bump(_READERS[res][1], self.r[res], idx)
+                bump(_WRITER_READER[res][1], self.r[res], idx)
         return need
 
     def update(self, module: str, seq: int, reads, writes) -> None:
@@ -104,7 +116,7 @@ class _Gen:
         self._alloc_buffers()
         self.uop_base = self.layout.alloc_uops(len(self.pool))
         self.uop_sram: list = [None] * cfg.uop_depth  # generator's model of the uop SRAM
-        self.hz = _Hazards(cfg, self.layout._top + 64)
+        self.hz = _Hazards(cfg, 4 * (self.uop_base + len(self.pool)))
         self.tp = TokenPlanner(self.rng, 0.15 if "extra_tokens" in kinds else 0.0)
         self.tiles = self.rng.randint(*SIZES[size])
 
@@ -151,7 +163,8 @@ class _Gen:
         g = self.tp.emit(module, insn, self.hz.needs(module, reads, writes))
         self.hz.update(module, self.tp.seq[g], reads, writes)
 
-    def _dram_bytes(self, name, mem, dram_base, y, x, stride):
+    def _dram_bytes(self, mem, dram_base, y, x, stride):
+        """DRAM byte addresses a 2-D DMA of ``mem`` elements touches."""
         eb = self.cfg.elem_bytes(mem)
         rows = np.arange(y)[:, None] * stride + np.arange(x)
         return ((dram_base + rows)[..., None] * eb + np.arange(eb)).reshape(-1)
@@ -194,7 +207,7 @@ class _Gen:
         dram_base = self.layout.elem(self.specs[src], res) + off
         insn = Load(mem=mem, sram_base=sram, dram_base=dram_base, y_size=y, x_size=x,
                     x_stride=stride, y_pad_0=yp0, y_pad_1=yp1, x_pad_0=xp0, x_pad_1=xp1)
-        reads = [("dram", self._dram_bytes(src, res, dram_base, y, x, stride))]
+        reads = [("dram", self._dram_bytes(res, dram_base, y, x, stride))]
         if mem == MemId.ACC:
             self.emit("compute", insn, reads)
         else:
@@ -210,7 +223,7 @@ class _Gen:
         dram_base = self.layout.elem(self.specs["out"], "out") + off
         insn = Store(sram_base=sram, dram_base=dram_base, y_size=y, x_size=x, x_stride=stride)
         self.emit("store", insn, [("out", np.arange(sram, sram + y * x))],
-                  [("dram", self._dram_bytes("out", "out", dram_base, y, x, stride))])
+                  [("dram", self._dram_bytes("out", dram_base, y, x, stride))])
 
     def noop(self, module: str) -> None:
         r = self.rng
@@ -255,32 +268,56 @@ class _Gen:
         return kw
 
     def _iter_idx(self, uops, kw, name):
-        return np.array([getattr(u, name) + o * kw[f"{name}_factor_out"] + i * kw[f"{name}_factor_in"]
-                         for o in range(kw["iter_out"]) for i in range(kw["iter_in"]) for u in uops])
+        fo, fi = kw[f"{name}_factor_out"], kw[f"{name}_factor_in"]
+        loops = [(o, i) for o in range(kw["iter_out"]) for i in range(kw["iter_in"])]
+        return np.array([getattr(u, name) + o * fo + i * fi for o, i in loops for u in uops])
+
+    def _overlaps(self, uops, kw, reads_src: bool) -> bool:
+        """True if a dst repeats, or (``reads_src``) some iteration reads as src an entry
+        another iteration writes: the cases that need forwarding in a pipelined datapath."""
+        dst = self._iter_idx(uops, kw, "dst")
+        if len(set(dst.tolist())) != dst.size:
+            return True
+        if not reads_src:
+            return False
+        src = self._iter_idx(uops, kw, "src")
+        return any(s in set(dst.tolist()) - {d} for s, d in zip(src.tolist(), dst.tolist()))
 
     def gemm_or_alu(self, kind: str, thread: int) -> None:
+        """A GEMM or ALU of ``thread`` on its resident uops; without the "overlap" kind,
+        redrawn until no iteration depends on another (one iteration at worst)."""
+        r = self.rng
         at = self.ensure_uops(kind, thread)
-        n = self.rng.randint(1, min(3, self.slot))
-        bgn = at + self.rng.randint(0, self.slot - n)
-        uops = self.uop_sram[bgn:bgn + n]
         acc = ("acc", self.base("acc", thread))
-        reset = self.rng.random() < (0.2 if kind == "gemm" else 0.1)
+        reset = r.random() < (0.2 if kind == "gemm" else 0.1)
+        op = r.choice(list(AluOp))
+        use_imm = r.random() < 0.5
+        for _ in range(20):
+            n = r.randint(1, min(3, self.slot))
+            bgn = at + r.randint(0, self.slot - n)
+            uops = self.uop_sram[bgn:bgn + n]
+            if kind == "gemm":
+                kw = self._loops(uops, {"dst": acc, "src": ("inp", self.base("inp", thread)),
+                                        "wgt": ("wgt", self.base("wgt", thread))})
+            else:
+                kw = self._loops(uops, {"dst": acc, "src": acc})
+            if "overlap" in self.kinds or not self._overlaps(
+                    uops, kw, kind == "alu" and not (use_imm or reset)):
+                break
+        else:
+            n, bgn, uops = 1, at, self.uop_sram[at:at + 1]
+            kw.update(iter_out=1, iter_in=1)
         if kind == "gemm":
-            kw = self._loops(uops, {"dst": acc, "src": ("inp", self.base("inp", thread)),
-                                    "wgt": ("wgt", self.base("wgt", thread))})
             insn = Gemm(reset=reset, uop_bgn=bgn, uop_end=bgn + n, **kw)
             reads = [] if reset else [("inp", self._iter_idx(uops, kw, "src")),
                                       ("wgt", self._iter_idx(uops, kw, "wgt"))]
         else:
-            kw = self._loops(uops, {"dst": acc, "src": acc})
-            op = self.rng.choice(list(AluOp))
-            use_imm = self.rng.random() < 0.5
             if op == AluOp.SHR:
-                imm = self.rng.randint(-40, 40)
-            elif self.rng.random() < 0.3:
-                imm = self.rng.choice((-32768, -1, 0, 1, 32767))
+                imm = r.randint(-40, 40)
+            elif r.random() < 0.3:
+                imm = r.choice((-32768, -1, 0, 1, 32767))
             else:
-                imm = self.rng.randint(-300, 300)
+                imm = r.randint(-300, 300)
             insn = Alu(reset=reset, uop_bgn=bgn, uop_end=bgn + n, alu_op=op, use_imm=use_imm,
                        imm=imm, **kw)
             reads = []
@@ -337,7 +374,8 @@ def random_program(cfg: VTAConfig, seed: int, *, size: str = "small",
         size: "tiny" (1-2 tiles), "small" (2-4) or "medium" (4-7); a tile is
             roughly 5-12 instructions.
         kinds: subset of ``ALL_KINDS`` ("gemm", "alu", "acc_load", "pad",
-            "noop", "readback", "extra_tokens") to include.
+            "noop", "readback", "extra_tokens", "overlap") to include; see the
+            module docstring.
 
     Returns:
         ``(program, inputs)``: inputs by buffer name (int8/int32 arrays), also

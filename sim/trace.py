@@ -132,16 +132,16 @@ class Trace:
 
         tl = self.timeline(bins)
         mid = (tl["edges"][:-1] + tl["edges"][1:]) / 2
-        fig, axes = plt.subplots(2, 1, figsize=(10, 5.5), sharex=True)
-        for m in ("fetch", "load", "compute", "store", "memory"):
-            axes[0].plot(mid, 100 * tl[m], label=m, lw=1)
-        axes[0].set_ylabel("busy, %")
-        axes[0].set_ylim(-2, 102)
-        axes[0].legend(loc="upper right", ncol=5, fontsize=8)
-        axes[1].fill_between(mid, 100 * tl["gemm"], step="mid", alpha=0.6)
-        axes[1].set_ylabel("GEMM utilization, %")
-        axes[1].set_ylim(0, 102)
-        axes[1].set_xlabel("cycle")
+        rows = [(m, f"{m} busy") for m in ("fetch", "load", "compute", "store")] + [
+            ("memory", "memory port held"), ("gemm", "GEMM utilization")]
+        fig, axes = plt.subplots(len(rows), 1, figsize=(10, 1.2 * len(rows) + 1), sharex=True)
+        for ax, (key, label) in zip(axes, rows):
+            ax.fill_between(mid, 100 * tl[key], step="mid", alpha=0.7,
+                            color="tab:red" if key == "gemm" else "tab:blue")
+            ax.set_ylim(0, 105)
+            ax.set_ylabel("%", fontsize=8)
+            ax.text(0.005, 0.8, label, transform=ax.transAxes, fontsize=8)
+        axes[-1].set_xlabel("cycle")
         axes[0].set_title(title or f"{self.cycles} cycles")
         fig.tight_layout()
         fig.savefig(path, dpi=110)

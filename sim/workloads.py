@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from vta_hw import isa
 from vta_hw.config import VTAConfig
 from vta_hw.isa import Alu, AluOp, Finish, Gemm, Load, MemId, Store, Uop
 from vta_hw.program import DramLayout, Program

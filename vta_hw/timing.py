@@ -1,45 +1,98 @@
 """The latency contract: what every unit of the accelerator costs, in cycles.
 
-The RTL (``vta_hw/rtl``) is built to these numbers and the cycle-accurate
-simulator (``sim/cycle.py``) reads them, so that a program's cycle count from
-the simulator equals the RTL's exactly. A change here is a change to both.
+The RTL (``vta_hw/rtl``) is built to these rules and the cycle-accurate
+simulator (``sim/cycle.py``) implements them, so that a program's cycle
+count from the simulator equals the RTL's CYCLES register exactly. A change
+here is a change to both. Machine model: decoupled access-execute, as VTA
+(Moreau et al., "A Hardware-Software Blueprint for Flexible Deep Learning
+Specialization", IEEE Micro 2019).
 
-Machine model (decoupled access-execute, as VTA; Moreau et al., "A Hardware-
-Software Blueprint for Flexible Deep Learning Specialization", IEEE Micro 2019):
+Conventions. Cycle 0 is the cycle in which ``start`` is high (the cycle after
+the host's CTRL write). Registers update at the end of a cycle: a value one
+unit writes in cycle t is seen by another from cycle t+1. The run ends in the
+cycle f in which FINISH retires; CYCLES = f + 1 and ``done``/``irq`` are high
+from f + 1. The BUSY counter of a module counts the cycles 0..f in which its
+state machine is not IDLE.
 
-- **fetch** reads the instruction stream from DRAM with the DMA engine (bursts
-  of at most ``DramTiming.max_burst_beats`` beats), decodes the opcode of one
-  instruction per ``FETCH_CYCLES_PER_INSN`` cycles and pushes it into the
-  command queue of load (INP/WGT loads), compute (UOP/ACC loads, GEMM, ALU,
-  FINISH) or store (STOREs). A full command queue (``CMD_QUEUE_DEPTH``
-  entries) stalls fetch.
-- A module pops dependency tokens before it starts an instruction (it waits
-  while a needed token queue is empty) and pushes them when the instruction
-  retires. A pushed token is visible to the consumer ``TOKEN_LATENCY`` cycles
-  later. Token queues hold ``TOKEN_QUEUE_DEPTH`` tokens; a push into a full
-  queue stalls the producer.
-- Every instruction costs ``INSN_DECODE_CYCLES`` in its module before any work.
-- A DMA transfer (LOAD, STORE, fetch) moves rows of contiguous bytes. Each
-  row is split into bursts that neither exceed ``max_burst_beats`` beats nor
-  cross a ``DramTiming.page_bytes`` boundary. A read burst's first beat
-  arrives ``DramTiming.latency`` cycles after the request is accepted, then
-  one beat every ``beat_interval`` cycles. Writes take one beat per
-  ``beat_interval`` cycles and complete ``latency`` cycles after the last beat.
-  One port serves all modules through a fixed-priority arbiter
-  (``ARBITER_PRIORITY``), granting one burst at a time.
-- Zero padding of a LOAD writes one SRAM element per cycle, with no memory traffic.
-- GEMM and ALU issue one uop iteration per ``GEMM_CYCLES_PER_UOP`` /
-  ``ALU_CYCLES_PER_UOP`` cycles and retire ``GEMM_PIPELINE_DEPTH`` /
-  ``ALU_PIPELINE_DEPTH`` cycles after the last issue.
+**Fetch** (``rtl/fetch.py``). Cycle 0: IDLE latches ``insn_base`` (bytes, a
+multiple of 16 and of the bus width in bytes) and ``insn_count``; REQ from
+cycle 1. The ``16 * insn_count`` bytes are read in the bursts of
+``DramTiming.bursts(insn_base, 16 * insn_count, bus_bytes)``. In REQ, fetch
+requests the next burst in every cycle in which its staging queue is empty;
+with no bursts left, REQ goes to IDLE in the next cycle. Each 128-bit
+instruction enters the staging queue in the cycle of its last beat; after
+the burst's last beat fetch is in REQ again. The dispatcher moves the head
+of the staging queue, at most one instruction per ``FETCH_CYCLES_PER_INSN``
+(= 1) cycle and in program order, into the command queue of its module
+(LOAD INP/WGT -> load; STORE -> store; everything else -> compute) in a
+cycle in which that queue holds fewer than ``CMD_QUEUE_DEPTH`` entries; an
+entry staged in cycle t can move from t+1, and an entry moved in cycle d
+can be dequeued by the module from d+1. A dequeue frees its slot from the
+next cycle.
 
-The numbers below are the contract; the RTL issue fixes them to what the
-hardware does, and each one's docstring says where it comes from.
+**Load, compute, store** run one instruction at a time:
+
+- IDLE: in a cycle d in which the command queue is non-empty, dequeue (and
+  leave IDLE at d+1).
+- TOKENS, from d + ``INSN_DECODE_CYCLES`` (= 1): in the first cycle s in
+  which every token queue the instruction pops (load: ``pop_next`` <- c2l;
+  compute: ``pop_prev`` <- l2c, ``pop_next`` <- s2c; store: ``pop_prev`` <-
+  c2s) is non-empty, pop them all; the work starts in s (see below).
+- RETIRE, in the first cycle r in which every queue it pushes (load:
+  ``push_next`` -> l2c; compute: ``push_prev`` -> c2l, ``push_next`` -> c2s;
+  store: ``push_prev`` -> s2c) holds fewer than ``TOKEN_QUEUE_DEPTH``
+  tokens: push (seen from r + ``TOKEN_LATENCY`` = r+1); IDLE at r+1. A pop and
+  a push of the same queue in one cycle both happen.
+
+Work, with s the TOKENS cycle that popped:
+
+- GEMM / ALU: ``N = iter_out * iter_in * (uop_end - uop_bgn)`` uop iterations
+  issue in cycles s+1 .. s+N (``GEMM_CYCLES_PER_UOP`` = ``ALU_CYCLES_PER_UOP``
+  = 1, no stalls: the accumulator is read one cycle before the write stage
+  through ports transparent to the write, so dependent iterations see each
+  other's results); RETIRE from s+N + ``GEMM_PIPELINE_DEPTH`` (=
+  ``ALU_PIPELINE_DEPTH`` = 4: three drain cycles, then RETIRE). N == 0:
+  RETIRE from s+1.
+- FINISH: RETIRE from s+1; its RETIRE cycle is f (the end of the run).
+- LOAD (load: INP/WGT; compute: UOP/ACC; ``rtl/dma_read.py``): if
+  ``x_size == 0`` or ``y_pad_0 + y_size + y_pad_1 == 0``: a FIN cycle at s+1,
+  RETIRE from s+2. Otherwise, starting at t = s+1, for each row of
+  ``y_pad_0 + y_size + y_pad_1``: one ROW cycle; a pad row then writes
+  ``W = x_pad_0 + x_size + x_pad_1`` zeros, one per cycle; a data row writes
+  ``x_pad_0`` zeros (one per cycle), then moves its bursts
+  (``DramTiming.bursts((dram_base + y*x_stride) * elem_bytes,
+  x_size * elem_bytes, bus_bytes)``) one after another, then writes
+  ``x_pad_1`` zeros. After the last row, one FIN cycle, then RETIRE.
+  A burst requests the port from the cycle after the previous step and
+  continues the cycle after its last beat.
+- STORE (``rtl/dma_write.py``): if ``x_size == 0`` or ``y_size == 0``: FIN at
+  s+1, RETIRE from s+2. Otherwise, from s+1, for each of ``y_size`` rows:
+  one ROW cycle, then the row's bursts
+  (``DramTiming.bursts((dram_base + y*x_stride) * out_elem_bytes,
+  x_size * out_elem_bytes, bus_bytes)``) one after another, each continuing
+  the cycle after its write completion; then FIN, then RETIRE.
+- A compute LOAD of another memory (OUT) does nothing: RETIRE from s+1.
+
+**Memory port** (``rtl/arbiter.py``, the DRAM model of ``DramTiming``, the
+same in ``sim/dram.py`` and the cocotb memory model): in a cycle in which no
+burst is in flight, the arbiter accepts the request of the first module of
+``ARBITER_PRIORITY`` that requests in that cycle (so a burst is granted in
+the cycle it is first requested if the port is free). A read accepted in
+cycle q delivers beat k in cycle ``q + latency + k * beat_interval``; a
+write accepted in q has beat k taken in ``q + 1 + k * beat_interval`` and
+completes (``wr_done``) ``latency`` cycles after its last beat. The port is
+free again from the cycle after the last read beat or the write completion.
+``latency`` must be at least 1. Bursts never exceed ``max_burst_beats``
+beats nor cross a ``page_bytes`` boundary (both are elaboration parameters
+of the RTL, ``RtlParams``; latency and bandwidth belong to the memory).
+
+The constants below are the contract; each says where it shows in the RTL.
 """
 from __future__ import annotations
 
 import dataclasses
 
-#: Cycles fetch spends decoding and dispatching one instruction.
+#: Cycles per instruction of the fetch dispatcher (one move per cycle).
 FETCH_CYCLES_PER_INSN = 1
 #: Entries of each of the three command queues (load, compute, store).
 CMD_QUEUE_DEPTH = 16
@@ -47,16 +100,17 @@ CMD_QUEUE_DEPTH = 16
 TOKEN_LATENCY = 1
 #: Tokens each of the four token queues holds.
 TOKEN_QUEUE_DEPTH = 32
-#: Cycles a module spends on an instruction before its first memory request or uop.
+#: Cycles from a module's dequeue (IDLE) to its first TOKENS cycle.
 INSN_DECODE_CYCLES = 1
 #: Cycles between uop iterations of GEMM (the core is pipelined, initiation interval 1).
 GEMM_CYCLES_PER_UOP = 1
-#: Cycles from the last GEMM uop issue to its accumulator write (read SRAMs, multiply, add tree, write).
+#: Cycles from the last GEMM uop issue to RETIRE (stages S1 read INP/WGT, S2 read ACC and
+#: multiply, S3 add tree and write; RETIRE the cycle after S3).
 GEMM_PIPELINE_DEPTH = 4
 #: Cycles between uop iterations of the ALU (initiation interval 1).
 ALU_CYCLES_PER_UOP = 1
-#: Cycles from the last ALU uop issue to its accumulator write (read acc, operate, write).
-ALU_PIPELINE_DEPTH = 3
+#: Cycles from the last ALU uop issue to RETIRE (same pipeline as GEMM).
+ALU_PIPELINE_DEPTH = 4
 #: Arbiter priority for the shared memory port, highest first.
 ARBITER_PRIORITY = ("fetch", "load", "compute", "store")
 

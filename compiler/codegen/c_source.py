@@ -12,7 +12,7 @@ What the printer does with the GPU forms:
   largest constant extent bound to it; a loop narrower than that is guarded
   (`if (threadIdx.x < extent)`).
 - Allocate in scope "shared" becomes a block-shared array hoisted to the top of
-  the kernel (__shared__ / __local), 16-byte aligned; scope "local" becomes a
+  the kernel (__shared__ / __local, once per buffer), 16-byte aligned; scope "local" becomes a
   per-thread array that the device compiler keeps in registers when its
   indices are constants after unrolling (loops of kind UNROLLED, and
   VECTORIZED ones that remain, print `#pragma unroll`).
@@ -36,6 +36,7 @@ What the printer does with the GPU forms:
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 
 from ..tir import dtype as dt
@@ -43,7 +44,7 @@ from ..tir import ir
 from ..tir.bounds import const_bounds
 from ..tir.ops import ForKind, Op
 from ..tir.simplify import linear
-from ..tir.visit import substitute, walk_expr, walk_stmt
+from ..tir.visit import substitute, walk_stmt
 from .gpu_barriers import BARRIER_CALL, insert_barriers, thread_extents
 
 _INFIX = {Op.ADD: "+", Op.SUB: "-", Op.MUL: "*", Op.DIV: "/", Op.EQ: "==", Op.NE: "!=",
@@ -106,7 +107,7 @@ class _State:
     tmp: int = 0
 
 
-class CSourcePrinter:
+class CSourcePrinter(ABC):
     """Base printer. Subclasses fill in the target hooks (methods below `# hooks`)."""
 
     target = "c"
@@ -127,8 +128,8 @@ class CSourcePrinter:
         for p in func.params:
             self._name(p.name if isinstance(p, ir.Buffer) else p)
         st.stored = {s.buffer for s in walk_stmt(func.body) if isinstance(s, ir.Store)}
-        shared = [s.buffer for s in walk_stmt(func.body)
-                  if isinstance(s, ir.Allocate) and s.buffer.scope == "shared"]
+        shared = list(dict.fromkeys(s.buffer for s in walk_stmt(func.body)
+                                    if isinstance(s, ir.Allocate) and s.buffer.scope == "shared"))
         self.shared = shared
         body_lines = st.lines
         for b in shared:
@@ -173,7 +174,6 @@ class CSourcePrinter:
         self.st.lines.append("  " * depth + line)
 
     def stmt(self, s: ir.Stmt, d: int):
-        st = self.st
         if isinstance(s, ir.SeqStmt):
             for c in s.stmts:
                 self.stmt(c, d)
@@ -186,7 +186,12 @@ class CSourcePrinter:
             if b.scope == "shared":
                 pass  # hoisted to the kernel's top
             elif b.scope == "local" or b.scope.startswith("local"):
-                self.emit(self.local_decl(b, self._name(b.name)), d)
+                # a block of its own: loop partitioning may allocate one buffer in sibling scopes
+                self.emit("{", d)
+                self.emit(self.local_decl(b, self._name(b.name)), d + 1)
+                self.stmt(s.body, d + 1)
+                self.emit("}", d)
+                return
             else:
                 raise ValueError(f"buffer {b.name!r} has scope {b.scope!r}; a GPU kernel can "
                                  "allocate 'shared' or 'local' buffers only")
@@ -480,20 +485,25 @@ class CSourcePrinter:
     def helper_prefix(self) -> str:
         return "static inline "
 
+    @abstractmethod
     def kernel_head(self, name: str, params: str) -> str:
-        raise NotImplementedError(f"{type(self).__name__} must define kernel_head")
+        """Target hook."""
 
+    @abstractmethod
     def param_decl(self, p) -> str:
-        raise NotImplementedError(f"{type(self).__name__} must define param_decl")
+        """Target hook."""
 
+    @abstractmethod
     def thread_index(self, axis: str) -> str:
-        raise NotImplementedError(f"{type(self).__name__} must define thread_index")
+        """Target hook."""
 
+    @abstractmethod
     def barrier(self) -> str:
-        raise NotImplementedError(f"{type(self).__name__} must define barrier")
+        """Target hook."""
 
+    @abstractmethod
     def shared_decl(self, b: ir.Buffer, name: str) -> str:
-        raise NotImplementedError(f"{type(self).__name__} must define shared_decl")
+        """Target hook."""
 
     def local_decl(self, b: ir.Buffer, name: str) -> str:
         return f"{self.storage_type(dt.element(b.dtype))} {name}[{max(b.size, 1)}];"
@@ -510,23 +520,29 @@ class CSourcePrinter:
     def vector_store(self, b, name, base: str, value: str, lanes: int, aligned: bool) -> str | None:
         return None
 
+    @abstractmethod
     def make_vector(self, dtype: str, parts: list[str]) -> str:
-        raise NotImplementedError(f"{type(self).__name__} must define make_vector")
+        """Target hook."""
 
+    @abstractmethod
     def broadcast(self, dtype: str, value: str) -> str:
-        raise NotImplementedError(f"{type(self).__name__} must define broadcast")
+        """Target hook."""
 
+    @abstractmethod
     def vector_binary(self, op: Op, e: ir.Expr, a: str, b: str) -> str:
-        raise NotImplementedError(f"{type(self).__name__} must define vector_binary")
+        """Target hook."""
 
     def vector_cast(self, x: ir.Expr, dtype: str, src: str) -> str:
         raise ValueError(f"vector cast to {dtype} is not supported by the {self.target} printer")
 
+    @abstractmethod
     def minmax(self, op: Op, dtype: str, a: str, b: str) -> str:
-        raise NotImplementedError(f"{type(self).__name__} must define minmax")
+        """Target hook."""
 
+    @abstractmethod
     def math(self, name: str, dtype: str) -> str:
-        raise NotImplementedError(f"{type(self).__name__} must define math")
+        """Target hook."""
 
+    @abstractmethod
     def special_float(self, v: float, dtype: str) -> str:
-        raise NotImplementedError(f"{type(self).__name__} must define special_float")
+        """Target hook."""

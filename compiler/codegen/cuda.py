@@ -18,7 +18,6 @@ float16 buffers are `unsigned short` storage converted with PTX `cvt` (see
 
 from __future__ import annotations
 
-import ctypes
 import os
 import shutil
 import subprocess

@@ -54,6 +54,7 @@ MAX_UNROLL = 256
 MAX_VECTOR_LANES = 64
 ALIGN = 64
 SPECS_SYMBOL = "__compiler_arg_specs"
+PARALLEL_SCHEDULE = "dynamic"    # or "static"; see compiler/codegen/parallel.py
 
 
 @dataclass
@@ -116,6 +117,7 @@ class _FunctionEmitter(ExprEmitter):
     def __init__(self, target: Target, fp_contract: bool):
         self.target = target
         self.fp_contract = fp_contract
+        self.schedule = PARALLEL_SCHEDULE
         self.module = ir.Module(name="kernels")
         self.module.triple = target.triple
         self.module.data_layout = str(target.machine().target_data)
@@ -302,7 +304,13 @@ class _FunctionEmitter(ExprEmitter):
             if scalar_type(s.extent.dtype).bits < 64 else materialize(bld, self.expr(s.extent))
         env_keys = list(self.env)
         buf_keys = list(self.buffers)
-        values = [self.env[k] for k in env_keys] + [self.buffers[k] for k in buf_keys] + [lo, extent]
+        slot = ir.IRBuilder(self.entry)
+        slot.position_at_start(self.entry)
+        counter = slot.alloca(I64, name="next_chunk")
+        counter.type = PTR
+        bld.store(ir.Constant(I64, 0), counter)
+        values = [self.env[k] for k in env_keys] + [self.buffers[k] for k in buf_keys] + \
+            [lo, extent, counter]
         if any(isinstance(v, Ramp) for v in values):
             raise ValueError(f"parallel loop {s.var.name!r} inside a vectorized loop")
         struct = ir.LiteralStructType([v.type for v in values])
@@ -312,8 +320,6 @@ class _FunctionEmitter(ExprEmitter):
                               name=f"{self.fn.name}.parallel{self._outlined}")
         body_fn.linkage = "internal"
 
-        slot = ir.IRBuilder(self.entry)
-        slot.position_at_start(self.entry)
         closure = slot.alloca(struct, name="closure")
         closure.type = PTR
         par.pack_closure(bld, closure, struct, values)
@@ -325,13 +331,18 @@ class _FunctionEmitter(ExprEmitter):
         self.env = dict(zip(env_keys, loaded))
         self.buffers = dict(zip(buf_keys, loaded[len(env_keys):]))
         self.in_parallel = True
-        lo_in, n_in = loaded[-2], loaded[-1]
-        first, last = par.static_chunk(self.builder, self.module, n_in)
+        lo_in, n_in, counter_in = loaded[-3:]
         ity = lo_in.type
-        first = self.builder.add(lo_in, self._int_cast(first, ity))
-        last = self.builder.add(lo_in, self._int_cast(last, ity))
-        counted_loop(self.builder, first, last, s.var.name,
-                     lambda iv: self._bind_and_emit(s.var, iv, s.body))
+
+        def chunk(first, last):
+            first = self.builder.add(lo_in, self._int_cast(first, ity))
+            last = self.builder.add(lo_in, self._int_cast(last, ity))
+            counted_loop(self.builder, first, last, s.var.name,
+                         lambda iv: self._bind_and_emit(s.var, iv, s.body))
+        if self.schedule == "dynamic":
+            par.dynamic_chunks(self.builder, self.module, counter_in, n_in, chunk)
+        else:
+            chunk(*par.static_chunk(self.builder, self.module, n_in))
         self.builder.ret_void()
         self.fn, self.builder, self.entry, self.env, self.buffers, self.in_parallel = saved
 

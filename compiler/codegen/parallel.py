@@ -8,8 +8,14 @@ A parallel loop ``for i in [0, n) parallel: body`` becomes::
     void body_fn(ptr closure) {                      // runs on every thread
         t = omp_get_thread_num(); T = omp_get_num_threads();
         chunk = (n + T - 1) / T; lo = t * chunk; hi = min(n, lo + chunk);
-        for (i = lo; i < hi; ++i) body;              // static schedule
+        for (i = lo; i < hi; ++i) body;              // "static" schedule
     }
+
+The default ("dynamic", ``llvm.PARALLEL_SCHEDULE``) instead has the threads
+claim chunks of about n / (8 * T) iterations from a shared atomic counter in
+the closure (:func:`dynamic_chunks`): on a machine where another process
+holds one of the cores, the other threads take over its chunks rather than
+wait at the join for it.
 
 The captured values are the variables in scope at the loop (buffers,
 enclosing loop variables, let-bound values); LLVM drops the loads the body
@@ -23,6 +29,7 @@ from llvmlite import ir
 I32 = ir.IntType(32)
 I64 = ir.IntType(64)
 PTR = ir.PointerType()
+CHUNKS_PER_THREAD = 8
 
 
 def runtime_decl(module: ir.Module, name: str) -> ir.Function:
@@ -70,3 +77,32 @@ def call_parallel(builder: ir.IRBuilder, module: ir.Module, fn: ir.Function, clo
     """``GOMP_parallel(fn, closure, 0, 0)``: run ``fn`` on every thread of the pool."""
     builder.call(runtime_decl(module, "GOMP_parallel"),
                  [fn, closure, ir.Constant(I32, 0), ir.Constant(I32, 0)])
+
+
+def dynamic_chunks(builder: ir.IRBuilder, module: ir.Module, counter: ir.Value, n: ir.Value,
+                   body) -> None:
+    """Claim chunks of ``[0, n)`` from the shared i64 ``counter`` until none is left.
+
+    Each thread repeatedly does ``first = atomic_fetch_add(counter, chunk)`` and
+    runs ``body(first, min(first + chunk, n))``; ``chunk`` is about
+    ``n / (8 * threads)`` (at least 1), so a thread slowed by another process
+    on its core leaves its share to the others instead of delaying the join.
+    """
+    nthreads = builder.sext(builder.call(runtime_decl(module, "omp_get_num_threads"), []), I64)
+    parts = builder.mul(nthreads, ir.Constant(I64, CHUNKS_PER_THREAD))
+    chunk = builder.sdiv(builder.add(n, builder.sub(parts, ir.Constant(I64, 1))), parts)
+    chunk = builder.select(builder.icmp_signed("<", chunk, ir.Constant(I64, 1)),
+                           ir.Constant(I64, 1), chunk)
+    claim = builder.append_basic_block("chunk.claim")
+    work = builder.append_basic_block("chunk.work")
+    done = builder.append_basic_block("chunk.done")
+    builder.branch(claim)
+    builder.position_at_end(claim)
+    first = builder.atomic_rmw("add", counter, chunk, "monotonic")
+    builder.cbranch(builder.icmp_signed("<", first, n), work, done)
+    builder.position_at_end(work)
+    end = builder.add(first, chunk)
+    last = builder.select(builder.icmp_signed("<", end, n), end, n)
+    body(first, last)
+    builder.branch(claim)
+    builder.position_at_end(done)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 from typing import Mapping
 
-import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
@@ -33,12 +32,14 @@ def load_model(model_or_path) -> onnx.ModelProto:
         label = "model"
     else:
         label = repr(os.fspath(model_or_path)) if not isinstance(model_or_path, bytes) else "bytes"
+        if not isinstance(model_or_path, bytes) and not os.path.isfile(model_or_path):
+            raise FrontendError(f"cannot read ONNX model {label}: no such file")
         try:
-            data = model_or_path if isinstance(model_or_path, bytes) else open(model_or_path, "rb").read()
+            # onnx.load also reads external weight files stored next to the model
+            model = (onnx.load_model_from_string(model_or_path) if isinstance(model_or_path, bytes)
+                     else onnx.load(model_or_path))
         except OSError as exc:
-            raise FrontendError(f"cannot read ONNX model {label}: {exc.strerror}") from None
-        try:
-            model = onnx.load_model_from_string(data)
+            raise FrontendError(f"cannot read ONNX model {label}: {exc}") from None
         except Exception as exc:  # protobuf DecodeError and friends
             raise FrontendError(f"{label} is not a valid ONNX model (protobuf decode failed: {exc}); "
                                 "the file may be truncated or of another format") from None

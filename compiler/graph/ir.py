@@ -61,8 +61,18 @@ class Node:
             return True
         if not isinstance(other, Node) or self._hash != other._hash:
             return False
-        return (self.op is other.op and self.attrs == other.attrs and self.shape == other.shape
-                and self.dtype == other.dtype and self.name == other.name and self.src == other.src)
+        # iterative, memoized over node pairs: shared sub-DAGs are compared once
+        stack, seen = [(self, other)], set()
+        while stack:
+            a, b = stack.pop()
+            if a is b or (id(a), id(b)) in seen:
+                continue
+            if (a._hash != b._hash or a.op is not b.op or a.attrs != b.attrs or a.shape != b.shape
+                    or a.dtype != b.dtype or a.name != b.name or len(a.src) != len(b.src)):
+                return False
+            seen.add((id(a), id(b)))
+            stack.extend(zip(a.src, b.src))
+        return True
 
     def attr(self, key: str, default: Any = None) -> Any:
         """The attribute `key`, or `default` when absent."""

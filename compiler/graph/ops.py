@@ -74,7 +74,7 @@ class Op(Enum):
     MAX_POOL = auto()          # kernel, strides, pads, dilations, ceil_mode
     AVG_POOL = auto()          # kernel, strides, pads, dilations, ceil_mode, count_include_pad
 
-    # a fused group produced by `fuse_ops`; attrs: body (Graph), name
+    # a fused group produced by `fuse_ops`; attrs: body (Graph), name, pattern (a Kind name)
     FUSED = auto()
 
 

@@ -17,6 +17,7 @@ Rule = Callable[[Node], "Node | None"]
 
 
 def rewrite(graph: Graph, rules: Mapping[Op, list[Rule]], max_steps: int = 32) -> Graph:
+    """Apply `rules` (op -> rule functions) bottom-up to a fixed point; returns the new graph."""
     memo: dict[Node, Node] = {}
 
     def visit(node: Node) -> Node:
@@ -24,8 +25,7 @@ def rewrite(graph: Graph, rules: Mapping[Op, list[Rule]], max_steps: int = 32) -
             if n in memo:
                 continue
             src = tuple(memo[s] for s in n.src)
-            new = n if src == n.src and all(a is b for a, b in zip(src, n.src)) else (
-                n if n.op in (Op.INPUT, Op.PARAM) else n.with_src(*src))
+            new = n if n.op in (Op.INPUT, Op.PARAM) or src == n.src else n.with_src(*src)
             for _ in range(max_steps):
                 for rule in rules.get(new.op, ()):
                     out = rule(new)

@@ -31,10 +31,12 @@ def verify(graph: Graph, params: Mapping[str, np.ndarray] | None = None) -> None
         if node.op is Op.PARAM:
             if params is not None:
                 if node.name not in params:
-                    raise GraphError(f"{node!r} has no entry in params")
+                    raise GraphError(f"param {node.name!r} ({node.dtype}{list(node.shape)}) has no entry in params; "
+                                     "pass the params dict that came with the graph")
                 v = params[node.name]
                 if tuple(v.shape) != node.shape or str(v.dtype) != node.dtype:
-                    raise GraphError(f"{node!r} but params[{node.name!r}] is {v.dtype}{list(v.shape)}")
+                    raise GraphError(f"param {node.name!r} is declared {node.dtype}{list(node.shape)} but params[{node.name!r}] "
+                                     f"is {v.dtype}{list(v.shape)}")
             continue
         shape, dtype = lookup(node.op).infer(node.src, node.attr_dict)
         if (tuple(shape), str(np.dtype(dtype))) != (node.shape, node.dtype):

@@ -2,8 +2,10 @@
 
 Generated code outlines each parallel loop body into a function
 ``void body(ptr closure)`` and calls ``GOMP_parallel(body, closure, 0, 0)``;
-each thread then asks ``omp_get_thread_num`` / ``omp_get_num_threads`` for
-its static chunk of the iteration space (see ``compiler/codegen/parallel.py``).
+each thread then claims chunks of the iteration space from an atomic counter
+in the closure (or, under the static schedule, computes its one chunk from
+``omp_get_thread_num`` / ``omp_get_num_threads``; see
+``compiler/codegen/parallel.py``).
 No Python runs on the worker threads.
 
 Thread count: libgomp's own rules (``OMP_NUM_THREADS``, else one thread per

@@ -88,15 +88,15 @@ class Stage:
     def _attr(self, iv: IterVar) -> IterAttr:
         return self.iter_attrs.setdefault(iv, IterAttr())
 
-    def _is_reduce(self, iv: IterVar) -> bool:
+    def is_reduce_axis(self, iv: IterVar) -> bool:
         """Whether `iv` is or derives from a reduce axis."""
         if iv.kind == "reduce":
             return True
         for rel in self.relations:
             if isinstance(rel, Split) and iv in (rel.outer, rel.inner):
-                return self._is_reduce(rel.parent)
+                return self.is_reduce_axis(rel.parent)
             if isinstance(rel, Fuse) and iv is rel.fused:
-                return self._is_reduce(rel.outer)
+                return self.is_reduce_axis(rel.outer)
         return False
 
     # -------------------------------------------------------- loop structure
@@ -115,7 +115,7 @@ class Stage:
         if not isinstance(n, int) or n < 1:
             raise ScheduleError(f"split of {iv.name!r} in stage {self.name!r}: factor/nparts must "
                                 f"be a positive int, not {n!r}")
-        kind = "reduce" if self._is_reduce(iv) else "data_par"
+        kind = "reduce" if self.is_reduce_axis(iv) else "data_par"
         outer = IterVar(ir.var(f"{iv.name}.outer"), None, kind)
         inner = IterVar(ir.var(f"{iv.name}.inner"), None, kind)
         self.relations.append(Split(iv, outer, inner, factor, nparts))
@@ -139,7 +139,7 @@ class Stage:
             raise ScheduleError(f"fuse: axes {', '.join(iv.name for iv in ivs)} of stage "
                                 f"{self.name!r} are not adjacent in loop order ({order}); reorder "
                                 "them first")
-        kinds = {self._is_reduce(iv) for iv in ivs}
+        kinds = {self.is_reduce_axis(iv) for iv in ivs}
         if len(kinds) > 1:
             raise ScheduleError(f"fuse: stage {self.name!r} cannot fuse data-parallel and reduce "
                                 f"axes ({', '.join(iv.name for iv in ivs)})")
@@ -175,7 +175,7 @@ class Stage:
 
     def _kind(self, iv: IterVar, kind: ForKind, primitive: str) -> None:
         self._leaf(iv, primitive)
-        if kind is ForKind.PARALLEL and self._is_reduce(iv):
+        if kind is ForKind.PARALLEL and self.is_reduce_axis(iv):
             raise ScheduleError(f"parallel: axis {iv.name!r} of stage {self.name!r} is a reduction "
                                 "axis; parallelize a data-parallel axis")
         self._attr(iv).kind = kind

@@ -8,11 +8,14 @@ inference uses it to find the region a loop nest touches.
 
 from __future__ import annotations
 
+import itertools
 import math
+import operator
 
 from . import dtype as dt
 from . import ir
 from .ops import Op
+from .visit import walk_expr
 
 INF = math.inf
 Ranges = dict  # VAR Expr -> (lo, hi) inclusive ints
@@ -118,5 +121,40 @@ def interval(e: ir.Expr, relax: dict) -> tuple[ir.Expr, ir.Expr] | None:
 
 
 def _depends(e: ir.Expr, relax: dict):
-    from .visit import walk_expr
     return (x in relax for x in walk_expr(e) if x.op is Op.VAR)
+
+
+
+_INT_OPS = {Op.ADD: operator.add, Op.SUB: operator.sub, Op.MUL: operator.mul,
+            Op.FLOORDIV: operator.floordiv, Op.FLOORMOD: operator.mod, Op.MIN: min, Op.MAX: max}
+
+
+def _eval_int(e: ir.Expr, env: dict) -> int | None:
+    if e.op is Op.CONST:
+        return e.arg
+    if e.op is Op.VAR:
+        return env[e]
+    if e.op not in _INT_OPS:
+        return None
+    a, b = _eval_int(e.src[0], env), _eval_int(e.src[1], env)
+    if a is None or b is None or (e.op in (Op.FLOORDIV, Op.FLOORMOD) and b == 0):
+        return None
+    return _INT_OPS[e.op](a, b)
+
+
+def max_by_enumeration(e: ir.Expr, ranges: Ranges, limit: int = 4096) -> int | None:
+    """The exact maximum of integer expression `e` over all values of its variables in `ranges`,
+    when they are at most `limit` combinations and `e` uses only integer arithmetic; else None."""
+    names = sorted({x for x in walk_expr(e) if x.op is Op.VAR}, key=lambda v: v.arg)
+    spans = [ranges.get(v, (-INF, INF)) for v in names]
+    if any(math.isinf(lo) or math.isinf(hi) for lo, hi in spans):
+        return None
+    if math.prod(int(hi - lo + 1) for lo, hi in spans) > limit:
+        return None
+    best = None
+    for combo in itertools.product(*(range(int(lo), int(hi) + 1) for lo, hi in spans)):
+        v = _eval_int(e, dict(zip(names, combo)))
+        if v is None:
+            return None
+        best = v if best is None else max(best, v)
+    return best

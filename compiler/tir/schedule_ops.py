@@ -21,7 +21,7 @@ from ..te.schedule import Schedule, ScheduleError, Split, Stage
 from ..te.tensor import REDUCERS, IterVar, PlaceholderOp, Tensor, identity, tensors_read
 from ..te.tensorize import BufferView
 from . import ir
-from .bounds import const_bounds, interval
+from .bound_infer import box_cover
 from .ops import ForKind, Op
 from .simplify import simplify_expr
 from .visit import rewrite_expr, substitute, uses_var, walk_expr
@@ -42,6 +42,9 @@ class Nest:
 
 
 class Lowering:
+    """One lowering: unique names, loop-variable ranges, the buffer and origin of each tensor
+    (the region start of an attached stage), and the nest of each stage."""
+
     def __init__(self, sch: Schedule, args: list, name: str):
         self.sch = sch
         self.name = name
@@ -200,23 +203,11 @@ class Lowering:
 
     def _cover(self, reads: list, relax: dict, st: Stage, shape) -> list:
         """The box [(start, const extent)] covering index tuples `reads` with `relax`ed variables."""
-        region = []
-        for d in range(len(shape)):
-            lo = hi = None
-            for idx in reads:
-                iv = interval(idx[d], relax)
-                if iv is None:
-                    raise ScheduleError(f"bound inference: cannot bound index {idx[d]} of "
-                                        f"{st.name!r} (dimension {d}); use affine indices or "
-                                        "compute the stage at root")
-                lo = iv[0] if lo is None else ir.min_(lo, iv[0])
-                hi = iv[1] if hi is None else ir.max_(hi, iv[1])
-            lo = simplify_expr(lo, self.ranges)
-            ext = simplify_expr(hi - lo + 1, self.ranges)
-            if ext.op is not Op.CONST:
-                ext = ir.const(int(const_bounds(ext, self.ranges)[1]))
-            # a box from 0 never needs more than the whole dimension
-            region.append((lo, min(ext.arg, shape[d]) if ir.is_const(lo, 0) else ext.arg))
+        region = box_cover(reads, relax, self.ranges, shape)
+        if isinstance(region, int):
+            raise ScheduleError(f"bound inference: cannot bound the indices of {st.name!r} in dimension "
+                                f"{region} ({', '.join(str(r[region]) for r in reads)}); use affine "
+                                "indices or compute the stage at root")
         return region
 
     # ------------------------------------------------------------ statements
@@ -263,7 +254,7 @@ class Lowering:
     def _init(self, nest: Nest, pos: int) -> ir.Stmt:
         """The init nest of a reduction: the data-parallel loops from `pos` inward, fresh vars."""
         st = nest.stage
-        leaves = [iv for iv in st.leaf_iter_vars[pos:] if not st._is_reduce(iv)]
+        leaves = [iv for iv in st.leaf_iter_vars[pos:] if not st.is_reduce_axis(iv)]
         mapping = {}
         for iv in leaves:
             v = ir.var(self._unique(f"{iv.name}.init"))
@@ -330,7 +321,7 @@ class Lowering:
         out_idx = tuple(nest.value[iv] for iv in st.op.axis)
         outs = [view(st.origin_op.output, [out_idx], intrin.op.shape, "output", intrin.op.name)]
         body, reset, update = intrin.statements(ins, outs)
-        outer_red = [nest.loop_var[iv] for iv in leaves[:pos] if st._is_reduce(iv)]
+        outer_red = [nest.loop_var[iv] for iv in leaves[:pos] if st.is_reduce_axis(iv)]
         if not outer_red:
             return self._guard(nest, ir.AttrStmt("tensorize", intrin.name, body))
         if reset is None:
@@ -346,7 +337,7 @@ class Lowering:
         nest = self.nests[st]
         leaves = st.leaf_iter_vars
         red = nest.body.op is Op.REDUCE
-        first_red = next((p for p, iv in enumerate(leaves) if st._is_reduce(iv)), len(leaves))
+        first_red = next((p for p, iv in enumerate(leaves) if st.is_reduce_axis(iv)), len(leaves))
         tensorized = next((p for p, iv in enumerate(leaves) if _intrin(st, iv)), None)
 
         def build(pos: int) -> ir.Stmt:

@@ -36,6 +36,7 @@ cli.add_command(info)
 cli.add_command(disasm)
 cli.add_command(sim)
 cli.add_command(example)
+cli.add_command(__import__("driver.cli.hw", fromlist=["hw"]).hw)
 
 
 def main() -> None:

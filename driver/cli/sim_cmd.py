@@ -7,7 +7,7 @@ import click
 import numpy as np
 
 from driver.cli.errors import friendly
-from sim import functional
+from sim import cycle, functional
 from vta_hw.program import Program
 
 
@@ -25,13 +25,27 @@ def _check(prog: Program, dram: np.ndarray, ref_path: str) -> list[str]:
 
 @click.command()
 @click.argument("program", type=click.Path(exists=True, dir_okay=False))
+@click.option("--model", type=click.Choice(["functional", "cycle"]), default="functional",
+              show_default=True,
+              help="functional: values and event counters; cycle: also cycles, stalls, "
+                   "utilization and DRAM bandwidth (sim.cycle)")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
 @click.option("--check", "ref", type=click.Path(exists=True, dir_okay=False),
               help="an .npz of expected buffers; exit 1 if any differs")
+@click.option("--trace", "trace_path", type=click.Path(dir_okay=False),
+              help="(cycle model) write a Chrome trace (Perfetto, chrome://tracing)")
+@click.option("--plot", "plot_path", type=click.Path(dir_okay=False),
+              help="(cycle model) draw the utilization timeline to an image (PNG)")
 @friendly
-def sim(program: str, as_json: bool, ref: str | None) -> None:
-    """Run PROGRAM on the functional simulator and print its counters."""
+def sim(program: str, model: str, as_json: bool, ref: str | None, trace_path: str | None,
+        plot_path: str | None) -> None:
+    """Run PROGRAM on a simulator and print its counters."""
+    if model != "cycle" and (trace_path or plot_path):
+        raise click.UsageError("--trace and --plot need --model cycle")
     prog = Program.load(program)
+    if model == "cycle":
+        _sim_cycle(program, prog, as_json, ref, trace_path, plot_path)
+        return
     result = functional.run(prog)
     mismatches = _check(prog, result.dram, ref) if ref else []
     report = {"program": program, "config": prog.config.name, "model": "functional",
@@ -50,5 +64,35 @@ def sim(program: str, as_json: bool, ref: str | None) -> None:
         if ref:
             click.echo("  check: " + ("all buffers match the reference" if not mismatches
                                       else "; ".join(mismatches)))
+    if mismatches:
+        raise SystemExit(1)
+
+
+def _sim_cycle(program: str, prog: Program, as_json: bool, ref: str | None,
+               trace_path: str | None, plot_path: str | None) -> None:
+    result = cycle.run(prog, trace=bool(trace_path or plot_path))
+    if trace_path:
+        result.trace.write_chrome(trace_path)
+    if plot_path:
+        result.trace.plot(plot_path, title=f"{program} on {prog.config.name}: "
+                                           f"{result.cycles} cycles")
+    mismatches = _check(prog, result.dram, ref) if ref else []
+    report = {"program": program, "config": prog.config.name, "model": "cycle",
+              **result.to_dict()}
+    report["leftover_tokens"] = {k: v for k, v in report["leftover_tokens"].items() if v}
+    if ref:
+        report["check"] = {"reference": ref, "ok": not mismatches, "mismatches": mismatches}
+    if as_json:
+        click.echo(json.dumps(report))
+    else:
+        click.echo(f"{program}: config {prog.config.name}, cycle model")
+        click.echo(result.report())
+        if trace_path:
+            click.echo(f"trace: {trace_path}")
+        if plot_path:
+            click.echo(f"plot: {plot_path}")
+        if ref:
+            click.echo("check: " + ("all buffers match the reference" if not mismatches
+                                    else "; ".join(mismatches)))
     if mismatches:
         raise SystemExit(1)

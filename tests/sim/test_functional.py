@@ -15,7 +15,8 @@ INP, WGT, UOP, ACC, OUT = MemId.INP, MemId.WGT, MemId.UOP, MemId.ACC, MemId.OUT
 
 def rows(n, cfg, lo=0):
     """``n`` INP/OUT-shaped elements holding lo, lo+1, ... (int8)."""
-    return (np.arange(n * cfg.BATCH * cfg.BLOCK) + lo).astype(np.int8).reshape(n, cfg.BATCH, cfg.BLOCK)
+    values = np.arange(n * cfg.BATCH * cfg.BLOCK) + lo
+    return values.astype(np.int8).reshape(n, cfg.BATCH, cfg.BLOCK)
 
 
 # ---- LOAD / STORE -------------------------------------------------------------------
@@ -392,3 +393,14 @@ def test_bad_arguments(small_cfg):
         run(p, schedule="fifo")
     with pytest.raises(ValueError, match="dram must be a 1-D uint8 array, not int32"):
         run(p, np.zeros(p.dram_bytes, np.int32))
+
+
+@pytest.mark.parametrize("preset", preset_names())
+def test_vectorized_uop_decode_equals_isa_decode_uop(preset):
+    from sim.machine import Machine
+    from vta_hw.isa import decode_uop
+    cfg = load_config(preset)
+    words = np.random.default_rng(3).integers(0, 2**32, 64, dtype=np.uint64).astype(np.uint32)
+    got = Machine(cfg)._decode_uops(words.view(np.uint8).reshape(-1, 4))
+    want = [[u.dst, u.src, u.wgt] for u in (decode_uop(int(w), cfg) for w in words)]
+    assert got.tolist() == want

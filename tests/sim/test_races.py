@@ -60,3 +60,12 @@ def test_dropping_any_needed_pop_from_generated_programs_is_caught():
                         dataclasses.replace(insn, **{flag: False})] + p.insns[k + 1:])
                     caught += bool(find_races(q))
     assert caught > 20  # without spare tokens almost every pop guards some access
+
+
+def test_store_into_the_instruction_stream_is_a_race(small_cfg):
+    p = Builder(small_cfg).program([Store(y_size=1, x_size=1, x_stride=1), Finish()])
+    p.insns[0] = Store(dram_base=p.insn_base // small_cfg.out_elem_bytes + 1, y_size=1,
+                       x_size=1, x_stride=1)
+    races = find_races(p)
+    assert [(r.kind, r.resource, r.location, r.first, r.second) for r in races] == [
+        ("WAR", "dram", p.insn_base + 4, ("fetch", -1), ("store", 0))]

@@ -176,3 +176,53 @@ def test_token_planner_orders_store_before_a_later_load_through_compute():
     assert insns[2].pop_next
     res = run(Program(load_config(), insns, [], [], insn_base=0, uop_base=0, dram_bytes=4096))
     assert not any(res.leftover_tokens.values())
+
+
+def test_without_overlap_every_iteration_is_independent():
+    """kinds without "overlap": no GEMM/ALU writes a dst twice or reads (ALU src) an entry
+    another of its iterations writes. Checked on the uop SRAM as the program leaves it."""
+    from sim.machine import Machine
+    cfg = load_config("1x8_i8w8a32_11_12_13_14")
+    checked = 0
+    for seed in range(30):
+        p, _ = random_program(cfg, seed, kinds=ALL_KINDS - {"overlap"})
+        m, img = Machine(cfg), p.dram_image()
+        for k, insn in enumerate(p.insns):  # program order is one valid order (race-free)
+            if isinstance(insn, (Gemm, Alu)) and insn.uop_end > insn.uop_bgn:
+                dst, src = (a.tolist() for a in m.indices(insn, ("dst", "src")))
+                assert len(set(dst)) == len(dst), describe_program(p)
+                if isinstance(insn, Alu) and not (insn.use_imm or insn.reset):
+                    assert all(s == d or s not in dst for s, d in zip(src, dst))
+                checked += 1
+            m.execute(insn, k, img)
+    assert checked > 50
+
+
+def test_with_overlap_some_iterations_depend_on_each_other():
+    from sim.machine import Machine
+    cfg = load_config("1x8_i8w8a32_11_12_13_14")
+    repeated = 0
+    for seed in range(20):
+        p, _ = random_program(cfg, seed)
+        m, img = Machine(cfg), p.dram_image()
+        for k, insn in enumerate(p.insns):
+            if isinstance(insn, (Gemm, Alu)) and insn.uop_end > insn.uop_bgn:
+                (dst,) = m.indices(insn, ("dst",))
+                repeated += len(set(dst.tolist())) < dst.size
+            m.execute(insn, k, img)
+    assert repeated > 5
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("preset", preset_names())
+def test_soak_many_seeds(preset):
+    """Many more seeds than the quick test (deselected with -m 'not slow')."""
+    cfg = load_config(preset)
+    for seed in range(1000, 1300):
+        p, _ = random_program(cfg, seed, size=("tiny", "small", "medium")[seed % 3])
+        res = run(p)
+        assert res.finished and not any(res.leftover_tokens.values())
+        assert find_races(p) == [], f"{preset} seed={seed}\n{describe_program(p)}"
+        other = run(p, schedule="random", seed=seed, cmd_queue_depth=timing.CMD_QUEUE_DEPTH,
+                    token_queue_depth=timing.TOKEN_QUEUE_DEPTH)
+        assert np.array_equal(other.dram, res.dram)

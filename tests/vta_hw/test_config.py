@@ -12,7 +12,8 @@ def test_default_preset_derived_sizes():
     cfg = load_config()
     assert cfg.name == DEFAULT_PRESET == "1x16_i8w8a32_15_15_18_17"
     assert (cfg.BATCH, cfg.BLOCK_IN, cfg.BLOCK_OUT) == (1, 16, 16)
-    assert (cfg.inp_depth, cfg.wgt_depth, cfg.acc_depth, cfg.uop_depth) == (2048, 1024, 2048, 8192)
+    depths = (cfg.inp_depth, cfg.wgt_depth, cfg.acc_depth, cfg.uop_depth)
+    assert depths == (2048, 1024, 2048, 8192)
     assert cfg.out_depth == cfg.acc_depth
     assert (cfg.inp_elem_bytes, cfg.wgt_elem_bytes, cfg.acc_elem_bytes, cfg.out_elem_bytes,
             cfg.uop_elem_bytes) == (16, 256, 64, 16, 4)
@@ -26,7 +27,8 @@ def test_elem_bytes_and_depth_by_name():
     cfg = load_config()
     assert [cfg.elem_bytes(m) for m in ("uop", "wgt", "inp", "acc", "out")] == [4, 256, 16, 64, 16]
     assert cfg.depth("ACC") == 2048
-    with pytest.raises(ConfigError, match="buffer must be one of uop, wgt, inp, acc, out, not 'psum'"):
+    with pytest.raises(ConfigError,
+                       match="buffer must be one of uop, wgt, inp, acc, out, not 'psum'"):
         cfg.depth("psum")
 
 
@@ -62,7 +64,8 @@ def test_config_from_json_file(tmp_path):
 
 @pytest.mark.parametrize("kwargs,message", [
     ({"LOG_BLOCK": 7}, r"LOG_BLOCK must be in \[1, 6\] \(BLOCK is 2..64\), not 7"),
-    ({"LOG_ACC_WIDTH": 4}, r"LOG_ACC_WIDTH must be in \[5, 5\] \(the accumulators are int32\), not 4"),
+    ({"LOG_ACC_WIDTH": 4},
+     r"LOG_ACC_WIDTH must be in \[5, 5\] \(the accumulators are int32\), not 4"),
     ({"LOG_BATCH": "0"}, r"LOG_BATCH must be an int, not '0'"),
     ({"LOG_BATCH": True}, r"LOG_BATCH must be an int, not True"),
     ({"BUS_WIDTH": 48}, r"BUS_WIDTH must be one of 32, 64, 128, 256, 512 bits, not 48"),

@@ -64,7 +64,8 @@ def test_buffer_errors():
     p, _ = sample()
     with pytest.raises(KeyError, match="program has no buffer 'z'; buffers: w, x, acc, y"):
         p.buffer("z")
-    with pytest.raises(ValueError, match=r"buffer 'x' has shape \(2, 1, 8\); got an array of \(3,\)"):
+    with pytest.raises(ValueError,
+                       match=r"buffer 'x' has shape \(2, 1, 8\); got an array of \(3,\)"):
         p.dram_image({"x": np.zeros(3)})
     lay = DramLayout(p.config)
     lay.alloc("a", (1,), "int8")

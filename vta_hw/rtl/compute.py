@@ -41,7 +41,8 @@ from vta_hw.rtl.gemm import MacArray
 from vta_hw.rtl.memport import MemPortSignature, SramWriteSignature
 from vta_hw.rtl.ports import cmd_read_signature, token_pop_signature, token_push_signature
 
-#: Cycles spent in DRAIN after the last issue (pipeline stages S1..S3).
+#: Cycles spent in DRAIN after the last issue (pipeline stages S1..S3); RETIRE follows,
+#: so RETIRE comes ``timing.GEMM_PIPELINE_DEPTH`` cycles after the last issue.
 DRAIN_CYCLES = 3
 
 

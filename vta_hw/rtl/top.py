@@ -50,6 +50,22 @@ class RtlParams:
         return cls(t.max_burst_beats, t.page_bytes)
 
 
+#: The contract values this RTL implements (``vta_hw.timing``); a different value
+#: there needs an RTL change first.
+IMPLEMENTED = {"FETCH_CYCLES_PER_INSN": 1, "TOKEN_LATENCY": 1, "INSN_DECODE_CYCLES": 1,
+               "GEMM_CYCLES_PER_UOP": 1, "ALU_CYCLES_PER_UOP": 1,
+               "GEMM_PIPELINE_DEPTH": 4, "ALU_PIPELINE_DEPTH": 4,
+               "ARBITER_PRIORITY": ("fetch", "load", "compute", "store")}
+
+
+def check_contract() -> None:
+    """Raise ValueError if ``vta_hw.timing`` asks for something this RTL does not do."""
+    for name, value in IMPLEMENTED.items():
+        if getattr(timing, name) != value:
+            raise ValueError(f"vta_hw.timing.{name} is {getattr(timing, name)!r} but the RTL "
+                             f"implements {value!r}; change vta_hw/rtl first")
+
+
 class VTA(wiring.Component):
     """The accelerator for ``cfg`` (``params``: burst rules, default ``RtlParams()``).
 
@@ -60,6 +76,7 @@ class VTA(wiring.Component):
     """
 
     def __init__(self, cfg: VTAConfig, params: RtlParams | None = None):
+        check_contract()
         self.cfg = cfg
         self.params = params or RtlParams()
         p = self.params

@@ -15,6 +15,8 @@ Conventions (2-D, NCHW; the frontend turns ONNX auto_pad into explicit pads):
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
@@ -61,7 +63,7 @@ def _conv_primal_shapes(src, a):
 
 def _out_layout(a):
     kl = a.get("kernel_layout", "OIHW")
-    blocks = {c: n for n, c in __import__("re").findall(r"(\d+)([a-z])", kl)}
+    blocks = {c: n for n, c in re.findall(r"(\d+)([a-z])", kl)}
     return f"NCHW{blocks['o']}c" if "o" in blocks else "NCHW"
 
 

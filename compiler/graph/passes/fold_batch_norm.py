@@ -62,7 +62,7 @@ def fold_batch_norm(graph: Graph, params: dict) -> tuple[Graph, dict]:
             memo[n] = make(Op.ADD, conv, new_param(f"{n.label or 'bn'}_bias", b.reshape(cshape).astype(w.dtype)),
                            label=n.label)
         else:
-            mul = make(Op.MUL, memo[n.src[0]], new_param(f"{n.label or 'bn'}_scale", scale.reshape(cshape)),
+            mul = make(Op.MUL, memo[n.src[0]], new_param(f"{n.label or 'bn'}_scale", scale.reshape(cshape).astype(n.dtype)),
                        label=n.label)
-            memo[n] = make(Op.ADD, mul, new_param(f"{n.label or 'bn'}_shift", shift.reshape(cshape)), label=n.label)
+            memo[n] = make(Op.ADD, mul, new_param(f"{n.label or 'bn'}_shift", shift.reshape(cshape).astype(n.dtype)), label=n.label)
     return Graph(graph.inputs, tuple(memo[o] for o in graph.outputs), graph.output_names), out

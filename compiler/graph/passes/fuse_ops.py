@@ -12,8 +12,10 @@ one output (its root), so groups never form cycles.
 
 Every compute node ends up in a FUSED node (singletons too): src = the
 group's external inputs (activations, INPUTs and PARAMs), attrs body = a
-`Graph` over INPUT placeholders "p0", "p1", ... with the group's ops, and
-name = "fused_" + op names. The lowering stage turns each FUSED node into
+`Graph` over INPUT placeholders "p0", "p1", ... with the group's ops,
+name = "fused_" + op names, and pattern = the name of the group's highest
+`Kind` (its master's: "OUT_EWISE_FUSABLE", "REDUCTION", "INJECTIVE" or
+"OPAQUE"), which tells the lowering stage which schedule template to use. The lowering stage turns each FUSED node into
 one kernel.
 """
 
@@ -85,5 +87,7 @@ def fuse_ops(graph: Graph, params: dict) -> tuple[Graph, dict]:
         for m in members:
             local[m] = m.with_src(*(local[s] for s in m.src))
         body = Graph(body_in, (local[n],), ("",))
-        outer[n] = make(Op.FUSED, *(outer[s] for s in ext), label=n.label, body=body, name=_fused_name(members))
+        pattern = max(kind_of(m.op) for m in members).name
+        outer[n] = make(Op.FUSED, *(outer[s] for s in ext), label=n.label, body=body, name=_fused_name(members),
+                        pattern=pattern)
     return Graph(graph.inputs, tuple(outer[o] for o in graph.outputs), graph.output_names), dict(params)

@@ -162,3 +162,20 @@ def test_matmul_config_errors():
         topi.matmul_packed(8, 40, 8, 32)
     assert all(c.nb % 16 == 0 for c in topi.candidate_configs(512))
     assert all(c.nb % 8 == 0 for c in topi.candidate_configs(256))
+
+
+def test_avx2_matmul_tiles_on_an_avx2_target():
+    from compiler.codegen import host_target
+    if "+avx2" not in host_target().features:
+        pytest.skip("host cannot run AVX2 code")
+    cfg = topi.candidate_configs(256)[0]
+    M, N, K = 2 * cfg.mr + 1, 2 * cfg.nb, 19
+    A, B, C = topi.matmul_packed(M, N, K, cfg.nb)
+    f = build(topi.schedule_matmul_cpu(C, cfg), [A, B, C], target="llvm -mcpu=haswell",
+              fp_contract=True)
+    assert "ymm" in f.assembly() and "zmm" not in f.assembly()
+    a = RNG.standard_normal((M, K), dtype=np.float32)
+    b = RNG.standard_normal((K, N), dtype=np.float32)
+    c = np.zeros((M, N), "float32")
+    f(a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)

@@ -121,3 +121,24 @@ def test_explicit_cpu_overrides_host_features():
     b = np.zeros(256, "float32")
     m(a, b)
     np.testing.assert_array_equal(b, a * 2 + 1)
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler to link")
+def test_shared_library_with_several_kernels_and_scalar_params(tmp_path):
+    from compiler.tir import ir as T
+    from compiler.tir.ops import ForKind
+    n = 32
+    x = T.Buffer("x", "int32", (n,))
+    k = T.var("k", "int32")
+    i = T.var("i")
+    add = T.PrimFunc("add_k", (x, k), T.For(i, T.const(0), T.const(n), ForKind.PARALLEL,
+                                           T.Store(x, T.load(x, [i]) + k, (i,))))
+    neg = T.PrimFunc("negate", (x,), T.For(i, T.const(0), T.const(n), ForKind.SERIAL,
+                                          T.Store(x, T.const(0) - T.load(x, [i]), (i,))))
+    lib = load_library(build([add, neg]).export_library(str(tmp_path / "libtwo.so")))
+    a = np.arange(n, dtype="int32")
+    lib["add_k"](a, 5)
+    lib["negate"](a)
+    np.testing.assert_array_equal(a, -(np.arange(n) + 5))
+    with pytest.raises(TypeError, match="library has kernels add_k, negate"):
+        lib(a)

@@ -41,6 +41,23 @@ def test_parallel_2d_matches_interpreter_and_calls_libgomp():
     assert "GOMP_parallel" in compile_funcs(f).llvm_ir
 
 
+@pytest.mark.parametrize("schedule", ["static", "dynamic"])
+def test_parallel_schedules_cover_every_iteration_once(schedule, monkeypatch):
+    import compiler.codegen.llvm as backend
+    monkeypatch.setattr(backend, "PARALLEL_SCHEDULE", schedule)
+    for n in (1, 2, 3, 17, 1000):
+        A = T.Buffer("A", "int32", (n,))
+        i = T.var("i")
+        f = T.PrimFunc("count", (A,), loop(i, n, T.Store(A, T.load(A, [i]) + c(1), (i,)),
+                                           ForKind.PARALLEL))
+        a = np.zeros(n, "int32")
+        m = compile_funcs(f)
+        m(a)
+        m(a)
+        np.testing.assert_array_equal(a, 2)
+        assert ("atomicrmw" in m.llvm_ir) == (schedule == "dynamic")
+
+
 def test_parallel_inside_serial_and_nested_parallel():
     M, N = 5, 40
     A = T.Buffer("A", "int32", (M, N))

@@ -153,3 +153,62 @@ def test_initializer_listed_as_input_is_a_param():
                [numpy_helper.from_array(np.ones(3, np.float32), "b")])
     graph, params = from_onnx(m)
     assert [n.name for n in graph.inputs] == ["x"] and list(params) == ["b"]
+
+
+def test_parse_input_shape_cli_form():
+    from compiler.frontend import parse_input_shape, parse_input_shapes
+    assert parse_input_shape("images:1x3x224x224") == ("images", (1, 3, 224, 224))
+    assert parse_input_shape("ns:x:2X4") == ("ns:x", (2, 4))
+    assert parse_input_shapes(["a:1", "b:2x3"]) == {"a": (1,), "b": (2, 3)}
+    for bad in ("1x3x224x224", "x:", "x:1x0", "x:1xa"):
+        with pytest.raises(FrontendError, match=f"input shape must look like name:1x3x224x224.*not {bad!r}"):
+            parse_input_shape(bad)
+    with pytest.raises(FrontendError, match="given twice"):
+        parse_input_shapes(["a:1", "a:2"])
+
+
+def test_qdq_model_folds_weight_dequantization():
+    """QDQ (QuantizeLinear -> DequantizeLinear around a conv with int8 weights), as quantization tools emit."""
+    rng = np.random.default_rng(0)
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 6, 6])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    inits = [numpy_helper.from_array(rng.integers(-127, 127, (4, 3, 3, 3)).astype(np.int8), "wq"),
+             numpy_helper.from_array(np.full(4, 0.01, np.float32), "ws"),
+             numpy_helper.from_array(np.zeros(4, np.int8), "wz"),
+             numpy_helper.from_array(np.float32(0.05), "xs"), numpy_helper.from_array(np.uint8(128), "xz")]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
+             helper.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xd"]),
+             helper.make_node("DequantizeLinear", ["wq", "ws", "wz"], ["wd"], axis=0),
+             helper.make_node("Conv", ["xd", "wd"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c"], ["y"])]
+    m = _model(nodes, [x], [y], inits, opset=13)
+    graph, params = from_onnx(m)
+    assert [n.op for n in graph.nodes() if n.op is not Op.PARAM] == [Op.INPUT, Op.QUANTIZE, Op.DEQUANTIZE,
+                                                                      Op.CONV2D, Op.RELU]
+    feeds = {"x": rng.uniform(-3, 3, (1, 3, 6, 6)).astype(np.float32)}
+    assert_close(run(graph, params, feeds)[0], ort_run(m, feeds)[0], rel=1e-5)
+
+
+@pytest.mark.parametrize("shape,wshape", [((1, 2, 8), (3, 2, 3)), ((1, 2, 4, 4, 4), (3, 2, 1, 1, 1))])
+def test_non_2d_conv_is_rejected(shape, wshape):
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    w = numpy_helper.from_array(np.zeros(wshape, np.float32), "w")
+    m = _model([helper.make_node("Conv", ["x", "w"], ["y"], name="c")], [x], [y], [w])
+    with pytest.raises(FrontendError, match=r"Conv node 'c': only 2-D \(NCHW\) inputs are supported"):
+        from_onnx(m)
+
+
+def test_legacy_attribute_forms_are_accepted():
+    """Clip min/max, Pad pads/value and Slice starts/ends/axes as attributes (their pre-opset-11 forms,
+    still found in version-converted models) convert like the input forms."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 5])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    nodes = [helper.make_node("Clip", ["x"], ["c"], min=-0.5, max=0.25),
+             helper.make_node("Pad", ["c"], ["p"], pads=[0, 1, 1, 0], value=9.0),
+             helper.make_node("Slice", ["p"], ["y"], starts=[1, -4], ends=[3, 100], axes=[0, 1])]
+    m = onnx.helper.make_model(helper.make_graph(nodes, "g", [x], [y]), opset_imports=[helper.make_opsetid("", 11)])
+    graph, params = from_onnx(m)
+    v = np.random.default_rng(1).uniform(-1, 1, (2, 5)).astype(np.float32)
+    expected = np.pad(np.clip(v, -0.5, 0.25), ((0, 1), (1, 0)), constant_values=9.0)[1:3, -4:]
+    np.testing.assert_array_equal(run(graph, params, {"x": v})[0], expected)

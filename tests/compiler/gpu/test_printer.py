@@ -128,3 +128,29 @@ def test_names_are_sanitized():
     code = opencl.print_kernel(f).code
     assert "A_global[i_outer] = 0.0f;" in code
     assert re.search(r"int i_outer = \(\(int\)get_local_id\(0\)\);", code)
+
+
+def test_kernels_are_in_the_verified_flat_form():
+    from compiler.tir import verify
+    for f in (gpu.matmul(256, 256, 64), gpu.matmul(128, 128, 16, "float16", prefetch=False),
+              gpu.matmul_naive(32, 32, 8), gpu.add_relu(1001), gpu.add_relu(100, "float16"),
+              gpu.sigmoid_mul(77), gpu.softmax_rows(3, 100, "float16")):
+        verify(f, flat=True)
+
+
+def test_buffers_allocated_in_sibling_scopes_print_once_per_scope():
+    # loop partitioning copies a loop body, and with it the Allocate of its buffers
+    tx = ir.var("tx")
+    A = ir.Buffer("A", "float32", (64,))
+    sh = ir.Buffer("sh", "float32", (64,), scope="shared")
+    loc = ir.Buffer("loc", "float32", (1,), scope="local")
+
+    def part(k):
+        return ir.Allocate(sh, ir.Allocate(loc, ir.seq(
+            ir.Store(loc, ir.load(A, [tx]) + float(k), (ir.const(0),)),
+            ir.Store(sh, ir.load(loc, [ir.const(0)]), (tx,)),
+            ir.Store(A, ir.load(sh, [63 - tx]), (tx,)))))
+    f = ir.PrimFunc("k", (A,), ir.For(tx, ir.const(0), ir.const(64), S, ir.seq(part(1), part(2)), "threadIdx.x"))
+    code = opencl.print_kernel(f).code
+    assert code.count("__local float sh[64]") == 1 and code.count("float loc[1];") == 2
+    assert code.count("barrier(CLK_LOCAL_MEM_FENCE);") == 3   # RAW, WAR, RAW

@@ -304,3 +304,20 @@ def test_conv1d_with_padding_and_offset_reduce_axis(run, rand):
     out, _ = run(s, [X, W, Z], {"X": x, "W": w})
     y = np.convolve(x, w[::-1], mode="same")
     np.testing.assert_allclose(out["Z"], y * (w[1] + w[2]), rtol=1e-5, atol=1e-6)
+
+
+def test_compute_at_fused_axis_and_cache_read_for_two_readers(run, rand):
+    A = te.placeholder((3, 5), name="A")
+    B = te.compute((3, 5), lambda i, j: A[i, j] * 2.0, name="B")
+    C = te.compute((3, 5), lambda i, j: B[i, j] + 1.0, name="C")
+    D = te.compute((3, 5), lambda i, j: A[i, j] - C[i, j], name="D")
+    s = te.create_schedule(D)
+    AL = s.cache_read(A, "local", [B, D])
+    f = s[C].fuse(*C.op.axis)
+    fo, fi = s[C].split(f, 4)
+    s[B].compute_at(s[C], fo)
+    a = rand(3, 5)
+    out, func = run(s, [A, D], {"A": a})
+    np.testing.assert_allclose(out["D"], a - (a * 2 + 1), rtol=1e-6)
+    assert {b.name: b.shape for b in _allocs(func)} == {"A.local": (3, 5), "C": (3, 5), "B": (2, 5)}
+    assert AL.name == "A.local"

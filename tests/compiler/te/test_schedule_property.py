@@ -33,15 +33,16 @@ def test_random_schedule_matches_numpy(case):
     leaves = [*s[C].split(i, factors[0]), *s[C].split(j, factors[1]), *s[C].split(r, factors[2])]
     order = [leaves[p] for p in perm]
     s[C].reorder(*order)
-    if vec and not s[C]._is_reduce(order[-1]):
+    if vec and not s[C].is_reduce_axis(order[-1]):
         s[C].vectorize(order[-1])
-    if par and not s[C]._is_reduce(order[0]):
+    if par and not s[C].is_reduce_axis(order[0]):
         s[C].parallel(order[0])
     if unr:
         s[C].unroll(order[2])
     if attach >= 0:
         s[Bias].compute_at(s[D], s[D].split(D.op.axis[attach % 2], 2)[attach // 2 % 2])
     func = tir.lower(s, [A, B, D], "f", check=True)
+    assert "# vectorized" not in repr(func) and "# unrolled" not in repr(func)
     a = np.arange(m * k, dtype="float32").reshape(m, k) - 3
     b = np.arange(k * n, dtype="float32").reshape(k, n) % 5
     d = np.zeros((m, n), "float32")

@@ -3,7 +3,7 @@
 import pytest
 
 from compiler.tir import ir
-from compiler.tir.bounds import const_bounds, interval
+from compiler.tir.bounds import const_bounds, interval, max_by_enumeration
 from compiler.tir.ops import ForKind
 from compiler.tir.simplify import simplify_expr, simplify_stmt
 
@@ -86,3 +86,12 @@ def test_symbolic_interval():
     lo, hi = interval(i * 4 + j + k, {j: (ir.const(0), ir.const(3)), k: (ir.const(0), ir.const(2))})
     assert simplify_expr(lo) == i * 4 and simplify_expr(hi) == i * 4 + 5
     assert interval(ir.var("n") * j, {j: (ir.const(0), ir.const(3))}) is None
+
+
+def test_max_by_enumeration_is_exact_where_intervals_are_loose():
+    f = ir.var("f")
+    ext = (f * 4 + 3) // 5 - (f * 4) // 5 + 1
+    assert const_bounds(ext, {f: (0, 3)})[1] == 4
+    assert max_by_enumeration(ext, {f: (0, 3)}) == 2
+    assert max_by_enumeration(ext, {}) is None
+    assert max_by_enumeration(ext, {f: (0, 10**6)}) is None

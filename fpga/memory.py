@@ -1,0 +1,98 @@
+"""On-chip block RAM standing in for DRAM: the accelerator's memory port plus a host word port.
+
+``BlockRamMemory(bus_width, max_burst_beats, mem_bytes)`` answers the
+accelerator's burst port ``mem`` (``vta_hw.rtl.memport``) from one block RAM
+of ``mem_bytes`` bytes, ``bus_width`` bits a row, one burst at a time:
+
+- a read burst accepted in cycle g puts beat k on ``rd_data`` in cycle
+  g + 2 + k (latency 2, one beat a cycle);
+- a write burst raises ``wr_ready`` from cycle g + 1, takes one beat a cycle
+  and pulses ``wr_done`` the cycle after the last beat.
+
+Addresses wrap modulo ``mem_bytes`` (the host bridge checks its own ranges).
+
+The host port ``host_*`` moves one 32-bit word at byte address ``host_addr``
+(a multiple of 4): hold ``host_req`` until ``host_ack`` (one cycle); a read's
+word is on ``host_rdata`` with the ack. Host accesses are served between
+bursts and take precedence over a waiting burst.
+"""
+from __future__ import annotations
+
+from amaranth import Module, Signal
+from amaranth.lib import memory, wiring
+from amaranth.lib.wiring import In, Out
+
+from vta_hw.rtl.memport import ADDR_BITS, MemPortSignature, len_bits
+
+
+class BlockRamMemory(wiring.Component):
+    """Raises ValueError: ``mem_bytes`` not a power of two of at least one bus row."""
+
+    def __init__(self, bus_width: int, max_burst_beats: int, mem_bytes: int):
+        bb = bus_width // 8
+        if (not isinstance(mem_bytes, int) or mem_bytes < max(bb, 4)
+                or mem_bytes & (mem_bytes - 1)):
+            raise ValueError(f"mem_bytes must be a power of two of at least {max(bb, 4)}, "
+                             f"not {mem_bytes!r}")
+        self.bus_width, self.mem_bytes = bus_width, mem_bytes
+        self.depth = mem_bytes // bb
+        super().__init__({
+            "mem": In(MemPortSignature(bus_width, max_burst_beats)),
+            "host_req": In(1), "host_we": In(1), "host_addr": In(ADDR_BITS),
+            "host_wdata": In(32), "host_rdata": Out(32), "host_ack": Out(1)})
+
+    def elaborate(self, platform):
+        m = Module()
+        bb, lanes = self.bus_width // 8, self.bus_width // 32
+        row_shift = bb.bit_length() - 1
+        m.submodules.ram = ram = memory.Memory(shape=self.bus_width, depth=self.depth, init=[])
+        rd = ram.read_port()
+        wr = ram.write_port(granularity=8)
+        mem = self.mem
+        row = Signal(range(self.depth))
+        left = Signal(len_bits(mem.signature.max_burst_beats) + 1)
+        rd_pending = Signal()
+        lane = Signal(range(max(lanes, 2)))
+        m.d.sync += [rd_pending.eq(0), mem.wr_done.eq(0)]
+        m.d.comb += mem.rd_valid.eq(rd_pending)
+        m.d.comb += [mem.rd_data.eq(rd.data), wr.data.eq(mem.wr_data), rd.addr.eq(row)]
+        host_row = self.host_addr[row_shift:row_shift + max(self.depth.bit_length() - 1, 1)]
+        with m.FSM():
+            with m.State("IDLE"):
+                with m.If(self.host_req):
+                    with m.If(self.host_we):
+                        m.d.comb += [wr.addr.eq(host_row), self.host_ack.eq(1)]
+                        for k in range(lanes):
+                            m.d.comb += wr.data.word_select(k, 32).eq(self.host_wdata)
+                            with m.If((self.host_addr[2:row_shift] == k) if lanes > 1 else 1):
+                                m.d.comb += wr.en.word_select(k, 4).eq(0xF)
+                    with m.Else():
+                        m.d.comb += rd.addr.eq(host_row)
+                        if lanes > 1:
+                            m.d.sync += lane.eq(self.host_addr[2:row_shift])
+                        m.next = "HOST_READ"
+                with m.Else():
+                    m.d.comb += mem.cmd_ready.eq(1)
+                    with m.If(mem.cmd_valid):
+                        m.d.sync += [row.eq(mem.cmd_addr[row_shift:]), left.eq(mem.cmd_len)]
+                        with m.If(mem.cmd_write):
+                            m.next = "WRITE"
+                        with m.Else():
+                            m.next = "READ"
+            with m.State("HOST_READ"):
+                m.d.comb += [self.host_rdata.eq(rd.data.word_select(lane, 32) if lanes > 1
+                                                else rd.data), self.host_ack.eq(1)]
+                m.next = "IDLE"
+            with m.State("READ"):
+                m.d.sync += [rd_pending.eq(1), row.eq(row + 1), left.eq(left - 1)]
+                with m.If(left == 1):
+                    m.next = "IDLE"
+            with m.State("WRITE"):
+                m.d.comb += [mem.wr_ready.eq(1), wr.addr.eq(row)]
+                with m.If(mem.wr_valid):
+                    m.d.comb += wr.en.eq(-1)
+                    m.d.sync += [row.eq(row + 1), left.eq(left - 1)]
+                    with m.If(left == 1):
+                        m.d.sync += mem.wr_done.eq(1)
+                        m.next = "IDLE"
+        return m
