@@ -67,7 +67,9 @@ STATUS_NAMES = {ST_OK: "ok", ST_BAD_CHECKSUM: "bad checksum", ST_BAD_COMMAND: "b
 HEADER_BYTES = 7
 #: Largest ``count`` of one WRITE_MEM / READ_MEM frame, words.
 MAX_WORDS = 0xFFFF
-#: Number of accelerator registers (``vta_hw.rtl.control``).
+#: The accelerator's registers (``vta_hw.rtl.control``; a test pins them equal).
+REG_CTRL, REG_INSN_BASE, REG_INSN_COUNT, REG_CYCLES = 0, 1, 2, 3
+REG_BUSY = {"fetch": 4, "load": 5, "compute": 6, "store": 7}
 NUM_REGS = 8
 #: A partly received frame is dropped after this many byte times without a byte.
 IDLE_BYTES = 64

@@ -6,7 +6,6 @@ buffering; a byte that completes while the previous one is unread replaces it
 and sets ``overrun`` for one cycle). ``UartTx``: the byte on ``data`` is taken
 when ``valid`` and ``ready`` are both high; ``tx`` is the pin.
 """
-from __future__ import annotations
 
 from amaranth import Cat, Module, Signal
 from amaranth.lib import wiring

@@ -60,6 +60,7 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import heapq
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -71,6 +72,10 @@ from vta_hw import timing as T
 from vta_hw.isa import Alu, Finish, Gemm, Store
 from vta_hw.program import Program
 from vta_hw.timing import DramTiming
+
+if TYPE_CHECKING:
+    from sim.counters import Counters
+    from sim.trace import Trace
 
 MODULES = ("fetch", "load", "compute", "store")
 QUEUES = functional.QUEUES
@@ -180,8 +185,8 @@ class CycleResult:
     dram_write_bytes: int
     peak_dram_bytes_per_cycle: float
     leftover_tokens: dict[str, int]
-    counters: object | None = None
-    trace: object | None = None
+    counters: "Counters | None" = None
+    trace: "Trace | None" = None
 
     @property
     def gemm_utilization(self) -> float:

@@ -19,23 +19,7 @@ config's ``BUS_WIDTH / 8``.
 """
 from __future__ import annotations
 
-import dataclasses
-
 from vta_hw.timing import DramTiming
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class Burst:
-    """One burst on the memory port.
-
-    Attributes:
-        addr: first byte (bus aligned).
-        beats: data beats (each ``bus_bytes`` bytes).
-        write: True for a write (STORE), False for a read.
-    """
-    addr: int
-    beats: int
-    write: bool = False
 
 
 class DramModel:

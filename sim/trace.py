@@ -109,12 +109,12 @@ class Trace:
 
         def cover(intervals, weights=None) -> np.ndarray:
             # exact overlap of each weighted [a, b) with each bin
-            acc = np.zeros(bins + 1)
-            if intervals:
-                iv = np.asarray(intervals, dtype=np.float64).reshape(-1, 2)
-                w = (np.ones(len(iv)) if weights is None
-                     else np.asarray(weights, np.float64) / np.maximum(iv[:, 1] - iv[:, 0], 1))
-                acc += _integral(edges, iv[:, 0], w) - _integral(edges, iv[:, 1], w)
+            if not intervals:
+                return np.zeros(bins)
+            iv = np.asarray(intervals, dtype=np.float64).reshape(-1, 2)
+            w = (np.ones(len(iv)) if weights is None
+                 else np.asarray(weights, np.float64) / np.maximum(iv[:, 1] - iv[:, 0], 1))
+            acc = _integral(edges, iv[:, 0], w) - _integral(edges, iv[:, 1], w)
             return np.diff(acc) / np.diff(edges)
 
         for m in ("fetch", "load", "compute", "store"):
@@ -126,15 +126,14 @@ class Trace:
 
     def plot(self, path: str | Path, bins: int = 200, title: str | None = None) -> None:
         """Draw the utilization timeline (``timeline``) to an image file."""
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        from matplotlib.figure import Figure  # no pyplot: no global backend change
 
         tl = self.timeline(bins)
         mid = (tl["edges"][:-1] + tl["edges"][1:]) / 2
         rows = [(m, f"{m} busy") for m in ("fetch", "load", "compute", "store")] + [
             ("memory", "memory port held"), ("gemm", "GEMM utilization")]
-        fig, axes = plt.subplots(len(rows), 1, figsize=(10, 1.2 * len(rows) + 1), sharex=True)
+        fig = Figure(figsize=(10, 1.2 * len(rows) + 1))
+        axes = fig.subplots(len(rows), 1, sharex=True)
         for ax, (key, label) in zip(axes, rows):
             ax.fill_between(mid, 100 * tl[key], step="mid", alpha=0.7,
                             color="tab:red" if key == "gemm" else "tab:blue")
@@ -145,7 +144,6 @@ class Trace:
         axes[0].set_title(title or f"{self.cycles} cycles")
         fig.tight_layout()
         fig.savefig(path, dpi=110)
-        plt.close(fig)
 
 
 def _integral(edges: np.ndarray, x: np.ndarray, w: np.ndarray) -> np.ndarray:

@@ -46,7 +46,7 @@ next cycle.
 
 Work, with s the TOKENS cycle that popped:
 
-- GEMM / ALU: ``N = iter_out * iter_in * (uop_end - uop_bgn)`` uop iterations
+- GEMM / ALU (``rtl/core.py``): ``N = iter_out * iter_in * (uop_end - uop_bgn)`` uop iterations
   issue in cycles s+1 .. s+N (``GEMM_CYCLES_PER_UOP`` = ``ALU_CYCLES_PER_UOP``
   = 1, no stalls: the accumulator is read one cycle before the write stage
   through ports transparent to the write, so dependent iterations see each
@@ -72,6 +72,23 @@ Work, with s the TOKENS cycle that popped:
   x_size * out_elem_bytes, bus_bytes)``) one after another, each continuing
   the cycle after its write completion; then FIN, then RETIRE.
 - A compute LOAD of another memory (OUT) does nothing: RETIRE from s+1.
+
+The two DMA engines as code (``t`` is the cycle the next step starts in;
+``grant(t)`` the first cycle >= t in which the arbiter accepts the burst;
+``L`` the latency, ``I`` the beat interval)::
+
+    # LOAD, x_size > 0 and at least one row       # STORE, x_size > 0 and y_size > 0
+    t = s + 1                                     t = s + 1
+    for each row:                                 for y in range(y_size):
+        t += 1                       # ROW            t += 1                   # ROW
+        if pad row: t += W                            for n in bursts of row y:
+        else:                                             q = grant(t)
+            t += x_pad_0                                  t = q + 1 + (n-1)*I + L + 1
+            for n in bursts of the row:           FIN = t; RETIRE from t + 1
+                q = grant(t)
+                t = q + L + (n-1)*I + 1
+            t += x_pad_1
+    FIN = t; RETIRE from t + 1
 
 **Memory port** (``rtl/arbiter.py``, the DRAM model of ``DramTiming``, the
 same in ``sim/dram.py`` and the cocotb memory model): in a cycle in which no

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from ..te.schedule import Schedule, ScheduleError, Split, Stage
 from ..te.tensor import REDUCERS, IterVar, PlaceholderOp, Tensor, identity, tensors_read
-from ..te.tensorize import BufferView
+from ..te.tensorize import BufferView, Layout
 from . import ir
 from .bound_infer import box_cover
 from .ops import ForKind, Op
@@ -57,6 +57,9 @@ class Lowering:
         self.stages = [s for s in sch.stages if s.attach != "inline"]
         self.bodies = self._inline()
         self.params = self._params(args)
+        # loop variables named in program order, so producers keep the plain names
+        self.loop_vars = {(st, iv): ir.var(self._unique(iv.name))
+                          for st in self.stages for iv in st.leaf_iter_vars}
 
     # ------------------------------------------------------------ names, inputs
 
@@ -144,7 +147,7 @@ class Lowering:
                 nest.extent[rel.fused] = nest.extent[rel.outer] * nest.extent[rel.inner]
         value = {}
         for iv in st.leaf_iter_vars:
-            v = ir.var(self._unique(iv.name))
+            v = self.loop_vars[(st, iv)]
             nest.loop_var[iv] = value[iv] = v
             self.ranges[v] = (0, nest.extent[iv] - 1)
         for rel in reversed(st.relations):
@@ -292,12 +295,20 @@ class Lowering:
                                     f"{intrin.name!r} expects {tuple(want)}; split the loops so the "
                                     "inner ones match the intrinsic")
             buf = self.buffers[t]
-            need = intrin.scopes.get(key)
-            if need is not None and buf.scope != need:
+            layout = intrin.layouts.get(key, Layout())
+            if layout.scope is not None and buf.scope != layout.scope:
                 raise ScheduleError(f"tensorize: intrinsic {intrin.name!r} needs {t.name!r} in scope "
-                                    f"{need!r}, but it is in {buf.scope!r}; cache it into {need!r}")
+                                    f"{layout.scope!r}, but it is in {buf.scope!r}; cache it into "
+                                    f"{layout.scope!r}")
             start = tuple(simplify_expr(lo - o, self.ranges) for (lo, _), o in zip(region, self.origins[t]))
-            return BufferView(buf, start, tuple(want))
+            view = BufferView(buf, start, tuple(want))
+            offset = simplify_expr(view.elem_offset, self.ranges)
+            if not ir.is_const(simplify_expr(offset % layout.offset_factor, self.ranges), 0):
+                raise ScheduleError(f"tensorize: operand {key!r} of intrinsic {intrin.name!r} starts at "
+                                    f"element {offset} of {buf.name!r}, not always a multiple of its "
+                                    f"offset_factor {layout.offset_factor}; tile by multiples of it or "
+                                    "storage_align the buffer")
+            return view
 
         ins_t = tensors_read(nest.body)
         if len(ins_t) != len(intrin.inputs):

@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Callable, Iterator
 
 from . import ir
-from .ops import Op
 
 
 def rewrite_expr(e: ir.Expr, fn: Callable[[ir.Expr], ir.Expr | None], memo: dict | None = None) -> ir.Expr:

@@ -36,7 +36,10 @@ cli.add_command(info)
 cli.add_command(disasm)
 cli.add_command(sim)
 cli.add_command(example)
+cli.add_command(__import__("driver.cli.fpga", fromlist=["fpga"]).fpga)
 cli.add_command(__import__("driver.cli.hw", fromlist=["hw"]).hw)
+cli.add_command(__import__("driver.cli.compile", fromlist=["compile_cmd"]).compile_cmd)
+cli.add_command(__import__("driver.cli.run", fromlist=["run_cmd"]).run_cmd)
 
 
 def main() -> None:

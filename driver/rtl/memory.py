@@ -9,12 +9,14 @@ always high (the accelerator's arbiter keeps one burst in flight).
 
 Signals are sampled and driven at the falling clock edge, so a value driven
 there holds for the rest of that cycle and is sampled at its closing rising
-edge. Out-of-range accesses are recorded in ``errors`` (reads return zeros).
+edge. Out-of-range accesses are recorded in ``errors`` (reads return zeros);
+``bursts`` monitors every accepted burst (cycle, address, beats, write).
 """
 from __future__ import annotations
 
 import numpy as np
 from cocotb.triggers import ClockCycles, FallingEdge, RisingEdge
+from cocotb.utils import get_sim_time
 
 from vta_hw.timing import DramTiming
 
@@ -34,7 +36,13 @@ class MemoryModel:
             "rd_data", "wr_valid", "wr_ready", "wr_data", "wr_done")}
         self.dram = np.zeros(0, np.uint8)
         self.errors: list[str] = []
-        self.bursts = 0
+        #: monitor: (cycle accepted, byte address, beats, write) of every burst
+        self.bursts: list[tuple[int, int, int, bool]] = []
+        self.period_ns = 10
+
+    def cycle(self) -> int:
+        """Index of the current clock cycle (rising edges at multiples of the period)."""
+        return int(get_sim_time("ns")) // self.period_ns
 
     def reset(self) -> None:
         s = self.sig
@@ -51,6 +59,13 @@ class MemoryModel:
             return 0
         return int.from_bytes(self.dram[addr:addr + bb].tobytes(), "little")
 
+    def _read_burst(self, addr: int, n: int) -> list[int]:
+        bb = self.bus_bytes
+        if addr + n * bb > self.dram.size:
+            return [self._read(addr + k * bb) for k in range(n)]
+        raw = self.dram[addr:addr + n * bb].tobytes()
+        return [int.from_bytes(raw[k * bb:(k + 1) * bb], "little") for k in range(n)]
+
     def _write(self, addr: int, value: int) -> None:
         bb = self.bus_bytes
         if addr + bb > self.dram.size:
@@ -61,6 +76,7 @@ class MemoryModel:
 
     async def run(self) -> None:
         s, L, I, bb = self.sig, self.timing.latency, self.interval, self.bus_bytes
+        falling = FallingEdge(self.clk)
         self.reset()
         await FallingEdge(self.clk)
         while True:
@@ -71,18 +87,21 @@ class MemoryModel:
             # accepted in this cycle (g)
             addr, n = int(s["cmd_addr"].value), int(s["cmd_len"].value)
             write = bool(int(s["cmd_write"].value))
-            self.bursts += 1
+            self.bursts.append((self.cycle(), addr, n, write))
             if not write:
+                beats = self._read_burst(addr, n)
                 await ClockCycles(self.clk, L, rising=False)
+                rd_valid, rd_data = s["rd_valid"], s["rd_data"]
+                rd_valid.value = 1
                 for k in range(n):
-                    s["rd_valid"].value = 1
-                    s["rd_data"].value = self._read(addr + k * bb)
-                    await FallingEdge(self.clk)
+                    rd_data.value = beats[k]
+                    await falling
                     if I > 1:
-                        s["rd_valid"].value = 0
+                        rd_valid.value = 0
                         if k + 1 < n:
                             await ClockCycles(self.clk, I - 1, rising=False)
-                s["rd_valid"].value = 0
+                            rd_valid.value = 1
+                rd_valid.value = 0
             else:
                 await FallingEdge(self.clk)
                 for k in range(n):

@@ -34,6 +34,8 @@ class RtlResult:
         cycles: the CYCLES register: cycles from start to FINISH's retire, inclusive.
         busy: cycles each module (fetch, load, compute, store) was not idle.
         vcd: path of the waveform of the run, when ``vcd=True``.
+        bursts: every burst on the memory port: (cycle accepted, counted from the
+            start cycle 0; byte address; beats; write).
         wall_s: wall seconds of the whole simulator invocation (shared by its programs).
     """
     dram: np.ndarray
@@ -41,12 +43,15 @@ class RtlResult:
     busy: dict[str, int]
     vcd: Path | None = None
     wall_s: float = 0.0
+    bursts: list = dataclasses.field(default_factory=list)
 
 
 def run_programs(cfg: VTAConfig, jobs, dram_timing: DramTiming | None = None, *,
                  vcd: bool = False, max_cycles: int = MAX_CYCLES,
                  workdir: str | Path | None = None) -> list[RtlResult]:
     """Run ``jobs`` (``[(program, dram_image), ...]``) on the RTL of ``cfg``, back to back.
+
+    A program is a ``Program`` or the path of a program file (``.vtaprog``).
 
     One simulator process runs them all, without reset between programs.
     The Verilator model is built once per config and burst rules (cached,
@@ -62,6 +67,7 @@ def run_programs(cfg: VTAConfig, jobs, dram_timing: DramTiming | None = None, *,
     dram_timing = dram_timing or DramTiming()
     params = RtlParams.from_timing(dram_timing)
     progs = []
+    jobs = [(Program.load(p) if isinstance(p, (str, Path)) else p, img) for p, img in jobs]
     for k, (program, image) in enumerate(jobs):
         if program.config != cfg:
             raise ValueError(f"program {k} is for config {program.config.name}, not {cfg.name}")
@@ -113,7 +119,7 @@ def run_programs(cfg: VTAConfig, jobs, dram_timing: DramTiming | None = None, *,
             msgs = ([r["error"]] if r["error"] else []) + r["errors"][:5]
             raise RtlError(f"program {k} of {len(progs)} on {cfg.name}: {'; '.join(msgs)} "
                            f"(log: {log}{', waveform: ' + str(wave) if wave else ''})")
-        results.append(RtlResult(r["dram"], r["cycles"], r["busy"], wave, wall))
+        results.append(RtlResult(r["dram"], r["cycles"], r["busy"], wave, wall, r["bursts"]))
     if len(results) != len(progs):
         raise RtlError(f"RTL simulation of {cfg.name} stopped after {len(results)} of "
                        f"{len(progs)} programs; log: {log}")

@@ -44,8 +44,10 @@ async def run_one(dut, mem: MemoryModel, prog: dict, max_cycles: int) -> dict:
     await csr_write(dut, REG_INSN_BASE, prog["insn_base"])
     await csr_write(dut, REG_INSN_COUNT, prog["insn_count"])
     await csr_write(dut, REG_CTRL, 1)
+    start = mem.cycle()          # we are in cycle 0 of the run (start is high)
+    first_burst = len(mem.bursts)
     if not int(dut.irq.value):
-        got = await First(RisingEdge(dut.irq), ClockCycles(dut.clk, max_cycles))
+        await First(RisingEdge(dut.irq), ClockCycles(dut.clk, max_cycles))
     await FallingEdge(dut.clk)
     error = None
     if not int(dut.irq.value):
@@ -59,7 +61,8 @@ async def run_one(dut, mem: MemoryModel, prog: dict, max_cycles: int) -> dict:
             error = f"modules still busy {DRAIN_LIMIT} cycles after done"
     res = {"cycles": await csr_read(dut, REG_CYCLES),
            "busy": {m: await csr_read(dut, REG_BUSY[m]) for m in MODULES},
-           "dram": mem.dram.copy(), "errors": list(mem.errors), "error": error}
+           "dram": mem.dram.copy(), "errors": list(mem.errors), "error": error,
+           "bursts": [(c - start, a, n, w) for c, a, n, w in mem.bursts[first_burst:]]}
     return res
 
 
@@ -69,7 +72,7 @@ async def run_programs(dut):
     with open(os.environ["VTA_TB_JOB"], "rb") as f:
         job = pickle.load(f)
     out_path = os.environ["VTA_TB_RESULTS"]
-    cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
+    cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start(start_high=True))
     dut.rst.value = 1
     dut.csr__we.value = 0
     dut.csr__addr.value = 0

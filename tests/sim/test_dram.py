@@ -55,3 +55,11 @@ def test_beat_interval(bus, bpc, interval):
 def test_bad_bus():
     with pytest.raises(ValueError, match="bus_bytes must be a positive power of two"):
         DramModel(DramTiming(), 12)
+
+
+def test_burst_timing():
+    d = DramModel(DramTiming(latency=32, bytes_per_cycle=4), 8)  # a beat every 2 cycles
+    assert d.read_beats(10, 3) == (42, 46)        # beats at 42, 44, 46
+    assert d.write_done(10, 3) == (15, 47)        # beats at 11, 13, 15; done 32 later
+    assert d.busy_until(10, 3, False) == 46
+    assert d.busy_until(10, 3, True) == 47

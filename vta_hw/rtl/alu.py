@@ -7,7 +7,7 @@ MIN, MAX (signed), ADD (wrapping), SHR (``b >= 0``: arithmetic shift right by
 """
 from __future__ import annotations
 
-from amaranth import Cat, Module, Mux, Signal, signed
+from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 

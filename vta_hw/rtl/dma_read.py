@@ -28,7 +28,7 @@ the alignment of the row in memory and in the SRAM.
 """
 from __future__ import annotations
 
-from amaranth import Array, Cat, Module, Mux, Signal, unsigned
+from amaranth import Array, Cat, Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 

@@ -18,7 +18,8 @@ from amaranth import Cat, Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from vta_hw.config import INSN_BITS
+from vta_hw import isa
+from vta_hw.config import INSN_BITS, VTAConfig
 from vta_hw.isa import MemId, Opcode
 from vta_hw.rtl.memport import ADDR_BITS, MemPortSignature, len_bits
 from vta_hw.rtl.queue import SyncQueue
@@ -112,7 +113,10 @@ class Fetch(wiring.Component):
 
         # dispatch: one instruction per cycle to its module's command queue
         head = stage.r_data
-        opcode, mem = head[0:3], head[7:10]
+        # opcode and memory id sit at the same bits on every config (isa.layout)
+        where = {f.name: f for f in isa.layout(Opcode.LOAD, VTAConfig())}
+        opcode = head[where["opcode"].lsb:where["opcode"].msb + 1]
+        mem = head[where["mem"].lsb:where["mem"].msb + 1]
         to_load = (opcode == Opcode.LOAD) & ((mem == MemId.INP) | (mem == MemId.WGT))
         to_store = opcode == Opcode.STORE
         for q, sel in ((self.to_load, to_load), (self.to_store, to_store),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from amaranth import Module, Signal
 from amaranth.lib import wiring
-from amaranth.lib.wiring import In, Out
+from amaranth.lib.wiring import Out
 
 from vta_hw.config import INSN_BITS, VTAConfig
 from vta_hw.isa import MemId, Opcode

@@ -8,7 +8,7 @@ from compiler.tir import ir
 from compiler.tir.ops import ForKind
 
 
-def gemv4(scopes=None):
+def gemv4(layouts=None):
     """y[j] = sum_k x[k] * w[k, j] over 4x4, as loops on the bound buffer views."""
     x = te.placeholder((4,), name="x")
     w = te.placeholder((4, 4), name="w")
@@ -25,7 +25,7 @@ def gemv4(scopes=None):
                                yv.vstore((j,), yv.vload(j) + xv.vload(kk) * wv.vload(kk, j))))
         return ir.seq(reset, update), reset, update
 
-    return te.decl_tensor_intrin(y, impl, "gemv4", scopes)
+    return te.decl_tensor_intrin(y, impl, "gemv4", layouts)
 
 
 def matmul(m, n, k):
@@ -71,7 +71,7 @@ def test_tensorize_requires_declared_scope():
     A, B, C = matmul(2, 4, 4)
     s = te.create_schedule(C)
     s[C].reorder(C.op.axis[0], C.op.axis[1], C.op.reduce_axis[0])
-    s[C].tensorize(C.op.axis[1], gemv4({"w": "local.wgt_buffer"}))
+    s[C].tensorize(C.op.axis[1], gemv4({"w": te.Layout("local.wgt_buffer")}))
     with pytest.raises(te.ScheduleError, match="intrinsic 'gemv4' needs 'B' in scope 'local.wgt_buffer', "
                        "but it is in 'global'; cache it into 'local.wgt_buffer'"):
         tir.lower(s, [A, B, C], "f")
@@ -82,7 +82,7 @@ def test_tensorize_with_cached_operand_in_required_scope(run, rand):
     s = te.create_schedule(C)
     BL = s.cache_read(B, "local.wgt_buffer", [C])
     s[C].reorder(C.op.axis[0], C.op.axis[1], C.op.reduce_axis[0])
-    s[C].tensorize(C.op.axis[1], gemv4({"w": "local.wgt_buffer"}))
+    s[C].tensorize(C.op.axis[1], gemv4({"w": te.Layout("local.wgt_buffer")}))
     s[BL].compute_at(s[C], C.op.axis[0])
     a, b = rand(2, 4), rand(4, 4)
     out, _ = run(s, [A, B, C], {"A": a, "B": b})
@@ -144,3 +144,24 @@ def test_tensorize_inside_outer_split_tail_keeps_the_guard(run, rand):
     a, b = rand(3, 4), rand(4, 4)
     out, _ = run(s, [A, B, C], {"A": a, "B": b})
     np.testing.assert_allclose(out["C"], a @ b, rtol=1e-5, atol=1e-5)
+
+
+def test_tensorize_offset_factor_checks_alignment(run, rand):
+    A, B, C = matmul(2, 8, 4)
+    s = te.create_schedule(C)
+    jo, ji = s[C].split(C.op.axis[1], 4)
+    s[C].reorder(C.op.axis[0], jo, ji, C.op.reduce_axis[0])
+    s[C].tensorize(ji, gemv4({"y": te.Layout(offset_factor=4), "x": te.Layout(offset_factor=4)}))
+    a, b = rand(2, 4), rand(4, 8)
+    out, _ = run(s, [A, B, C], {"A": a, "B": b})
+    np.testing.assert_allclose(out["C"], a @ b, rtol=1e-5, atol=1e-5)
+    s[C].tensorize(ji, gemv4({"y": te.Layout(offset_factor=8)}))
+    with pytest.raises(te.ScheduleError, match=r"tensorize: operand 'y' of intrinsic 'gemv4' starts at "
+                       r"element .* of 'C', not always a multiple of its offset_factor 8; tile by "
+                       r"multiples of it or storage_align the buffer"):
+        tir.lower(s, [A, B, C], "f")
+
+
+def test_layout_for_unknown_operand():
+    with pytest.raises(ValueError, match="layout for 'z', which is not an operand"):
+        gemv4({"z": te.Layout("local")})

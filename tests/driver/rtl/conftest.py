@@ -6,9 +6,6 @@ from vta_hw.config import load_config
 from vta_hw.rtl import RtlParams
 from vta_hw.timing import DramTiming
 
-SMALL = "1x4_i8w8a32_10_10_10_11_bus32"
-MID = "1x8_i8w8a32_11_12_13_14"
-DEFAULT = "1x16_i8w8a32_15_15_18_17"
 
 
 @pytest.fixture(scope="session")

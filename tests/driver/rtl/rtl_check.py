@@ -15,6 +15,10 @@ from driver.rtl.build import build_root
 from driver.rtl.reference import functional_chain, mismatch_report
 from vta_hw.timing import DramTiming
 
+SMALL = "1x4_i8w8a32_10_10_10_11_bus32"
+MID = "1x8_i8w8a32_11_12_13_14"
+DEFAULT = "1x16_i8w8a32_15_15_18_17"
+
 
 def record_cycles(cfg, tag: str, labels, results, timing: DramTiming) -> None:
     d = build_root() / "cycles"

@@ -14,7 +14,7 @@ import numpy as np
 
 from sim.tokens import LINKS, sync_insn
 from vta_hw.isa import Alu, AluOp, Finish, Gemm, Load, MemId, Store, Uop
-from vta_hw.program import DramLayout, Program
+from vta_hw.program import DramLayout, Program, alignment
 
 
 def module_of(insn) -> str:
@@ -231,24 +231,37 @@ def gemm_loops(cfg, seed=0) -> Program:
     return s.program()
 
 
+def _near_page_end(s: Serial) -> None:
+    """Add a gap so that the next buffer starts shortly before a 4096-byte boundary."""
+    a = alignment(s.cfg)
+    start = -(-s.layout._top // a) * a   # buffers and uops allocated so far
+    target = (start // 4096 + 1) * 4096 - max(128, a)
+    if target <= start:
+        target += 4096
+    s.gap(target - start)
+
+
 def dma_long_rows(cfg, seed=0) -> Program:
     """Rows of many bursts that cross a 4096-byte page, for LOAD INP, LOAD ACC and STORE."""
     s = Serial(cfg, seed)
     _eye_wgt(s)
-    u = s.set_uops([Uop(0, 0, 0)])
-    eb = cfg.inp_elem_bytes
     n = min(cfg.inp_depth, cfg.acc_depth, 96) - 1
-    s.gap(4096 - 3 * 64)   # the next buffers start a little before a page boundary
-    s.buf("inp", shape=(n + 1, cfg.BATCH, cfg.BLOCK_IN))
-    s.buf("acc", shape=(n, cfg.BATCH, cfg.BLOCK_OUT), dtype="int32")
+    bufs = {}
+    for name, shape, dtype in (("inp", (n + 1, cfg.BATCH, cfg.BLOCK_IN), "int8"),
+                               ("acc", (n, cfg.BATCH, cfg.BLOCK_OUT), "int32")):
+        _near_page_end(s)
+        bufs[name] = s.buf(name, shape=shape, dtype=dtype)
+    u = s.set_uops([Uop(0, 0, 0)])
     s.load(MemId.INP, 0, s.at("inp", "inp") + 1, 1, n, n)
     s.load(MemId.ACC, 0, s.at("acc", "acc"), 1, n, n)
     s.load(MemId.WGT, 0, s.at("eye", "wgt"), 1, 1, 1)
     s.load(MemId.UOP, 0, u, 1, 1, 1)
     s.add(Gemm(uop_bgn=0, uop_end=1, iter_out=n, iter_in=1, dst_factor_out=1, src_factor_out=1))
-    s.gap(4096 - (s.layout._top % 4096) - 2 * 64 if s.layout._top % 4096 < 4000 else 0)
+    _near_page_end(s)
     s.store_out(n)
-    assert eb > 0
+    bufs["out"] = s.specs["out"]
+    for name, b in bufs.items():
+        assert b.offset // 4096 != (b.offset + b.nbytes - 1) // 4096, f"{name} must cross a page"
     return s.program()
 
 

@@ -6,8 +6,7 @@ page boundary. All programs of a preset run in one simulator invocation,
 back to back without reset.
 """
 import pytest
-from conftest import DEFAULT, MID, SMALL
-from rtl_check import check
+from rtl_check import DEFAULT, MID, SMALL, check
 from rtl_programs import DIRECTED
 
 NAMES = sorted(DIRECTED)

@@ -6,8 +6,7 @@ more programs and bigger presets. The cycle counts are recorded and held to
 ``sim.cycle``.
 """
 import pytest
-from conftest import DEFAULT, MID, SMALL
-from rtl_check import check
+from rtl_check import DEFAULT, MID, SMALL, check
 
 from sim import cycle
 from sim.random_program import random_program
@@ -56,6 +55,17 @@ def slow_memory_random(rtl_config):
 
 def test_random_programs_other_dram_timing(slow_memory_random):
     progs, results, timing = slow_memory_random
+    for p, r in zip(progs, results):
+        assert r.cycles == cycle.run(p, dram_timing=timing, values=False).cycles
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("timing", [
+    DramTiming(latency=1, bytes_per_cycle=64, max_burst_beats=1, page_bytes=64),
+    DramTiming(latency=2, bytes_per_cycle=3, max_burst_beats=5, page_bytes=128)],
+    ids=["lat1-single-beat", "odd-bandwidth"])
+def test_random_programs_edge_timings(rtl_config, timing):
+    progs, results, _ = _run(rtl_config, SMALL, range(2000, 2060), timing, tag="random-edge")
     for p, r in zip(progs, results):
         assert r.cycles == cycle.run(p, dram_timing=timing, values=False).cycles
 

@@ -3,8 +3,7 @@ import dataclasses
 
 import numpy as np
 import pytest
-from conftest import SMALL
-from rtl_check import check
+from rtl_check import SMALL, check
 from rtl_programs import DIRECTED
 
 from driver.rtl import RtlError, run_programs
@@ -62,3 +61,26 @@ def test_waveform_written(rtl_config):
     cfg = rtl_config(SMALL)
     res = run_programs(cfg, [(DIRECTED["acc_pad_all"](cfg), None)], vcd=True)
     assert res[0].vcd is not None and res[0].vcd.stat().st_size > 1000
+
+
+def test_program_file_runs(rtl_config, tmp_path):
+    """A program file goes in by path; its image comes from the file."""
+    cfg = rtl_config(SMALL)
+    p = DIRECTED["acc_pad_y_pad_1"](cfg)
+    path = tmp_path / "acc.vtaprog"
+    p.save(path)
+    by_path, = run_programs(cfg, [(str(path), None)])
+    direct, = check(cfg, [(p, None)], ["acc_pad_y_pad_1"], tag="file")
+    assert np.array_equal(by_path.dram, direct.dram) and by_path.cycles == direct.cycles
+
+
+def test_burst_monitor_matches_cycle_model(rtl_config):
+    """The monitor's bursts (grant cycle, beats, direction) equal ``sim.cycle``'s, one by one."""
+    from sim import cycle
+    cfg = rtl_config(SMALL)
+    p = random_program(cfg, 11)[0]
+    r, = run_programs(cfg, [(p, None)])
+    first = r.bursts[0]
+    assert first[:2] == (1, p.insn_base) and not first[3]   # fetch, granted in cycle 1
+    trace = cycle.run(p, values=False, trace=True).trace
+    assert [(g, n, w) for _, g, _, n, w in trace.bursts] == [(c, n, w) for c, _, n, w in r.bursts]

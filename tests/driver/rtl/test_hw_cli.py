@@ -1,6 +1,6 @@
 """``vta hw export``: Verilog of a preset; bad input gives a one-line error."""
 from click.testing import CliRunner
-from conftest import SMALL
+from rtl_check import SMALL
 
 from driver.cli.main import cli
 

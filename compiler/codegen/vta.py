@@ -1,0 +1,369 @@
+"""VTA code generation: loop IR -> instruction stream + uops + DRAM layout (a ``Program``).
+
+Input: a ``PrimFunc`` whose parameters are the DRAM buffers (scope
+"global") and whose body uses the forms below; virtual-thread copies
+(``AttrStmt("virtual_thread", k)``, from ``tir.passes.vthread``) with their
+per-thread SRAM buffers (``name.vt<k>``) are welcome.
+
+- ``For``, ``IfThenElse``, ``LetStmt``, ``SeqStmt`` outside the forms below
+  are run at compile time: each iteration emits its own instructions.
+- ``Allocate`` of a buffer in an SRAM scope (``compiler.topi.vta.environment``):
+  a region of that SRAM, live in the body (a stack allocator per SRAM).
+- ``AttrStmt("pragma_dma_copy")`` around copy loop nests ``dst[...] = src[...]``
+  (optionally ``select(cond, src[...], 0)``) between a DRAM buffer and an SRAM
+  buffer, whole elements at a time: the two innermost loops become one
+  2-D LOAD/STORE (rows y, elements x; the SRAM side dense, the DRAM side
+  contiguous in x with a row stride), outer loops give one DMA each. Where
+  ``cond`` is false a LOAD writes zeros through its pad fields, so the valid
+  part must be a rectangle and each pad at most 15.
+- ``AttrStmt("pragma_uop_scope")`` around a loop nest with one tensor intrinsic
+  (``AttrStmt("tensorize", "vta.gemm" | "vta.alu.<OP>")``, see
+  ``compiler.topi.vta.intrin``) at its leaf: one GEMM/ALU instruction; the two
+  innermost loops fold into ``iter_out``/``iter_in`` (``vta_uops.fold``), the
+  others become uops. A tensorize statement outside a uop scope is a
+  one-uop kernel.
+
+Dependency tokens come from the buffers each instruction touches
+(``vta_tokens.insert_tokens``); the stream is checked by
+``vta_tokens.verify_tokens`` before the program is returned.
+
+``build(func, cfg, kinds=None, data=None) -> Program``.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from compiler.tir import ir
+from compiler.tir.ops import Op
+from compiler.topi.vta.environment import (ACC_SCOPE, ALU_PREFIX, GEMM, INP_SCOPE, SCOPE_MEM,
+                                           WGT_SCOPE, Env)
+from vta_hw.config import MEMOP_PAD_BITS, VTAConfig
+from vta_hw.isa import Alu, AluOp, Gemm, Load, MemId, Store
+from vta_hw.program import DramLayout, Program
+
+from .vta_eval import CodegenError, element_index, evaluate
+from .vta_tokens import Entry, insert_tokens, verify_tokens
+from .vta_uops import UopCache, fold
+
+__all__ = ["CodegenError", "build", "BuildStats"]
+
+_PAD_MAX = (1 << MEMOP_PAD_BITS) - 1
+
+
+@dataclasses.dataclass
+class BuildStats:
+    """Counts from one ``build``: instructions by kind, uops, uop loads."""
+    insns: dict = dataclasses.field(default_factory=dict)
+    uops: int = 0
+    uop_loads: int = 0
+    peak_tokens: dict = dataclasses.field(default_factory=dict)
+
+
+class _Gen:
+    def __init__(self, func: ir.PrimFunc, cfg: VTAConfig, kinds: dict, data: dict):
+        self.cfg, self.env_ = cfg, Env(cfg)
+        self.layout = DramLayout(cfg)
+        self.dram: dict[str, object] = {}
+        for p in func.params:
+            if not isinstance(p, ir.Buffer):
+                raise CodegenError(f"parameter {p} of {func.name!r} is a scalar; VTA kernels take "
+                                   "only DRAM buffers")
+            self.dram[p.name] = self.layout.alloc(p.name, p.shape, p.dtype,
+                                                  kinds.get(p.name, "scratch"), data.get(p.name))
+        self.sram: dict[str, int] = {}     # SRAM buffer name -> base element
+        self.top = {s: 0 for s in SCOPE_MEM}
+        self.entries: list[Entry] = []
+        self.uops = UopCache(cfg)
+
+    # ------------------------------------------------------------------ walking
+    def stmt(self, s: ir.Stmt, env: dict) -> None:
+        if isinstance(s, ir.SeqStmt):
+            for c in s.stmts:
+                self.stmt(c, env)
+        elif isinstance(s, ir.For):
+            lo, n = int(evaluate(s.min, env)), int(evaluate(s.extent, env))
+            for v in range(lo, lo + n):
+                self.stmt(s.body, {**env, s.var.name: v})
+        elif isinstance(s, ir.IfThenElse):
+            if evaluate(s.cond, env):
+                self.stmt(s.then_case, env)
+            elif s.else_case is not None:
+                self.stmt(s.else_case, env)
+        elif isinstance(s, ir.LetStmt):
+            self.stmt(s.body, {**env, s.var.name: int(evaluate(s.value, env))})
+        elif isinstance(s, ir.Allocate):
+            self.allocate(s, env)
+        elif isinstance(s, ir.AttrStmt):
+            if s.key == "pragma_dma_copy":
+                self.dma(s.body, env)
+            elif s.key == "pragma_uop_scope" or s.key == "tensorize":
+                self.kernel(s if s.key == "tensorize" else s.body, env)
+            else:
+                self.stmt(s.body, env)
+        else:
+            raise CodegenError(f"{type(s).__name__} outside a dma_copy pragma or uop scope: "
+                               f"{s!r:.200}; the accelerator runs only DMA copies and tensor "
+                               "intrinsics")
+
+    def allocate(self, s: ir.Allocate, env: dict) -> None:
+        b = s.buffer
+        if b.scope not in (INP_SCOPE, WGT_SCOPE, ACC_SCOPE):
+            raise CodegenError(f"buffer {b.name!r} is allocated in scope {b.scope!r}; VTA kernels "
+                               f"allocate only {INP_SCOPE}, {WGT_SCOPE}, {ACC_SCOPE}")
+        ev = self.env_.elem_values(b.scope)
+        n = -(-b.size // ev)
+        base = self.top[b.scope]
+        depth = self.env_.depth(b.scope)
+        if base + n > depth:
+            raise CodegenError(f"buffer {b.name!r} needs {n} entries of {b.scope} at entry {base}, "
+                               f"past its {depth} entries on {self.cfg.name}; use smaller tiles")
+        self.sram[b.name] = base
+        self.top[b.scope] = base + n
+        self.stmt(s.body, env)
+        self.top[b.scope] = base
+        del self.sram[b.name]
+
+    # ------------------------------------------------------------------ DMA
+    def dma(self, s: ir.Stmt, env: dict) -> None:
+        if isinstance(s, (ir.SeqStmt, ir.IfThenElse, ir.LetStmt)) or (
+                isinstance(s, ir.AttrStmt) and s.key == "virtual_thread"):
+            # control around copies: walk it, copies inside stay DMA
+            if isinstance(s, ir.SeqStmt):
+                for c in s.stmts:
+                    self.dma(c, env)
+            elif isinstance(s, ir.IfThenElse):
+                branch = s.then_case if evaluate(s.cond, env) else s.else_case
+                if branch is not None:
+                    self.dma(branch, env)
+            elif isinstance(s, ir.LetStmt):
+                self.dma(s.body, {**env, s.var.name: int(evaluate(s.value, env))})
+            else:
+                self.dma(s.body, env)
+            return
+        loops, leaf = [], s
+        while isinstance(leaf, ir.For):
+            loops.append(leaf)
+            leaf = leaf.body
+        if not isinstance(leaf, ir.Store):
+            raise CodegenError(f"a dma_copy pragma must hold a loop nest around one Store, found "
+                               f"{type(leaf).__name__}: {leaf!r:.200}")
+        outer, inner = loops[:-2], loops[-2:]
+        self._dma_outer(outer, inner, leaf, env)
+
+    def _dma_outer(self, outer, inner, st, env):
+        if outer:
+            f = outer[0]
+            lo, n = int(evaluate(f.min, env)), int(evaluate(f.extent, env))
+            for v in range(lo, lo + n):
+                self._dma_outer(outer[1:], inner, st, {**env, f.var.name: v})
+            return
+        shape, grid = [], dict(env)
+        for axis, f in enumerate([None] * (2 - len(inner)) + list(inner)):
+            if f is None:
+                shape.append(1)
+                continue
+            lo, n = int(evaluate(f.min, env)), int(evaluate(f.extent, env))
+            shape.append(n)
+            grid[f.var.name] = (np.arange(n) + lo).reshape((n, 1) if axis == 0 else (1, n))
+        Y, X = shape
+        if Y * X == 0:
+            return
+        self._dma_2d(st, grid, Y, X)
+
+    def _dma_2d(self, st: ir.Store, grid: dict, Y: int, X: int) -> None:
+        value, cond = st.value, None
+        while value.op is Op.CAST:
+            value = value.src[0]
+        if value.op is Op.SELECT:
+            cond, value, other = value.src
+            while other.op in (Op.CAST, Op.BROADCAST):
+                other = other.src[0]
+            if not (other.op is Op.CONST and other.arg == 0):
+                raise CodegenError(f"a padded DMA copy must fill with 0, not {other}")
+            while value.op is Op.CAST:
+                value = value.src[0]
+        if value.op is not Op.LOAD:
+            raise CodegenError(f"a dma_copy Store must copy a Load, not {value!r:.200}")
+        dst, src = st.buffer, value.arg
+        yy = np.arange(Y)[:, None]
+        xx = np.arange(X)[None, :]
+        if dst.scope != "global" and src.scope == "global":
+            sram_buf, sram_idx, dram_buf, dram_idx, load = dst, st.indices, src, value.src, True
+        elif dst.scope == "global" and src.scope == ACC_SCOPE:
+            if cond is not None:
+                raise CodegenError(f"STORE to {dst.name!r} cannot pad; drop the select")
+            sram_buf, sram_idx, dram_buf, dram_idx, load = src, value.src, dst, st.indices, False
+        else:
+            raise CodegenError(f"DMA copy from {src.name!r} ({src.scope}) to {dst.name!r} "
+                               f"({dst.scope}): VTA moves DRAM->INP/WGT/ACC SRAM and ACC(OUT)->DRAM")
+        if sram_buf.name not in self.sram:
+            raise CodegenError(f"SRAM buffer {sram_buf.name!r} is used outside its Allocate")
+        ev = self.env_.elem_values(sram_buf.scope)
+        s_idx = np.broadcast_to(element_index(sram_buf, sram_idx, ev, grid), (Y, X))
+        base = int(s_idx[0, 0])
+        if not np.array_equal(s_idx, base + yy * X + xx):
+            raise CodegenError(f"the SRAM side of a DMA copy ({sram_buf.name!r}) must be dense "
+                               f"rows of {X} elements; got indices {s_idx.tolist()!r:.120}")
+        mem = SCOPE_MEM[sram_buf.scope] if load else MemId.OUT
+        eb = self.cfg.elem_bytes(mem.name.lower())
+        spec = self.dram[dram_buf.name]
+        if spec.offset % eb:
+            raise CodegenError(f"DRAM buffer {dram_buf.name!r} is not aligned to {eb}-byte elements")
+        d_idx = np.broadcast_to(element_index(dram_buf, dram_idx, ev, grid), (Y, X))
+        valid = np.ones((Y, X), bool) if cond is None else np.broadcast_to(
+            np.asarray(evaluate(cond, grid), bool), (Y, X))
+        rows, cols = np.flatnonzero(valid.any(axis=1)), np.flatnonzero(valid.any(axis=0))
+        if rows.size == 0:
+            y0 = y1 = x0 = 0
+            x1 = X
+            pads = (Y, 0, 0, 0)
+            dram_base, stride = self.layout.elem(spec, mem.name.lower()), X
+        else:
+            y0, y1, x0, x1 = int(rows[0]), int(rows[-1]) + 1, int(cols[0]), int(cols[-1]) + 1
+            rect = np.zeros((Y, X), bool)
+            rect[y0:y1, x0:x1] = True
+            if not np.array_equal(valid, rect):
+                raise CodegenError(f"the valid part of a padded DMA copy into {sram_buf.name!r} is "
+                                   "not a rectangle; pads can only surround it")
+            pads = (y0, Y - y1, x0, X - x1)
+            d = d_idx[y0:y1, x0:x1]
+            stride = int(d[1, 0] - d[0, 0]) if y1 - y0 > 1 else x1 - x0
+            ry = np.arange(y1 - y0)[:, None]
+            rx = np.arange(x1 - x0)[None, :]
+            if not np.array_equal(d, d[0, 0] + ry * stride + rx) or stride < 0:
+                raise CodegenError(f"the DRAM side of a DMA copy ({dram_buf.name!r}) must be rows of "
+                                   "contiguous elements at a fixed non-negative stride")
+            dram_base = self.layout.elem(spec, mem.name.lower()) + int(d[0, 0])
+            if int(d.min()) < 0 or (int(d.max()) + 1) * ev > int(np.prod(dram_buf.shape)):
+                raise CodegenError(f"DMA copy reads/writes {dram_buf.name!r} out of bounds")
+        if max(pads) > _PAD_MAX:
+            raise CodegenError(f"DMA copy into {sram_buf.name!r} needs pads {pads}; each pad field "
+                               f"holds at most {_PAD_MAX} (reduce the padding or tile it)")
+        sram_base = self.sram[sram_buf.name] + base
+        if load:
+            insn = Load(mem=mem, sram_base=sram_base, dram_base=dram_base, y_size=y1 - y0,
+                        x_size=x1 - x0, x_stride=stride, y_pad_0=pads[0], y_pad_1=pads[1],
+                        x_pad_0=pads[2], x_pad_1=pads[3])
+            self.entries.append(Entry(insn, writes=frozenset({sram_buf.name})))
+        else:
+            insn = Store(mem=MemId.OUT, sram_base=sram_base, dram_base=dram_base, y_size=Y,
+                         x_size=X, x_stride=stride)
+            self.entries.append(Entry(insn, reads=frozenset({sram_buf.name})))
+
+    # ------------------------------------------------------------------ GEMM / ALU kernels
+    def kernel(self, s: ir.Stmt, env: dict) -> None:
+        loops, leaf = [], s
+        while isinstance(leaf, ir.For):
+            loops.append(leaf)
+            leaf = leaf.body
+        if not (isinstance(leaf, ir.AttrStmt) and leaf.key == "tensorize"):
+            raise CodegenError(f"a uop scope must hold a loop nest around one tensor intrinsic, "
+                               f"found {type(leaf).__name__}: {leaf!r:.200}")
+        name = leaf.value
+        grid, ext = dict(env), []
+        nl = len(loops)
+        for k, f in enumerate(loops):
+            lo, n = int(evaluate(f.min, env)), int(evaluate(f.extent, env))
+            ext.append(n)
+            shape = [1] * nl
+            shape[k] = n
+            grid[f.var.name] = (np.arange(n) + lo).reshape(shape)
+        if 0 in ext:
+            return
+        ext = [1] * max(0, 3 - nl) + ext
+        U, O, I = int(np.prod(ext[:-2])), ext[-2], ext[-1]
+        body = leaf.body.stmts if isinstance(leaf.body, ir.SeqStmt) else (leaf.body,)
+        ops = []
+        for e in body:
+            if not isinstance(e, ir.Evaluate):
+                raise CodegenError(f"intrinsic {name!r}: expected Evaluate statements, not {e!r:.100}")
+            ops.append(e.value)
+
+        def idx_of(ptr: ir.Expr):
+            if not (ptr.op is Op.CALL and ptr.arg == "address_of" and ptr.src[0].op is Op.LOAD):
+                raise CodegenError(f"intrinsic {name!r}: operand {ptr} is not address_of(buffer[...])")
+            ld = ptr.src[0]
+            b = ld.arg
+            if b.name not in self.sram:
+                raise CodegenError(f"intrinsic {name!r} uses {b.name!r}, which is not an SRAM "
+                                   "buffer allocated around it")
+            i = element_index(b, ld.src, self.env_.elem_values(b.scope), grid)
+            full = np.broadcast_to(i, tuple(ext[-nl:]) if nl else ()).reshape(U, O, I)
+            return b, full + self.sram[b.name]
+
+        if name == GEMM:
+            by_scope = {}
+            for p in ops:
+                b, i = idx_of(p)
+                by_scope[b.scope] = (b, i)
+            if ACC_SCOPE not in by_scope:
+                raise CodegenError("GEMM intrinsic without an accumulator operand")
+            acc_b, dst = by_scope[ACC_SCOPE]
+            reset = INP_SCOPE not in by_scope
+            zero = np.zeros_like(dst)
+            src = zero if reset else by_scope[INP_SCOPE][1]
+            wgt = zero if reset else by_scope[WGT_SCOPE][1]
+            uops, io, ii, fac = fold({"dst": dst, "src": src, "wgt": wgt}, self.cfg)
+            insn = Gemm(reset=reset, iter_out=io, iter_in=ii,
+                        dst_factor_out=fac["dst"][0], dst_factor_in=fac["dst"][1],
+                        src_factor_out=fac["src"][0], src_factor_in=fac["src"][1],
+                        wgt_factor_out=fac["wgt"][0], wgt_factor_in=fac["wgt"][1])
+            reads = set() if reset else {by_scope[INP_SCOPE][0].name, by_scope[WGT_SCOPE][0].name}
+            writes = {acc_b.name}
+        elif isinstance(name, str) and name.startswith(ALU_PREFIX):
+            op = AluOp[name[len(ALU_PREFIX):]]
+            dst_b, dst = idx_of(ops[0])
+            reads = set()
+            if ops[1].op is Op.CONST:
+                imm, src = int(ops[1].arg), dst
+            else:
+                imm = None
+                src_b, src = idx_of(ops[1])
+                reads.add(src_b.name)
+            uops, io, ii, fac = fold({"dst": dst, "src": src}, self.cfg)
+            insn = Alu(iter_out=io, iter_in=ii, dst_factor_out=fac["dst"][0],
+                       dst_factor_in=fac["dst"][1], src_factor_out=fac["src"][0],
+                       src_factor_in=fac["src"][1], alu_op=op, use_imm=imm is not None,
+                       imm=imm or 0)
+            writes = {dst_b.name}
+        else:
+            raise CodegenError(f"unknown tensor intrinsic {name!r}; VTA has {GEMM!r} and "
+                               f"'{ALU_PREFIX}<MIN|MAX|ADD|SHR|MUL>'")
+        bgn, uload = self.uops.place(uops)
+        if uload is not None:
+            self.entries.append(Entry(uload))
+        insn = dataclasses.replace(insn, uop_bgn=bgn, uop_end=bgn + len(uops))
+        self.entries.append(Entry(insn, frozenset(reads), frozenset(writes)))
+
+
+def build(func: ir.PrimFunc, cfg: VTAConfig, kinds: dict[str, str] | None = None,
+          data: dict | None = None, stats: BuildStats | None = None) -> Program:
+    """Generate the ``Program`` of ``func`` for ``cfg`` (forms in the module docstring).
+
+    Args:
+        func: the kernel; each Buffer parameter becomes a DRAM buffer of the program.
+        kinds: buffer name -> "input" | "output" | "param" | "scratch".
+        data: buffer name -> initial contents (e.g. packed weights).
+        stats: filled with instruction counts when given.
+
+    Raises:
+        CodegenError: IR outside the supported forms, buffers that overflow an
+            SRAM, DMA copies the hardware cannot express; TokenError (a
+            CodegenError) if the dependency tokens fail verification.
+    """
+    g = _Gen(func, cfg, dict(kinds or {}), dict(data or {}))
+    g.stmt(func.body, {})
+    base = g.layout.alloc_uops(max(1, len(g.uops.dram)))
+    entries = [dataclasses.replace(e, insn=dataclasses.replace(e.insn, dram_base=e.insn.dram_base + base))
+               if isinstance(e.insn, Load) and e.insn.mem == MemId.UOP else e for e in g.entries]
+    insns = insert_tokens(entries)
+    peak = verify_tokens(insns)
+    uops = g.uops.dram
+    if stats is not None:
+        for i in insns:
+            k = i.opcode.name if not isinstance(i, (Load, Store)) else f"{i.opcode.name}_{i.mem.name}"
+            stats.insns[k] = stats.insns.get(k, 0) + 1
+        stats.uops, stats.uop_loads, stats.peak_tokens = len(uops), g.uops.loads, peak
+    return g.layout.finish(insns, uops)

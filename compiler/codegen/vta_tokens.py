@@ -1,0 +1,164 @@
+"""Dependency tokens for VTA instruction streams: insertion and a verifier.
+
+The three modules (load, compute, store) each run their instructions in
+program order; four one-bit token queues order them across modules
+(DESIGN.md): ``l2c`` load->compute, ``c2l`` compute->load, ``c2s``
+compute->store, ``s2c`` store->compute.
+
+``insert_tokens(entries)`` takes the instructions in program order, each with
+the SRAM buffers it reads and writes (names; the virtual threads of a kernel
+own separate buffers, ``name.vt<k>``), and sets the dependency flags:
+instruction I of module B must start after the last earlier instruction of
+module A that touches one of its buffers with at least one write. Because a
+module runs in order, waiting for A's k-th instruction covers A's earlier
+ones, so the required index is kept as a running maximum and a token is
+spent only where it grows: A's k-th instruction pushes, I pops. Pushes and
+pops of each queue then pair up first-in first-out exactly as intended. A
+final FINISH pops the last load and store tokens so the run ends after every
+DMA.
+
+``verify_tokens(insns)`` rejects a stream whose tokens could deadlock or do
+not balance: every pop must be served by a push earlier in program order
+(then fetch, which dispatches in program order into bounded command queues,
+can never wedge: the earliest unfinished instruction is always runnable),
+no queue may hold more than ``TOKEN_QUEUE_DEPTH`` tokens along program
+order, flags must exist on their module, and every queue must end empty.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from vta_hw.isa import Finish, Load, MemId, Store
+from vta_hw.timing import TOKEN_QUEUE_DEPTH
+
+from .vta_eval import CodegenError
+
+#: (module, flag) -> queue, as the hardware wires them.
+FLAG_QUEUES = {
+    ("load", "pop_next"): "c2l", ("load", "push_next"): "l2c",
+    ("compute", "pop_prev"): "l2c", ("compute", "pop_next"): "s2c",
+    ("compute", "push_prev"): "c2l", ("compute", "push_next"): "c2s",
+    ("store", "pop_prev"): "c2s", ("store", "push_prev"): "s2c",
+}
+#: (from, to) module pair -> (queue, push flag on `from`, pop flag on `to`).
+EDGES = {("load", "compute"): ("l2c", "push_next", "pop_prev"),
+         ("compute", "load"): ("c2l", "push_prev", "pop_next"),
+         ("compute", "store"): ("c2s", "push_next", "pop_prev"),
+         ("store", "compute"): ("s2c", "push_prev", "pop_next")}
+
+
+class TokenError(CodegenError):
+    """A dependency-token stream that could deadlock or does not balance."""
+
+
+def module_of(insn) -> str:
+    """"load" (INP/WGT loads), "store", or "compute" (everything else)."""
+    if isinstance(insn, Store):
+        return "store"
+    if isinstance(insn, Load) and insn.mem in (MemId.INP, MemId.WGT):
+        return "load"
+    return "compute"
+
+
+@dataclasses.dataclass
+class Entry:
+    """One instruction and the SRAM buffers (names) it reads and writes."""
+    insn: object
+    reads: frozenset = frozenset()
+    writes: frozenset = frozenset()
+
+
+def insert_tokens(entries: list[Entry]) -> list:
+    """The instructions of ``entries`` with dependency flags set, then a FINISH.
+
+    Raises:
+        TokenError: a load and a store touch the same buffer (no queue joins them).
+    """
+    local = {m: [] for m in ("load", "compute", "store")}  # module -> program indices
+    mod = [module_of(e.insn) for e in entries]
+    last_w: dict[tuple[str, str], int] = {}  # (module, buffer) -> module-local index
+    last_r: dict[tuple[str, str], int] = {}
+    done = {pair: -1 for pair in EDGES}
+    flags = [set() for _ in entries]
+
+    def need(k: int, src: str, dst: str, req: int) -> None:
+        if req > done[(src, dst)]:
+            _, push, pop = EDGES[(src, dst)]
+            flags[local[src][req]].add(push)
+            flags[k].add(pop)
+            done[(src, dst)] = req
+
+    for k, e in enumerate(entries):
+        m = mod[k]
+        for (src, dst) in EDGES:
+            if dst != m:
+                continue
+            req = -1
+            for b in e.reads | e.writes:
+                req = max(req, last_w.get((src, b), -1))
+            for b in e.writes:
+                req = max(req, last_r.get((src, b), -1))
+            need(k, src, dst, req)
+        other = {"load": "store", "store": "load"}.get(m)
+        if other:
+            clash = [b for b in e.reads | e.writes
+                     if (other, b) in last_w or (other, b) in last_r]
+            if clash:
+                raise TokenError(f"{m} instruction {k} and an earlier {other} instruction both "
+                                 f"touch buffer {clash[0]!r}; no token queue joins load and "
+                                 "store, route the dependence through compute")
+        li = len(local[m])
+        local[m].append(k)
+        for b in e.reads:
+            last_r[(m, b)] = li
+        for b in e.writes:
+            last_w[(m, b)] = li
+    out = [dataclasses.replace(e.insn, **{f: True for f in fl}) for e, fl in zip(entries, flags)]
+    fin = set()
+    for src in ("load", "store"):
+        if local[src] and len(local[src]) - 1 > done[(src, "compute")]:
+            _, push, pop = EDGES[(src, "compute")]
+            k = local[src][-1]
+            out[k] = dataclasses.replace(out[k], **{push: True})
+            fin.add(pop)
+    out.append(Finish(**{f: True for f in fin}))
+    return out
+
+
+def verify_tokens(insns: list) -> dict[str, int]:
+    """Check the dependency flags of a stream (module docstring); returns the
+    most tokens each queue holds along program order.
+
+    Raises:
+        TokenError: a flag its module does not have, a pop with no earlier
+            push (could deadlock), a queue deeper than ``TOKEN_QUEUE_DEPTH``,
+            or tokens left at the end (unbalanced).
+    """
+    count = {q: 0 for q in ("l2c", "c2l", "c2s", "s2c")}
+    peak = dict(count)
+    for k, insn in enumerate(insns):
+        m = module_of(insn)
+        for flag in ("pop_prev", "pop_next", "push_prev", "push_next"):
+            if getattr(insn, flag) and (m, flag) not in FLAG_QUEUES:
+                raise TokenError(f"instruction {k} ({insn.opcode.name}) runs on the {m} module, "
+                                 f"which has no {flag} queue")
+        for flag in ("pop_prev", "pop_next"):
+            if getattr(insn, flag):
+                q = FLAG_QUEUES[(m, flag)]
+                if count[q] == 0:
+                    raise TokenError(f"instruction {k} ({insn.opcode.name}, {m}) pops {q} but no "
+                                     "earlier instruction pushed an unconsumed token: this "
+                                     "stream can deadlock")
+                count[q] -= 1
+        for flag in ("push_prev", "push_next"):
+            if getattr(insn, flag):
+                q = FLAG_QUEUES[(m, flag)]
+                count[q] += 1
+                peak[q] = max(peak[q], count[q])
+                if count[q] > TOKEN_QUEUE_DEPTH:
+                    raise TokenError(f"instruction {k} pushes the {count[q]}th token into {q}, "
+                                     f"deeper than the {TOKEN_QUEUE_DEPTH}-token queue")
+    left = {q: n for q, n in count.items() if n}
+    if left:
+        raise TokenError(f"tokens do not balance: {left} left at the end of the stream")
+    return peak

@@ -1,0 +1,12 @@
+"""Graph lowering: FUSED groups -> scheduled ``te`` kernels -> one shared library.
+
+- ``lower.lower_group(node, name)``: one fused group as a scheduled kernel
+  (``KernelDef``), its injective ops inlined into the master's epilogue.
+- ``build.compile_graph(graph, params, memory_plan, target)``: every kernel of
+  a fused graph (shared between equal signatures) in one LLVM module and one
+  shared library, plus the graph JSON and packed params (``CompiledModel``).
+"""
+from .build import CompiledModel, compile_graph
+from .lower import KernelDef, LoweringError, lower_group
+
+__all__ = ["CompiledModel", "KernelDef", "LoweringError", "compile_graph", "lower_group"]

@@ -1,0 +1,188 @@
+"""Fused graph -> one shared library of kernels + graph JSON + parameters.
+
+``compile_graph(optimized, target)`` lowers every FUSED node (kernels of equal
+signature are lowered once and shared), emits all of them into ONE LLVM
+module, optimises it once and links one shared library. The result,
+:class:`CompiledModel`, is saved as a folder::
+
+    model.vtamod/
+      graph.json    execution plan: inputs, outputs, storage, kernel calls
+      kernels.so    the kernels (C ABI, see ``compiler.graph_lower.lower``)
+      params.npz    constants, already packed for the kernels
+
+which ``driver.runtime`` loads with numpy and ctypes only.
+
+graph.json (``format`` "vtamod-1"):
+
+* ``inputs`` / ``outputs``: name, shape, dtype, and a buffer ref;
+* buffer refs: ``{"kind": "input", "index": i}``, ``{"kind": "param", "name": n}``,
+  ``{"kind": "slot", "slot": s}`` (activation storage from the memory plan:
+  ``slots`` holds each slot's bytes), ``{"kind": "workspace", "offset": b}``
+  (scratch shared by all kernels: ``workspace_bytes``);
+* ``calls``: in execution order, ``{"kernel": name, "args": [ref, ...], "node": label}``;
+* ``kernels``: name -> argument shapes/dtypes (the ABI, for checking).
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from compiler.graph import Graph, Op
+from compiler.graph.ops import LEAVES
+
+from .lower import KernelDef, lower_group, pack_param, signature
+
+ALIGN = 64
+FORMAT = "vtamod-1"
+
+
+def _nbytes(t) -> int:
+    return int(np.prod(t.shape)) * np.dtype(t.dtype).itemsize
+
+
+def _align(n: int) -> int:
+    return (n + ALIGN - 1) // ALIGN * ALIGN
+
+
+@dataclass
+class CompiledModel:
+    """A compiled model: graph JSON (dict), the shared library bytes, packed parameters.
+
+    Attributes:
+        graph_json: the execution plan (see the module docstring).
+        library: bytes of the shared library (``kernels.so``).
+        params: name -> array, what the kernels read.
+        stats: compile figures: ``kernels`` (distinct), ``calls``, ``seconds`` per phase.
+    """
+
+    graph_json: dict
+    library: bytes
+    params: dict
+    stats: dict = field(default_factory=dict)
+
+    def save(self, path: str) -> str:
+        """Write the folder ``path`` (created if needed); returns ``path``."""
+        os.makedirs(path, exist_ok=True)
+        with open(os.path.join(path, "graph.json"), "w") as f:
+            json.dump(self.graph_json, f, indent=1)
+        with open(os.path.join(path, "kernels.so"), "wb") as f:
+            f.write(self.library)
+        np.savez(os.path.join(path, "params.npz"), **self.params)
+        return path
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() else "_" for c in name)[:40]
+
+
+def compile_graph(graph: Graph, params: dict, memory_plan, target="llvm", progress=None,
+                  opt_level: int = 3) -> CompiledModel:
+    """Lower, build and link every kernel of a fused ``graph`` (see the module docstring).
+
+    Args:
+        graph: output of ``compiler.graph.optimize`` (every compute node FUSED).
+        params: its constants.
+        memory_plan: the ``MemoryPlan`` of that graph.
+        target: a host LLVM target (shared libraries are linked for the host only).
+        progress: optional callable ``(iterable, total, desc) -> iterable`` (e.g. tqdm).
+        opt_level: LLVM optimisation level.
+
+    Raises:
+        compiler.graph_lower.LoweringError: an operator without a CPU lowering.
+        ValueError: a non-host target, or a graph that is not fully fused.
+    """
+    from compiler.codegen.artifact import parse_ir
+    from compiler.codegen.export import emit_object, link_shared
+    from compiler.codegen.llvm import codegen_llvm
+    from compiler.codegen.optimize import optimize
+    from compiler.codegen.target import parse_target
+    from compiler.tir import lower
+
+    tgt = parse_target(target)
+    if not tgt.is_host:
+        raise ValueError(f"graph modules are linked as host shared libraries; target {tgt} is not "
+                         "this machine")
+    t0 = time.perf_counter()
+    nodes = [n for n in graph.nodes() if n.op not in LEAVES]
+    for n in nodes:
+        if n.op is not Op.FUSED:
+            raise ValueError(f"node {n!r} is not fused; run compiler.graph.optimize(..., fuse=True)")
+    input_index = {n: i for i, n in enumerate(graph.inputs)}
+
+    kernels: dict = {}      # signature -> (name, KernelDef)
+    calls, out_params = [], {}
+    workspace_bytes = 0
+    it = progress(nodes, len(nodes), "lowering") if progress else nodes
+    for n in it:
+        sig = signature(n)
+        if sig not in kernels:
+            kname = f"k{len(kernels)}_{_safe(n.attr('name').replace('fused_', ''))}"
+            kernels[sig] = (kname, lower_group(n, kname))
+        kname, kdef = kernels[sig]
+        args = []
+        for i, src in enumerate(n.src):
+            ref = _ref(src, input_index, memory_plan)
+            tag = kdef.packs[i]
+            if tag is not None:
+                new = f"{src.name}#{tag}"
+                if new not in out_params:
+                    out_params[new] = pack_param(np.asarray(params[src.name]), tag)
+                ref = {"kind": "param", "name": new}
+            elif ref["kind"] == "param":
+                out_params.setdefault(src.name, np.ascontiguousarray(params[src.name]))
+            args.append(ref)
+        off = 0
+        for w in kdef.workspace:
+            args.append({"kind": "workspace", "offset": off})
+            off += _align(_nbytes(w))
+        workspace_bytes = max(workspace_bytes, off)
+        args.append({"kind": "slot", "slot": memory_plan.storage[n]})
+        calls.append({"kernel": kname, "args": args, "node": n.label or n.attr("name")})
+    t1 = time.perf_counter()
+
+    funcs = [lower(kdef.schedule, kdef.args, kname) for kname, kdef in kernels.values()]
+    t2 = time.perf_counter()
+    source = codegen_llvm(funcs, tgt, fp_contract=True)
+    mod = parse_ir(source.text)
+    optimize(mod, tgt.machine(), opt_level)
+    obj = emit_object(mod, tgt)
+    import tempfile
+    with tempfile.TemporaryDirectory(prefix="vtamod_") as tmp:
+        lib_path = link_shared([obj], os.path.join(tmp, "kernels.so"))
+        with open(lib_path, "rb") as f:
+            library = f.read()
+    t3 = time.perf_counter()
+
+    outputs = []
+    for name, o in zip(graph.output_names or [f"output{i}" for i in range(len(graph.outputs))],
+                       graph.outputs):
+        outputs.append({"name": name, "shape": list(o.shape), "dtype": o.dtype,
+                        "ref": _ref(o, input_index, memory_plan)})
+        if outputs[-1]["ref"]["kind"] == "param":
+            out_params.setdefault(o.name, np.ascontiguousarray(params[o.name]))
+    gj = {
+        "format": FORMAT,
+        "target": str(tgt),
+        "inputs": [{"name": n.name, "shape": list(n.shape), "dtype": n.dtype} for n in graph.inputs],
+        "outputs": outputs,
+        "slots": list(memory_plan.slot_bytes),
+        "workspace_bytes": workspace_bytes,
+        "calls": calls,
+        "kernels": {kname: [{"shape": list(t.shape), "dtype": t.dtype} for t in kdef.args]
+                    for kname, kdef in kernels.values()},
+    }
+    stats = {"kernels": len(kernels), "calls": len(calls), "lower_s": t1 - t0 + t2 - t1,
+             "llvm_s": t3 - t2}
+    return CompiledModel(gj, library, out_params, stats)
+
+
+def _ref(src, input_index, plan) -> dict:
+    if src.op is Op.INPUT:
+        return {"kind": "input", "index": input_index[src]}
+    if src.op is Op.PARAM:
+        return {"kind": "param", "name": src.name}
+    return {"kind": "slot", "slot": plan.storage[src]}

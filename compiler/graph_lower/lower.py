@@ -1,0 +1,537 @@
+"""One FUSED graph node -> one scheduled ``te`` kernel (``KernelDef``).
+
+A fused group is declared by walking its body in topological order:
+
+* injective ops compose :class:`~compiler.topi.injective.Lazy` index
+  functions (inlined, no loop nest of their own);
+* the group's master (conv2d, dense, matmul, pooling, reduction, softmax,
+  layer norm) becomes real ``te`` stages from ``compiler.topi``;
+* the group's result is materialised as the kernel's output stage.
+
+When everything after the master is elementwise on the master's shape
+("aligned"), the output stage *is* the epilogue: the master's accumulator
+is ``compute_at`` its column-tile loop, so bias, residual and activation
+are applied to the register tile before it is stored. Otherwise the master
+runs at the root and the output stage is an injective kernel reading it.
+
+Constant weights are re-laid out here, once, at compile time
+(conv: ``OIHW -> [O/ob, I, KH, KW, ob]``; dense: ``[N, K] -> [N/nb, K, nb]``);
+``KernelDef.arg_sources`` says, per buffer argument, which graph value (and
+which packing) feeds it, so kernels of equally shaped layers are shared.
+
+Kernel ABI: ``int32 name(void *arg0, ...)``: the group's inputs in ``node.src``
+order, then workspace buffers (padded copies, softmax stages: scratch the
+runtime provides), then the output; all C-contiguous, in the shapes of
+``KernelDef.arg_shapes``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from compiler import te
+from compiler.graph import Graph, Node, Op
+from compiler.graph.ops import BINARY, UNARY
+from compiler.topi import conv2d as tconv
+from compiler.topi import dense as tdense
+from compiler.topi import injective as inj
+from compiler.topi import pooling as tpool
+from compiler.topi import reduction as tred
+from compiler.topi.injective import Lazy
+
+
+class LoweringError(ValueError):
+    """A fused group uses an operator or attribute the CPU lowering does not support."""
+
+
+@dataclass
+class KernelDef:
+    """A scheduled kernel for one fused-group signature.
+
+    Attributes:
+        schedule: the ``te.Schedule``.
+        args: te tensors in ABI order (inputs, workspaces, output).
+        n_inputs: how many leading args are the group's inputs.
+        packs: per input, None or a packing tag ("conv:<ob>", "dense:<nb>")
+            applied to that (constant) input before it is passed.
+        workspace: the workspace tensors (between inputs and output).
+        pattern: the group's pattern name.
+    """
+
+    schedule: object
+    args: list
+    n_inputs: int
+    packs: list
+    workspace: list = field(default_factory=list)
+    pattern: str = ""
+
+
+def pack_param(value: np.ndarray, tag: str) -> np.ndarray:
+    """Apply a packing tag from :class:`KernelDef` to a constant."""
+    kind, b = tag.split(":")
+    if kind == "conv":
+        return tconv.pack_conv_kernel(value, int(b))
+    if kind == "dense":
+        return tdense.pack_dense_weight(value, int(b))
+    if kind == "dense_t":
+        return tdense.pack_dense_weight(np.ascontiguousarray(value.T), int(b))
+    raise ValueError(f"unknown packing tag {tag!r}")
+
+
+def signature(node: Node) -> tuple:
+    """Cache key of a FUSED node: its body (structural) and, per input, shape, dtype and
+    whether it is a constant (constants may be packed)."""
+    return (node.attr("body"),
+            tuple((s.shape, s.dtype, s.op is Op.PARAM) for s in node.src))
+
+
+_ELEMENTWISE = UNARY | BINARY
+
+
+def _packing(body: Graph, is_param: list) -> dict:
+    """Input index -> packing tag, for conv / dense weights that are graph constants."""
+    index = {n: i for i, n in enumerate(body.inputs)}
+    packs = {}
+    for n in body.nodes():
+        if n.op is Op.CONV2D and n.attr("groups", 1) == 1 and n.attr("data_layout", "NCHW") == "NCHW":
+            w = n.src[1]
+            if w in index and is_param[index[w]]:
+                packs[index[w]] = f"conv:{tconv.conv_out_block(w.shape[0])}"
+        elif n.op is Op.DENSE:
+            w = n.src[1]
+            if w in index and is_param[index[w]]:
+                packs[index[w]] = f"dense:{tdense.dense_block(w.shape[0])}"
+        elif n.op is Op.MATMUL and len(n.src[1].shape) == 2 and len(n.src[0].shape) >= 2:
+            w = n.src[1]
+            if w in index and is_param[index[w]]:
+                packs[index[w]] = f"dense_t:{tdense.dense_block(w.shape[1])}"
+    return packs
+
+
+def _packed_shape(shape, tag):
+    kind, b = tag.split(":")
+    b = int(b)
+    if kind == "conv":
+        O, I, KH, KW = shape
+        return (O // b, I, KH, KW, b)
+    if kind == "dense":
+        N, K = shape
+        return (N // b, K, b)
+    K, N = shape
+    return (N // b, K, b)
+
+
+class _Builder:
+    def __init__(self, name: str):
+        self.name = name
+        self.count = 0
+        self.workspace: list = []
+        self.master = None   # (kind, acc tensor, master node, extra)
+
+    def fresh(self, base: str) -> str:
+        self.count += 1
+        return f"{base}{self.count}"
+
+    def tensor_of(self, x: Lazy, name: str):
+        """A te tensor holding ``x`` (the placeholder itself when ``x`` is one)."""
+        if getattr(x, "_tensor", None) is not None:
+            return x._tensor
+        t = x.materialize(self.fresh(name))
+        self.workspace.append(t)
+        return t
+
+
+def _view(t) -> Lazy:
+    lz = Lazy.of(t)
+    object.__setattr__(lz, "_tensor", t)
+    return lz
+
+
+def lower_group(node: Node, name: str) -> KernelDef:
+    """Declare and schedule the kernel of FUSED ``node`` (see the module docstring).
+
+    Raises:
+        LoweringError: an operator or attribute value without a CPU lowering.
+    """
+    body: Graph = node.attr("body")
+    is_param = [s.op is Op.PARAM for s in node.src]
+    packs = _packing(body, is_param)
+    placeholders = []
+    env: dict = {}
+    for i, inp in enumerate(body.inputs):
+        shape = _packed_shape(inp.shape, packs[i]) if i in packs else inp.shape
+        if shape == ():
+            # 0-d tensors travel as one element (the loop IR indexes with at least one axis)
+            ph = te.placeholder((1,), inp.dtype, f"p{i}")
+            env[inp] = Lazy((), inp.dtype, lambda ph=ph: ph[0])
+        else:
+            ph = te.placeholder(shape, inp.dtype, f"p{i}")
+            env[inp] = _view(ph)
+        placeholders.append(ph)
+    b = _Builder(name)
+    packed_inputs = {body.inputs[i]: tag for i, tag in packs.items()}
+    for n in body.nodes():
+        if n in env:
+            continue
+        env[n] = _emit(b, n, [env[s] for s in n.src], packed_inputs)
+    root = body.outputs[0]
+    result = env[root]
+    s, out = _schedule(b, body, root, result)
+    workspace = [t for t in b.workspace if t is not out]
+    args = placeholders + workspace + [out]
+    return KernelDef(s, args, len(placeholders), [packs.get(i) for i in range(len(placeholders))],
+                     workspace, node.attr("pattern"))
+
+
+# ------------------------------------------------------------------ declaring
+def _emit(b: _Builder, n: Node, a: list, packed_inputs: dict):
+    op, at = n.op, n.attr_dict
+    if op is Op.RELU:
+        return inj.relu(a[0])
+    if op is Op.LEAKY_RELU:
+        return inj.leaky_relu(a[0], at["alpha"])
+    if op is Op.CLIP:
+        return inj.clip(a[0], at.get("min"), at.get("max"))
+    if op is Op.SIGMOID:
+        return inj.sigmoid(a[0])
+    if op is Op.TANH:
+        return inj.tanh(a[0])
+    if op is Op.ERF:
+        return inj.erf(a[0])
+    if op is Op.GELU:
+        return inj.gelu(a[0], at.get("approximate", "none"))
+    if op is Op.HARD_SWISH:
+        return inj.hard_swish(a[0])
+    if op is Op.SQRT:
+        return inj.sqrt(a[0])
+    if op is Op.CAST:
+        return inj.cast(a[0], str(np.dtype(at["to"])))
+    if op in BINARY:
+        if op is Op.DIV and np.issubdtype(np.dtype(n.dtype), np.integer):
+            raise LoweringError("integer DIV is not lowered for the CPU yet")
+        return inj.binary(op.name, a[0], a[1], n.shape)
+    if op is Op.RESHAPE:
+        return inj.reshape(a[0], n.shape)
+    if op is Op.TRANSPOSE:
+        return inj.transpose(a[0], at["perm"])
+    if op is Op.SLICE:
+        return inj.strided_slice(a[0], at["begin"], at["step"], n.shape)
+    if op is Op.CONCAT:
+        return inj.concat(a, at["axis"], n.shape)
+    if op is Op.PAD:
+        return inj.pad(a[0], at["pads"], at.get("mode", "constant"), at.get("value", 0.0))
+    if op is Op.TAKE:
+        return inj.take(a[0], a[1], at["axis"])
+    if op is Op.LAYOUT_TRANSFORM:
+        return inj.layout_transform(a[0], at["src_layout"], at["dst_layout"], n.shape)
+    if op is Op.BATCH_NORM:
+        x, gamma, beta, mean, var = a
+        d = x.dtype
+        eps = inj.const(at["epsilon"], d)
+
+        def bn(*idx):
+            c = idx[1]
+            return (x(*idx) - mean(c)) / inj.te.sqrt(var(c) + eps) * gamma(c) + beta(c)
+        return Lazy(n.shape, d, bn)
+    if op is Op.CONV2D:
+        return _conv(b, n, a, packed_inputs)
+    if op is Op.DENSE:
+        return _dense(b, n, a, packed_inputs)
+    if op is Op.MATMUL:
+        return _matmul(b, n, a, packed_inputs)
+    if op in (Op.MAX_POOL, Op.AVG_POOL):
+        x = b.tensor_of(a[0], "pool_in")
+        t = tpool.pool2d(x, "max" if op is Op.MAX_POOL else "avg", at["kernel"], at.get("strides", (1, 1)),
+                         at.get("pads", (0, 0, 0, 0)), at.get("dilations", (1, 1)),
+                         at.get("count_include_pad", 0), n.shape[2:], name=b.fresh("pool"))
+        b.master = ("pool", t, n, None)
+        return _view(t)
+    if op is Op.GLOBAL_AVG_POOL:
+        return _reduction(b, n, tred.global_avg_pool(a[0], b.fresh("gap")))
+    if op is Op.REDUCE_MEAN:
+        return _reduction(b, n, tred.reduce_mean(a[0], at["axes"], bool(at.get("keepdims", 1)),
+                                                 b.fresh("mean")))
+    if op is Op.SOFTMAX:
+        return _reduction(b, n, tred.softmax(a[0], at["axis"], b.fresh("softmax")))
+    if op is Op.LAYER_NORM:
+        return _reduction(b, n, tred.layer_norm(a[0], a[1], a[2] if len(a) > 2 else None, at["axis"],
+                                                at["epsilon"], b.fresh("ln")))
+    raise LoweringError(f"operator {op.name} has no CPU lowering (node {n.label or n!r})")
+
+
+def _reduction(b: _Builder, n: Node, t):
+    b.master = ("reduce", t, n, None)
+    return _view(t)
+
+
+def _conv(b, n, a, packed_inputs):
+    at = n.attr_dict
+    strides, pads = at.get("strides", (1, 1)), at.get("pads", (0, 0, 0, 0))
+    dil, groups = at.get("dilations", (1, 1)), at.get("groups", 1)
+    x = b.tensor_of(a[0], "conv_in")
+    w_node = n.src[1]
+    name = b.fresh("conv")
+    layout, klayout = at.get("data_layout", "NCHW"), at.get("kernel_layout", "OIHW")
+    if layout != "NCHW":
+        if len(x.shape) != 5 or len(w_node.shape) != 6 or groups != 1 or not klayout.startswith("OIHW"):
+            raise LoweringError(f"CONV2D in layout {layout}/{klayout} with groups={groups}: only "
+                                "NCHW{b}c data with OIHW{b}i{b}o kernels and groups=1 are lowered")
+        acc = tconv.conv2d_nchwc(x, b.tensor_of(a[1], "w"), strides, pads, dil, name=name)
+        b.master = ("convc", acc, n, None)
+        return _view(acc)
+    if groups == 1:
+        if w_node in packed_inputs:
+            w = a[1]._tensor
+        else:
+            ob = tconv.conv_out_block(w_node.shape[0])
+            wt = b.tensor_of(a[1], "w")
+            O, I, KH, KW = wt.shape
+            w = te.compute((O // ob, I, KH, KW, ob),
+                           lambda oc, i, kh, kw, oi: wt[oc * ob + oi, i, kh, kw], name=b.fresh("wpack"))
+            b.workspace.append(w)
+        acc, nchw = tconv.conv2d_nchw(x, w, strides, pads, dil, name=name)
+        ob = w.shape[-1]
+        b.master = ("conv", acc, n, None)
+        return Lazy(n.shape, n.dtype, lambda nn, o, h, ww: acc[nn, o // ob, h, ww, o % ob])
+    w = b.tensor_of(a[1], "w")
+    C = x.shape[1]
+    if groups == C and w.shape[1] == 1:
+        t = tconv.depthwise_conv2d_nchw(x, w, strides, pads, dil, name=name)
+    else:
+        t = tconv.group_conv2d_nchw(x, w, strides, pads, dil, groups, name=name)
+    b.master = ("dwconv", t, n, None)
+    return _view(t)
+
+
+def _lead_view(acc, shape):
+    """Graph-shaped Lazy over a 2-D [M, N] accumulator (leading axes flattened into M)."""
+    return inj.reshape(Lazy.of(acc), shape)
+
+
+def _dense(b, n, a, packed_inputs):
+    x = a[0]
+    K = x.shape[-1]
+    M = int(np.prod(x.shape[:-1]))
+    x2 = inj.reshape(x, (M, K))
+    w_node = n.src[1]
+    if w_node in packed_inputs:
+        w = a[1]._tensor
+    else:
+        wt = b.tensor_of(a[1], "w")
+        N = wt.shape[0]
+        nb = tdense.dense_block(N)
+        w = te.compute((N // nb, K, nb), lambda jo, k, ji: wt[jo * nb + ji, k], name=b.fresh("wpack"))
+        b.workspace.append(w)
+    acc = _dense_compute(x2, w, b.fresh("dense"))
+    b.master = ("dense", acc, n, None)
+    return _lead_view(acc, n.shape)
+
+
+def _dense_compute(x2: Lazy, w, name):
+    M, K = x2.shape
+    Nb, _, nb = w.shape
+    k = te.reduce_axis(K, "k")
+    return te.compute((M, Nb * nb), lambda i, j: te.sum(x2(i, k) * w[j // nb, k, j % nb], axis=k),
+                      name=name)
+
+
+def _matmul(b, n, a, packed_inputs):
+    xa, xb = a
+    sa, sb = n.src[0].shape, n.src[1].shape
+    if len(sa) < 2 or len(sb) < 2:
+        raise LoweringError("MATMUL with a 1-D operand has no CPU lowering yet")
+    if len(sb) == 2 and n.src[1] in packed_inputs:
+        K = sa[-1]
+        M = int(np.prod(sa[:-1]))
+        acc = _dense_compute(inj.reshape(xa, (M, K)), a[1]._tensor, b.fresh("dense"))
+        b.master = ("dense", acc, n, None)
+        return _lead_view(acc, n.shape)
+    batch = n.shape[:-2]
+    B = int(np.prod(batch)) if batch else 1
+    M, K, N = sa[-2], sa[-1], sb[-1]
+
+    def operand(x: Lazy, shape):
+        full = batch + shape[-2:]
+        def f(bb, i, j):
+            idx = inj._unflat(bb, batch) if batch else []
+            return inj.broadcast_read(x, full, list(idx) + [i, j])
+        return Lazy((B,) + tuple(shape[-2:]), x.dtype, f)
+    A3, B3 = operand(xa, sa), operand(xb, sb)
+    k = te.reduce_axis(K, "k")
+    acc = te.compute((B, M, N), lambda bb, i, j: te.sum(A3(bb, i, k) * B3(bb, k, j), axis=k),
+                     name=b.fresh("matmul"))
+    b.master = ("bmm", acc, n, None)
+    return inj.reshape(Lazy.of(acc), n.shape)
+
+
+# ------------------------------------------------------------------ scheduling
+def _aligned(body: Graph, master: Node, root: Node) -> bool:
+    """Everything after ``master`` is elementwise with the master's output shape."""
+    after = False
+    for n in body.nodes():
+        if n is master:
+            after = True
+            continue
+        if not after or n.op is Op.INPUT:
+            continue
+        if n.op not in _ELEMENTWISE or n.shape != master.shape:
+            # nodes before the master in topological order may still be listed after it
+            if _depends_on(n, master):
+                return False
+    return root.shape == master.shape
+
+
+def _depends_on(n: Node, m: Node) -> bool:
+    stack, seen = [n], set()
+    while stack:
+        x = stack.pop()
+        if x is m:
+            return True
+        if id(x) in seen:
+            continue
+        seen.add(id(x))
+        stack.extend(x.src)
+    return False
+
+
+def _schedule(b: _Builder, body: Graph, root: Node, result: Lazy):
+    m = b.master
+    if m is None:
+        out = result.materialize(b.fresh("out"))
+        s = te.create_schedule(out)
+        inj.schedule_injective(s, out)
+        return s, out
+    kind, acc, mnode, _ = m
+    aligned = kind != "reduce" and _aligned(body, mnode, root)
+    if kind in ("dense", "bmm"):
+        kshape = acc.shape
+        if aligned:
+            gshape = root.shape
+            out = te.compute(kshape, _kernel_space(result, gshape, kshape), name=b.fresh("out"))
+            s = te.create_schedule(out)
+            (tdense.schedule_dense if kind == "dense" else tdense.schedule_batch_matmul)(s, acc, out)
+            return s, out
+        ep = te.compute(kshape, lambda *idx: acc[idx], name=b.fresh("epi"))
+        b.workspace.append(ep)
+        final = _rebase(result, acc, ep).materialize(b.fresh("out"))
+        s = te.create_schedule(final)
+        (tdense.schedule_dense if kind == "dense" else tdense.schedule_batch_matmul)(s, acc, ep)
+        inj.schedule_injective(s, final)
+        return s, final
+    if kind == "conv":
+        N, Ob, OH, OW, ob = acc.shape
+        if aligned:
+            out = result.materialize(b.fresh("out"))
+            s = te.create_schedule(out)
+        else:
+            ep = te.compute((N, Ob * ob, OH, OW), lambda nn, o, h, w: acc[nn, o // ob, h, w, o % ob],
+                            name=b.fresh("epi"))
+            b.workspace.append(ep)
+            out = _rebase(result, acc, ep, ob).materialize(b.fresh("out"))
+            s = te.create_schedule(out)
+            inj.schedule_injective(s, out)
+            tconv.schedule_conv2d_nchw(s, acc, ep)
+            _workspace_pads(b, acc)
+            return s, out
+        tconv.schedule_conv2d_nchw(s, acc, out)
+        _workspace_pads(b, acc)
+        return s, out
+    if kind == "convc":
+        if aligned:
+            out = result.materialize(b.fresh("out"))
+            s = te.create_schedule(out)
+            tconv.schedule_conv2d_nchwc(s, acc, out)
+        else:
+            ep = te.compute(acc.shape, lambda *idx: acc[idx], name=b.fresh("epi"))
+            b.workspace.append(ep)
+            out = _rebase(result, acc, ep).materialize(b.fresh("out"))
+            s = te.create_schedule(out)
+            inj.schedule_injective(s, out)
+            tconv.schedule_conv2d_nchwc(s, acc, ep)
+        _workspace_pads(b, acc)
+        return s, out
+    if kind in ("dwconv", "pool"):
+        if aligned and root is not mnode:
+            out = result.materialize(b.fresh("out"))
+            s = te.create_schedule(out)
+            sched_out = out
+        else:
+            out = result.materialize(b.fresh("out")) if root is not mnode else acc
+            s = te.create_schedule(out)
+            sched_out = acc
+            if out is not acc:
+                b.workspace.append(acc)
+                inj.schedule_injective(s, out)
+        if kind == "dwconv":
+            if sched_out is acc:
+                tconv.schedule_depthwise_nchw(s, acc, acc)
+            else:
+                tconv.schedule_depthwise_nchw(s, acc, sched_out)
+        else:
+            tpool.schedule_pool2d(s, acc, sched_out)
+        _workspace_pads(b, acc)
+        return s, out
+    # reductions, softmax, layer norm: helper stages at the root (workspace)
+    out = result.materialize(b.fresh("out")) if root is not mnode else acc
+    s = te.create_schedule(out)
+    _collect_stages(b, out)
+    if out is not acc:
+        inj.schedule_injective(s, out)
+    else:
+        tred.schedule_reduction(s, out)
+    return s, out
+
+
+def _kernel_space(result: Lazy, gshape, kshape):
+    """fn over the kernel's (flattened) index space reading ``result`` in graph space."""
+    if tuple(gshape) == tuple(kshape):
+        return lambda *idx: result(*idx)
+    return inj.reshape(result, kshape).fn
+
+
+def _rebase(result: Lazy, acc, ep, ob=None) -> Lazy:
+    """``result`` with reads of the accumulator ``acc`` redirected to the epilogue stage ``ep``.
+
+    The Lazy chain closes over ``acc``, so the reads are replaced in the expressions it
+    builds."""
+    fn = result.fn
+
+    def f(*idx):
+        return _substitute(fn(*idx), acc, ep, ob)
+    return Lazy(result.shape, result.dtype, f)
+
+
+def _substitute(e, acc, ep, ob):
+    from compiler.tir import ir
+    from compiler.tir.ops import Op as TOp
+
+    def fn(x):
+        if x.op is TOp.TENSOR_READ and x.arg is acc:
+            idx = list(x.src)
+            if ob is None:
+                return ep[tuple(idx)]
+            n_, oc, h, w, oi = idx
+            return ep[n_, oc * ob + oi, h, w]
+        return ir.map_children(x, fn)
+    return fn(e)
+
+
+def _workspace_pads(b: _Builder, acc):
+    for t in acc.op.reads():
+        if hasattr(t.op, "body") and t.op.name.endswith("_pad") and t not in b.workspace:
+            b.workspace.append(t)
+
+
+def _collect_stages(b: _Builder, out):
+    """Every intermediate compute stage of ``out`` becomes a workspace argument."""
+    seen = set()
+    stack = [out]
+    while stack:
+        t = stack.pop()
+        if id(t) in seen:
+            continue
+        seen.add(id(t))
+        if hasattr(t.op, "body") and t is not out and t not in b.workspace:
+            b.workspace.append(t)
+        stack.extend(t.op.reads() if hasattr(t.op, "reads") else [])

@@ -1,0 +1,242 @@
+"""2-D convolution: computes in NCHW and blocked NCHW{b}c layouts, and their CPU schedules.
+
+Layouts (TVM's x86 conv2d):
+
+* ``conv2d_nchwc``: data ``[N, C/cb, H, W, cb]``, kernel ``[O/ob, C/cb, KH, KW, cb, ob]``
+  (graph layout ``OIHW{cb}i{ob}o``), output ``[N, O/ob, OH, OW, ob]``. The schedule
+  keeps an ``ow_tile x ob`` accumulator tile in vector registers: every step
+  of the reduction broadcasts one input value per output column and does one
+  FMA per column against a contiguous ``ob``-wide weight vector, so it is
+  equally fast for any stride.
+* ``conv2d_nchw``: data ``[N, C, H, W]``, kernel packed at compile time to
+  ``[O/ob, C, KH, KW, ob]`` (:func:`pack_conv_kernel`), output ``[N, O, OH, OW]``.
+  Same register tile as above (``ob`` output channels x ``ow_tile`` columns),
+  transposed on the way out so the output stays NCHW: no layout transforms.
+* ``depthwise_conv2d_nchw`` / ``group_conv2d_nchw``: groups > 1, vectorised
+  along the output columns.
+
+``pads`` are (top, left, bottom, right) as ONNX; output size
+``OH = (H + top + bottom - ((KH-1)*dh + 1)) // sh + 1``.
+"""
+from __future__ import annotations
+
+from compiler import te
+
+from .nn_util import pad_spatial, window_out
+
+
+def conv2d_nchwc(data, kernel, strides=(1, 1), pads=(0, 0, 0, 0), dilations=(1, 1), name="conv"):
+    """Blocked convolution; shapes as in the module docstring. Returns the output tensor."""
+    N, Cc, H, W, cb = data.shape
+    Oc, Cc2, KH, KW, cb2, ob = kernel.shape
+    if (Cc, cb) != (Cc2, cb2):
+        raise ValueError(f"conv2d_nchwc: data channels {Cc}x{cb} != kernel in-channels {Cc2}x{cb2}")
+    sh, sw = strides
+    dh, dw = dilations
+    OH = window_out(H, KH, sh, pads[0], pads[2], dh)
+    OW = window_out(W, KW, sw, pads[1], pads[3], dw)
+    padded = pad_spatial(data, pads, 2, name=name + "_pad")
+    ic = te.reduce_axis(Cc, "ic")
+    kh = te.reduce_axis(KH, "kh")
+    kw = te.reduce_axis(KW, "kw")
+    ii = te.reduce_axis(cb, "ii")
+    return te.compute(
+        (N, Oc, OH, OW, ob),
+        lambda n, oc, oh, ow, oi: te.sum(
+            padded[n, ic, oh * sh + kh * dh, ow * sw + kw * dw, ii] * kernel[oc, ic, kh, kw, ii, oi],
+            axis=(ic, kh, kw, ii)),
+        name=name)
+
+
+def pack_conv_kernel(weight, ob: int):
+    """numpy: OIHW weight -> ``[O/ob, I, KH, KW, ob]`` (output channels blocked innermost)."""
+    import numpy as np
+    O, I, KH, KW = weight.shape
+    return np.ascontiguousarray(weight.reshape(O // ob, ob, I, KH, KW).transpose(0, 2, 3, 4, 1))
+
+
+def conv_out_block(out_channels: int) -> int:
+    """Output-channel block of the packed NCHW kernel: 16 (one AVX-512 vector), 8 or 1."""
+    for b in (16, 8):
+        if out_channels % b == 0:
+            return b
+    return 1
+
+
+def conv2d_nchw(data, kernel, strides=(1, 1), pads=(0, 0, 0, 0), dilations=(1, 1), name="conv"):
+    """Convolution (groups=1) of NCHW ``data`` with a packed kernel ``[O/ob, C, KH, KW, ob]``
+    (:func:`pack_conv_kernel`).
+
+    Returns ``(blocked, out)``: the accumulation ``blocked[N, O/ob, OH, OW, ob]`` and
+    ``out[N, O, OH, OW]`` reading it back in NCHW (inline ``out`` into its consumer, or
+    schedule it as the epilogue).
+    """
+    N, C, H, W = data.shape
+    Ob, C2, KH, KW, ob = kernel.shape
+    if C != C2:
+        raise ValueError(f"conv2d_nchw: data has {C} channels, packed kernel {kernel.shape} wants {C2}")
+    sh, sw = strides
+    dh, dw = dilations
+    OH = window_out(H, KH, sh, pads[0], pads[2], dh)
+    OW = window_out(W, KW, sw, pads[1], pads[3], dw)
+    padded = pad_spatial(data, pads, 2, name=name + "_pad")
+    ic = te.reduce_axis(C, "ic")
+    kh = te.reduce_axis(KH, "kh")
+    kw = te.reduce_axis(KW, "kw")
+    blocked = te.compute(
+        (N, Ob, OH, OW, ob),
+        lambda n, oc, oh, ow, oi: te.sum(
+            padded[n, ic, oh * sh + kh * dh, ow * sw + kw * dw] * kernel[oc, ic, kh, kw, oi],
+            axis=(ic, kh, kw)),
+        name=name)
+    out = te.compute((N, Ob * ob, OH, OW), lambda n, o, oh, ow: blocked[n, o // ob, oh, ow, o % ob],
+                     name=name + "_nchw")
+    return blocked, out
+
+
+def depthwise_conv2d_nchw(data, kernel, strides=(1, 1), pads=(0, 0, 0, 0), dilations=(1, 1),
+                          name="conv"):
+    """Depthwise convolution: data ``[N, C, H, W]``, kernel ``[C*m, 1, KH, KW]`` (groups = C,
+    channel multiplier m); output ``[N, C*m, OH, OW]``."""
+    N, C, H, W = data.shape
+    O, _, KH, KW = kernel.shape
+    m = O // C
+    sh, sw = strides
+    dh, dw = dilations
+    OH = window_out(H, KH, sh, pads[0], pads[2], dh)
+    OW = window_out(W, KW, sw, pads[1], pads[3], dw)
+    padded = pad_spatial(data, pads, 2, name=name + "_pad")
+    kh = te.reduce_axis(KH, "kh")
+    kw = te.reduce_axis(KW, "kw")
+    return te.compute(
+        (N, O, OH, OW),
+        lambda n, o, oh, ow: te.sum(
+            padded[n, o // m, oh * sh + kh * dh, ow * sw + kw * dw] * kernel[o, 0, kh, kw],
+            axis=(kh, kw)),
+        name=name)
+
+
+def group_conv2d_nchw(data, kernel, strides=(1, 1), pads=(0, 0, 0, 0), dilations=(1, 1), groups=1,
+                      name="conv"):
+    """Grouped convolution, OIHW kernel ``[O, C/groups, KH, KW]`` (the general, slower path)."""
+    N, C, H, W = data.shape
+    O, Cg, KH, KW = kernel.shape
+    if C != Cg * groups or O % groups:
+        raise ValueError(f"group_conv2d_nchw: {C} data channels do not match kernel "
+                         f"{kernel.shape} with groups={groups}")
+    sh, sw = strides
+    dh, dw = dilations
+    OH = window_out(H, KH, sh, pads[0], pads[2], dh)
+    OW = window_out(W, KW, sw, pads[1], pads[3], dw)
+    padded = pad_spatial(data, pads, 2, name=name + "_pad")
+    ic = te.reduce_axis(Cg, "ic")
+    kh = te.reduce_axis(KH, "kh")
+    kw = te.reduce_axis(KW, "kw")
+    og = O // groups
+    return te.compute(
+        (N, O, OH, OW),
+        lambda n, o, oh, ow: te.sum(
+            padded[n, (o // og) * Cg + ic, oh * sh + kh * dh, ow * sw + kw * dw] * kernel[o, ic, kh, kw],
+            axis=(ic, kh, kw)),
+        name=name)
+
+
+def _divisor_at_most(n: int, cap: int) -> int:
+    for f in range(min(n, cap), 0, -1):
+        if n % f == 0:
+            return f
+    return 1
+
+
+def _tile_width(ow: int, cap: int) -> int:
+    """A column tile: a divisor of ``ow`` near ``cap`` if there is a good one, else ``cap``."""
+    f = _divisor_at_most(ow, cap)
+    return f if f * 2 > cap or f == ow else min(cap, ow)
+
+
+def schedule_conv2d_nchwc(s, conv, out, ow_tile: int = 14):
+    """Schedule the blocked convolution ``conv`` whose (elementwise) consumer chain ends in
+    ``out`` (``out`` may be ``conv``). Stages between them must already be inlined.
+
+    Loop nest: parallel over (n, oc-block, oh), then ow tiles; per tile an
+    ``ow_tile x ob`` accumulator (unrolled x vectorised) runs over the
+    reduction ic, kh, kw, ii; the epilogue stores the tile.
+    """
+    N, Oc, OH, OW, ob = conv.shape
+    reg = _tile_width(OW, ow_tile)
+    if out is conv:
+        acc = s.cache_write(conv, "local")
+        out_t = conv
+    else:
+        acc = conv
+        out_t = out
+    n, oc, oh, ow, oi = s[out_t].op.axis
+    owo, owi = s[out_t].split(ow, factor=reg)
+    s[out_t].reorder(n, oc, oh, owo, owi, oi)
+    s[out_t].unroll(owi)
+    s[out_t].vectorize(oi)
+    fused = s[out_t].fuse(n, oc, oh)
+    s[out_t].parallel(fused)
+    s[acc].compute_at(s[out_t], owo)
+    an, aoc, aoh, aow, aoi = s[acc].op.axis
+    ic, kh, kw, ii = s[acc].op.reduce_axis
+    s[acc].reorder(ic, kh, kw, ii, aow, aoi)
+    s[acc].unroll(aow)
+    s[acc].vectorize(aoi)
+    _schedule_pad(s, conv)
+    return s
+
+
+def schedule_conv2d_nchw(s, conv, out, ow_tile: int = 14):
+    """Schedule :func:`conv2d_nchw`: ``conv`` is its blocked accumulation, ``out`` the NCHW
+    epilogue stage that reads it (the unpacking and any elementwise consumers inlined).
+
+    Per (n, oc block, row) in parallel and per column tile: an ``ow_tile x ob``
+    accumulator (unrolled over columns, vectorised over the ``ob`` output
+    channels) runs over the reduction (ic, kh, kw); the epilogue stores it
+    channel by channel, vectorised along the columns.
+    """
+    N, Ob, OH, OW, ob = conv.shape
+    reg = _tile_width(OW, ow_tile)
+    n, o, oh, ow = s[out].op.axis
+    oo, oi = s[out].split(o, factor=ob)
+    owo, owi = s[out].split(ow, factor=reg)
+    s[out].reorder(n, oo, oh, owo, oi, owi)
+    s[out].unroll(oi)
+    s[out].vectorize(owi)
+    s[out].parallel(s[out].fuse(n, oo, oh))
+    s[conv].compute_at(s[out], owo)
+    an, ao, aoh, aow, aoi = s[conv].op.axis
+    s[conv].reorder(*s[conv].op.reduce_axis, aow, aoi)
+    s[conv].unroll(aow)
+    s[conv].vectorize(aoi)
+    _schedule_pad(s, conv)
+    return s
+
+
+def schedule_depthwise_nchw(s, conv, out, ow_vec: int = 16):
+    """Schedule depthwise / grouped convolutions: parallel over (n, channel, row), columns
+    vectorised by ``ow_vec`` with the accumulator in registers."""
+    N, O, OH, OW = conv.shape
+    vec = _tile_width(OW, ow_vec)
+    acc, out_t = (s.cache_write(conv, "local"), conv) if out is conv else (conv, out)
+    n, o, oh, ow = s[out_t].op.axis
+    owo, owi = s[out_t].split(ow, factor=vec)
+    s[out_t].vectorize(owi)
+    s[out_t].parallel(s[out_t].fuse(n, o, oh))
+    s[acc].compute_at(s[out_t], owo)
+    an, ao, aoh, aow = s[acc].op.axis
+    s[acc].reorder(*s[acc].op.reduce_axis, aow)
+    s[acc].vectorize(aow)
+    _schedule_pad(s, conv)
+    return s
+
+
+def _schedule_pad(s, conv):
+    """Materialise the padded input at the root, parallel over its outer axes."""
+    for t in conv.op.reads():
+        if t.op.name.endswith("_pad") and hasattr(t.op, "axis"):
+            ax = t.op.axis
+            s[t].parallel(s[t].fuse(ax[0], ax[1]))
+            if len(ax) == 5:
+                s[t].vectorize(ax[4])

@@ -1,0 +1,108 @@
+"""Dense layers and batched matrix products: computes and CPU schedules.
+
+* ``dense(x, w_packed)``: ``out[M, N] = x[M, K] @ w.T`` with the weight ``w[N, K]``
+  packed at compile time into ``[N/nb, K, nb]`` (:func:`pack_dense_weight`) so the
+  micro-kernel reads ``nb`` output columns contiguously (as ``cpu_matmul``'s
+  ``B_packed``, done once on the constant instead of every call).
+* ``batch_matmul(a, b)``: ``out[B, M, N] = a[B, M, K] @ b[B, K, N]`` for two
+  activations (attention scores and context).
+
+Both schedules keep an ``mr x nb`` accumulator tile in vector registers
+(rows unrolled, columns vectorised), reduce over K inside it, and run the
+epilogue (bias, activation, residual) on the tile before storing it.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from compiler import te
+
+
+def dense_block(n: int) -> int:
+    """Column block of the packed weight: 16 (one AVX-512 vector), 8, or 1."""
+    for b in (16, 8):
+        if n % b == 0:
+            return b
+    return 1
+
+
+def pack_dense_weight(w: np.ndarray, nb: int) -> np.ndarray:
+    """numpy: ``w[N, K]`` -> ``[N/nb, K, nb]``."""
+    N, K = w.shape
+    return np.ascontiguousarray(w.reshape(N // nb, nb, K).transpose(0, 2, 1))
+
+
+def dense(x, w_packed, name="dense"):
+    """``x[M, K]``, ``w_packed[N/nb, K, nb]`` -> ``out[M, N]`` (float32 accumulation)."""
+    M, K = x.shape
+    Nb, K2, nb = w_packed.shape
+    if K != K2:
+        raise ValueError(f"dense: x has K={K}, packed weight {w_packed.shape} has K={K2}")
+    k = te.reduce_axis(K, "k")
+    return te.compute((M, Nb * nb),
+                      lambda i, j: te.sum(x[i, k] * w_packed[j // nb, k, j % nb], axis=k), name=name)
+
+
+def batch_matmul(a, b, name="matmul"):
+    """``a[B, M, K] @ b[B, K, N]`` -> ``out[B, M, N]``."""
+    B, M, K = a.shape
+    B2, K2, N = b.shape
+    if (B, K) != (B2, K2):
+        raise ValueError(f"batch_matmul: shapes {a.shape} and {b.shape} do not multiply")
+    k = te.reduce_axis(K, "k")
+    return te.compute((B, M, N), lambda bb, i, j: te.sum(a[bb, i, k] * b[bb, k, j], axis=k), name=name)
+
+
+def _divisor_at_most(n: int, cap: int) -> int:
+    for f in range(min(n, cap), 0, -1):
+        if n % f == 0:
+            return f
+    return 1
+
+
+def schedule_dense(s, acc, out, mr: int = 4):
+    """Schedule :func:`dense` (``acc``) with its epilogue stage ``out[M, N]`` (may be ``acc``)."""
+    M, N = acc.shape
+    nb = acc.op.reads()[1].shape[-1] if len(acc.op.reads()) > 1 else 16
+    nb = nb if N % nb == 0 else 1
+    if out is acc:
+        acc = s.cache_write(acc, "local")
+    m_tile = _divisor_at_most(M, mr)
+    i, j = s[out].op.axis
+    io, ii = s[out].split(i, factor=m_tile)
+    jo, ji = s[out].split(j, factor=nb)
+    s[out].reorder(io, jo, ii, ji)
+    s[out].unroll(ii)
+    s[out].vectorize(ji)
+    fused = s[out].fuse(io, jo)
+    s[out].parallel(fused)
+    s[acc].compute_at(s[out], fused)
+    ai, aj = s[acc].op.axis
+    (k,) = s[acc].op.reduce_axis
+    s[acc].reorder(k, ai, aj)
+    s[acc].unroll(ai)
+    s[acc].vectorize(aj)
+    return s
+
+
+def schedule_batch_matmul(s, acc, out, mr: int = 4, nb: int = 16):
+    """Schedule :func:`batch_matmul` (``acc``) with its epilogue ``out[B, M, N]`` (may be ``acc``)."""
+    B, M, N = acc.shape
+    if out is acc:
+        acc = s.cache_write(acc, "local")
+    m_tile = _divisor_at_most(M, mr)
+    n_tile = _divisor_at_most(N, nb)
+    b, i, j = s[out].op.axis
+    io, ii = s[out].split(i, factor=m_tile)
+    jo, ji = s[out].split(j, factor=n_tile)
+    s[out].reorder(b, io, jo, ii, ji)
+    s[out].unroll(ii)
+    s[out].vectorize(ji)
+    s[out].parallel(s[out].fuse(b, io))
+    s[acc].compute_at(s[out], jo)
+    ab, ai, aj = s[acc].op.axis
+    (k,) = s[acc].op.reduce_axis
+    s[acc].reorder(k, ab, ai, aj)
+    s[acc].unroll(ai)
+    s[acc].vectorize(aj)
+    return s

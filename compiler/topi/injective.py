@@ -1,0 +1,306 @@
+"""Injective operators (elementwise, broadcast, data movement) as index functions, and the
+CPU schedule of an injective kernel.
+
+An injective op never needs its own loop nest: output element ``idx`` is an
+expression of a few input elements. So they are built on :class:`Lazy`, a
+shape + dtype + ``fn(indices) -> Expr``; a fused group composes them and only
+the group's result becomes a ``te.compute`` (:meth:`Lazy.materialize`). This
+is ``compute_inline`` done while declaring, so a complex op's epilogue reads
+its accumulator directly (which ``compute_at`` needs).
+
+Broadcasting follows numpy/ONNX multidirectional rules. Index expressions use
+floor division and modulo (``//``, ``%``), which the loop-IR simplifier folds
+for split loops.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from compiler import te
+from compiler.tir import ir
+
+
+@dataclass(frozen=True)
+class Lazy:
+    """A tensor not yet materialised: ``fn(*indices)`` is its element at ``indices``."""
+
+    shape: tuple
+    dtype: str
+    fn: Callable
+
+    @staticmethod
+    def of(t) -> "Lazy":
+        """The Lazy view of a te Tensor."""
+        return Lazy(tuple(t.shape), t.dtype, lambda *idx: t[idx])
+
+    def __call__(self, *idx):
+        return self.fn(*idx)
+
+    def materialize(self, name: str):
+        """A ``te.compute`` holding this tensor."""
+        fn = self.fn
+        return te.compute(self.shape, lambda *idx: fn(*idx), name=name)
+
+
+def const(value, dtype: str):
+    return ir.const(value, dtype)
+
+
+def broadcast_read(x: Lazy, out_shape, idx):
+    """Element of ``x`` at output position ``idx`` under numpy broadcasting to ``out_shape``."""
+    off = len(out_shape) - len(x.shape)
+    sub = [ir.const(0, "int32") if d == 1 and out_shape[off + i] != 1 else idx[off + i]
+           for i, d in enumerate(x.shape)]
+    return x(*sub)
+
+
+# ---------------------------------------------------------------- elementwise
+def unary(x: Lazy, f: Callable, dtype: "str | None" = None) -> Lazy:
+    return Lazy(x.shape, dtype or x.dtype, lambda *idx: f(x(*idx)))
+
+
+def relu(x):
+    return unary(x, lambda v: te.maximum(v, const(0, x.dtype)))
+
+
+def leaky_relu(x, alpha):
+    return unary(x, lambda v: ir.select(v >= const(0, x.dtype), v, v * const(alpha, x.dtype)))
+
+
+def clip(x, lo=None, hi=None):
+    def f(v):
+        if lo is not None:
+            v = te.maximum(v, const(lo, x.dtype))
+        if hi is not None:
+            v = te.minimum(v, const(hi, x.dtype))
+        return v
+    return unary(x, f)
+
+
+def sigmoid(x):
+    one = const(1.0, x.dtype)
+    return unary(x, lambda v: one / (one + te.exp(const(0.0, x.dtype) - v)))
+
+
+def tanh(x):
+    return unary(x, te.tanh)
+
+
+def erf(x):
+    return unary(x, te.erf)
+
+
+def sqrt(x):
+    return unary(x, te.sqrt)
+
+
+def gelu(x, approximate="none"):
+    d = x.dtype
+    half, one = const(0.5, d), const(1.0, d)
+    if approximate == "tanh":
+        c, k = const(math.sqrt(2 / math.pi), d), const(0.044715, d)
+        return unary(x, lambda v: half * v * (one + te.tanh(c * (v + k * v * v * v))))
+    inv = const(1 / math.sqrt(2.0), d)
+    return unary(x, lambda v: half * v * (one + te.erf(v * inv)))
+
+
+def hard_swish(x):
+    d = x.dtype
+    return unary(x, lambda v: v * te.minimum(te.maximum(v / const(6.0, d) + const(0.5, d),
+                                                         const(0.0, d)), const(1.0, d)))
+
+
+def cast(x, dtype):
+    return unary(x, lambda v: te.cast(v, dtype), dtype)
+
+
+_BIN = {"ADD": lambda a, b: a + b, "SUB": lambda a, b: a - b, "MUL": lambda a, b: a * b,
+        "DIV": lambda a, b: a / b, "POW": lambda a, b: te.power(a, b)}
+
+
+def binary(op: str, a: Lazy, b: Lazy, out_shape) -> Lazy:
+    """``op`` in ADD, SUB, MUL, DIV, POW with numpy broadcasting to ``out_shape``."""
+    f = _BIN[op]
+    out_shape = tuple(out_shape)
+    if op == "POW" and b.dtype != a.dtype:
+        b = cast(b, a.dtype)
+    return Lazy(out_shape, a.dtype,
+                lambda *idx: f(broadcast_read(a, out_shape, idx), broadcast_read(b, out_shape, idx)))
+
+
+def constant_tensor(value: np.ndarray) -> Lazy:
+    """A small constant folded into the code (scalars and tiny vectors only)."""
+    value = np.asarray(value)
+    flat = value.reshape(-1)
+    dtype = str(value.dtype)
+    if flat.size == 1:
+        v = flat[0].item()
+        return Lazy(tuple(value.shape), dtype, lambda *idx: const(v, dtype))
+    raise ValueError("constant_tensor: only scalars are folded into code")
+
+
+# ---------------------------------------------------------------- data movement
+def _flat(idx, shape):
+    out = idx[0]
+    for i, d in zip(idx[1:], shape[1:]):
+        out = out * d + i
+    return out
+
+
+def _unflat(flat, shape):
+    idx = []
+    for d in reversed(shape):
+        idx.append(flat % d if d != 1 else ir.const(0, "int32"))
+        flat = flat // d
+    return list(reversed(idx))
+
+
+def reshape(x: Lazy, newshape) -> Lazy:
+    newshape = tuple(newshape)
+    if tuple(d for d in newshape if d != 1) == tuple(d for d in x.shape if d != 1):
+        # only unit axes move: map the non-unit indices through
+        keep = [i for i, d in enumerate(newshape) if d != 1]
+        src_keep = [i for i, d in enumerate(x.shape) if d != 1]
+
+        def f(*idx):
+            sub = [ir.const(0, "int32")] * len(x.shape)
+            for si, oi in zip(src_keep, keep):
+                sub[si] = idx[oi]
+            return x(*sub)
+        return Lazy(newshape, x.dtype, f)
+    return Lazy(newshape, x.dtype, lambda *idx: x(*_unflat(_flat(idx, newshape), x.shape)))
+
+
+def transpose(x: Lazy, perm) -> Lazy:
+    shape = tuple(x.shape[p] for p in perm)
+
+    def f(*idx):
+        sub = [None] * len(perm)
+        for o, p in enumerate(perm):
+            sub[p] = idx[o]
+        return x(*sub)
+    return Lazy(shape, x.dtype, f)
+
+
+def strided_slice(x: Lazy, begin, step, out_shape) -> Lazy:
+    """``x[b0::s0, b1::s1, ...]`` cut to ``out_shape`` (the graph's normalized SLICE)."""
+    return Lazy(tuple(out_shape), x.dtype,
+                lambda *idx: x(*(b + i * s if s != 1 else b + i for i, b, s in zip(idx, begin, step))))
+
+
+def concat(xs: "list[Lazy]", axis: int, out_shape) -> Lazy:
+    out_shape = tuple(out_shape)
+
+    def f(*idx):
+        offsets, o = [], 0
+        for x in xs:
+            offsets.append(o)
+            o += x.shape[axis]
+        i = idx[axis]
+        expr = None
+        for x, off in reversed(list(zip(xs, offsets))):
+            sub = list(idx)
+            sub[axis] = i - off
+            val = x(*sub)
+            expr = val if expr is None else te.if_then_else(i < off + x.shape[axis], val, expr)
+        return expr
+    return Lazy(out_shape, xs[0].dtype, f)
+
+
+def pad(x: Lazy, pads, mode="constant", value=0.0) -> Lazy:
+    rank = len(x.shape)
+    begins, ends = pads[:rank], pads[rank:]
+    shape = tuple(d + b + e for d, b, e in zip(x.shape, begins, ends))
+
+    def f(*idx):
+        sub, conds = [], []
+        for i, (d, b, e) in enumerate(zip(x.shape, begins, ends)):
+            j = idx[i] - b if b else idx[i]
+            if mode == "constant":
+                if b:
+                    conds.append(j >= 0)
+                if e:
+                    conds.append(j < d)
+            elif mode == "edge":
+                j = te.minimum(te.maximum(j, 0), d - 1)
+            elif mode == "reflect":
+                j = ir.select(j < 0, 0 - j, j)
+                j = ir.select(j >= d, 2 * (d - 1) - j, j)
+            elif mode == "wrap":
+                j = (j + d) % d
+            sub.append(j)
+        if mode == "constant" and conds:
+            return te.if_then_else(ir.logical_and(*conds), x(*sub), const(value, x.dtype))
+        return x(*sub)
+    return Lazy(shape, x.dtype, f)
+
+
+def take(data: Lazy, indices: Lazy, axis: int) -> Lazy:
+    shape = data.shape[:axis] + indices.shape + data.shape[axis + 1:]
+    ni = len(indices.shape)
+    dim = data.shape[axis]
+
+    def f(*idx):
+        j = te.cast(indices(*idx[axis:axis + ni]), "int32")
+        j = ir.select(j < 0, j + dim, j)
+        return data(*idx[:axis], j, *idx[axis + ni:])
+    return Lazy(shape, data.dtype, f)
+
+
+_TOKEN = re.compile(r"(\d*)([A-Za-z])")
+
+
+def layout_transform(x: Lazy, src_layout: str, dst_layout: str, out_shape) -> Lazy:
+    """Move between layouts such as NCHW <-> NCHW16c, OIHW <-> OIHW16i16o (TVM notation)."""
+    src = [(c, int(n) if n else 0) for n, c in _TOKEN.findall(src_layout)]
+    dst = [(c, int(n) if n else 0) for n, c in _TOKEN.findall(dst_layout)]
+    out_shape = tuple(out_shape)
+    dst_blocks = {c.upper(): n for c, n in dst if n}
+    src_blocks = {c.upper(): n for c, n in src if n}
+
+    def f(*idx):
+        primal = {}
+        for (c, _), i in zip(dst, idx):
+            if c.isupper():
+                primal[c] = primal.get(c, 0) + i * dst_blocks.get(c, 1)
+            else:
+                primal[c.upper()] = primal.get(c.upper(), 0) + i
+        sub = []
+        for c, n in src:
+            if c.isupper():
+                b = src_blocks.get(c)
+                sub.append(primal[c] // b if b else primal[c])
+            else:
+                sub.append(primal[c.upper()] % n)
+        return x(*sub)
+    return Lazy(out_shape, x.dtype, f)
+
+
+# ---------------------------------------------------------------- schedule
+def schedule_injective(s, out, vector: int = 16):
+    """CPU schedule of an injective kernel: the outer axes fused and run in parallel,
+    the last axis split by ``vector`` lanes and vectorised (when it divides)."""
+    axes = list(s[out].op.axis)
+    total = int(np.prod(out.shape))
+    last = out.shape[-1]
+    inner = None
+    if last % vector == 0 and last >= vector:
+        outer_last, inner = s[out].split(axes[-1], factor=vector)
+        axes = axes[:-1] + [outer_last]
+    elif last in (4, 8) :
+        inner = axes[-1]
+        axes = axes[:-1]
+    if inner is not None:
+        s[out].vectorize(inner)
+    if len(axes) >= 2:
+        fused = s[out].fuse(*axes[:-1]) if len(axes) > 2 else axes[0]
+        if total >= 4096:
+            s[out].parallel(fused)
+    elif len(axes) == 1 and total >= 4096 * vector:
+        s[out].parallel(axes[0])
+    return s

@@ -1,0 +1,324 @@
+"""Conv2d and dense on the accelerator: the schedule as loop IR, and ``conv2d_program``.
+
+The schedule reads as VTA's (``vta/python/vta/top/vta_conv2d.py``), written
+with the loop-IR constructors (``compiler.tir.ir``) because the te lowering
+does not yet emit DMA copies with load-side padding nor per-thread SRAM copies
+of cache stages (see the report in ``tests/compiler/vta``):
+
+- the output tiles (batch block, ``th`` rows, ``tw`` columns, ``toc`` channel
+  blocks; ``tiling.search``) form one loop, split into ``vt`` virtual threads
+  (``For(..., thread="vthread")``, expanded by ``tir.passes.vthread``); each
+  thread owns its SRAM tiles, so the code generator's tokens let one thread's
+  DMA overlap the other's GEMM;
+- per tile: reset the accumulator tile (GEMM reset), load the bias block into
+  ACC (a DMA), then for each reduction step (``tic`` input-channel blocks x
+  ``tkh`` kernel rows) cache the input tile into ``local.inp_buffer`` (a
+  ``dma_copy`` whose zero padding the LOAD's pad fields make) and the weight
+  tile into ``local.wgt_buffer``, and run the GEMM intrinsic over
+  ``(oc, ic, kh, kw, y, x)`` in a uop scope (``y``, ``x`` fold into the GEMM
+  loops); then ALU: ADD bias, SHR shift, MAX 0 (relu) or -128, MIN 127; then
+  store the tile (a ``dma_copy`` from ``local.acc_buffer``; OUT holds the int8
+  truncation, exact after the clip).
+
+``conv2d_program(cfg, data_shape, kernel_shape, strides, padding, shift, relu,
+bias)`` returns a ``Conv2dKernel``: the ``Program`` plus pack/unpack helpers.
+``dense_program`` is the same kernel with 1x1 images and kernels.
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Callable
+
+import numpy as np
+
+from compiler.codegen import vta as vta_codegen
+from compiler.tir import ir
+from compiler.tir.ops import ForKind
+from compiler.tir.passes.vthread import inject_virtual_thread
+from vta_hw.config import VTAConfig
+from vta_hw.program import Program
+from vta_hw.timing import DramTiming
+
+from . import intrin as I
+from .environment import ACC_SCOPE, INP_SCOPE, WGT_SCOPE, Env
+from .layout import (conv2d_reference, pack_bias, pack_nchw, pack_oihw, unpack_nchw)
+from .tiling import Conv2dShape, Tiling, candidates
+
+
+def _for(v: ir.Expr, extent, body: ir.Stmt, thread: str | None = None) -> ir.Stmt:
+    return ir.For(v, ir.const(0), ir.convert(extent), ForKind.SERIAL, body, thread)
+
+
+def _store(buf: ir.Buffer, value: ir.Expr, indices) -> ir.Stmt:
+    return ir.Store(buf, value, tuple(ir.convert(i) for i in indices))
+
+
+def _nest(names_extents, leaf_fn) -> ir.Stmt:
+    vs = [ir.var(n) for n, _ in names_extents]
+    body = leaf_fn(*vs)
+    for v, (_, e) in reversed(list(zip(vs, names_extents))):
+        body = _for(v, e, body)
+    return body
+
+
+def _unguard(st: ir.Stmt) -> ir.Stmt:
+    if isinstance(st, ir.IfThenElse):
+        return st.then_case
+    if isinstance(st, ir.For):
+        return ir.For(st.var, st.min, st.extent, st.kind, _unguard(st.body), st.thread)
+    if isinstance(st, ir.SeqStmt):
+        return ir.seq(*(_unguard(c) for c in st.stmts))
+    return st
+
+
+def conv2d_ir(env: Env, s: Conv2dShape, t: Tiling, *, shift: int = 0, relu: bool = False,
+              bias: bool = True, name: str = "conv2d") -> ir.PrimFunc:
+    """The scheduled conv2d as loop IR for ``compiler.codegen.vta`` (module docstring).
+
+    Parameters (DRAM buffers): data ``(NB, CB, H, W, B, BI)`` int8, kernel
+    ``(OB, CB, KH, KW, BO, BI)`` int8, [bias ``(OB, B, BO)`` int32], out
+    ``(NB, OB, OH, OW, B, BO)`` int8.
+    """
+    B, BI, BO = env.BATCH, env.BLOCK_IN, env.BLOCK_OUT
+    EI, EW, EA = B * BI, BO * BI, B * BO
+    data = ir.Buffer("data", "int8", (s.NB, s.CB, s.H, s.W, B, BI))
+    kernel = ir.Buffer("kernel", "int8", (s.OB, s.CB, s.KH, s.KW, BO, BI))
+    bias_d = ir.Buffer("bias", "int32", (s.OB, B, BO))
+    out = ir.Buffer("out", "int8", (s.NB, s.OB, s.OH, s.OW, B, BO))
+    rows_max, cols_max = t.rows_in(s), t.cols_in(s)
+    inp = ir.Buffer("inp", "int8", (t.tic * rows_max * cols_max, B, BI), scope=INP_SCOPE)
+    wgt = ir.Buffer("wgt", "int8", (t.toc * t.tic * t.tkh * s.KW, BO, BI), scope=WGT_SCOPE)
+    acc = ir.Buffer("acc", "int32", (t.toc * t.th * t.tw, B, BO), scope=ACC_SCOPE)
+    accb = ir.Buffer("acc_bias", "int32", (t.toc, B, BO), scope=ACC_SCOPE)
+    gemm = I.gemm_intrin(env)
+
+    n_oh, n_ow, n_oc = -(-s.OH // t.th), -(-s.OW // t.tw), -(-s.OB // t.toc)
+    n_ic, n_kh = -(-s.CB // t.tic), -(-s.KH // t.tkh)
+    T, R = s.NB * n_oh * n_ow * n_oc, n_ic * n_kh
+    to, vt, r = ir.var("tile.outer"), ir.var("vt"), ir.var("red")
+    tile = to * t.vt + vt
+    n = tile // (n_oh * n_ow * n_oc)
+    oh0 = (tile // (n_ow * n_oc)) % n_oh * t.th
+    ow0 = (tile // n_oc) % n_ow * t.tw
+    oc0 = tile % n_oc * t.toc
+    TH, TW, TOC = ir.min_(t.th, s.OH - oh0), ir.min_(t.tw, s.OW - ow0), ir.min_(t.toc, s.OB - oc0)
+    ic0, kh0 = r // n_kh * t.tic, r % n_kh * t.tkh
+    TIC, TKH = ir.min_(t.tic, s.CB - ic0), ir.min_(t.tkh, s.KH - kh0)
+    ROWS, COLS = (TH - 1) * s.sh + TKH, (TW - 1) * s.sw + s.KW
+    ih0, iw0 = oh0 * s.sh - s.ph + kh0, ow0 * s.sw - s.pw
+
+    def guard(st: ir.Stmt) -> ir.Stmt:
+        # every piece of work checks its tile; the guard sits at the leaves so
+        # the virtual threads interleave inside the reduction loop
+        return ir.IfThenElse(tile < T, st)
+
+    def dma(st, guarded=True):
+        st = ir.AttrStmt("pragma_dma_copy", True, st)
+        return guard(st) if guarded else st
+
+    def kern(st):
+        return guard(ir.AttrStmt("pragma_uop_scope", True, st))
+
+    def ev(buf, i):
+        return I.element_view(env, buf, i)
+
+    acc_at = lambda o, y, x: o * TH * TW + y * TW + x  # noqa: E731
+    reset = kern(_nest([("o", TOC), ("y", TH), ("x", TW)],
+                       lambda o, y, x: I.gemm(env, gemm, ev(acc, acc_at(o, y, x)))))
+
+    def inp_copy(c, y, x):
+        ih, iw = ih0 + y, iw0 + x
+        cond = ir.logical_and(ih >= 0, ih < s.H, iw >= 0, iw < s.W)
+        src = ir.load(data, (n, ic0 + c, ih, iw, 0, 0), EI)
+        val = ir.select(cond, src, ir.broadcast(ir.const(0, "int8"), EI))
+        return _store(inp, val, (c * ROWS * COLS + y * COLS + x, 0, 0))
+
+    load_inp = dma(_nest([("c", TIC), ("y", ROWS), ("x", COLS)], inp_copy), False)
+    load_wgt = dma(_nest(
+        [("o", TOC), ("c", TIC), ("x", TKH * s.KW)],
+        lambda o, c, x: _store(wgt, ir.load(kernel, (oc0 + o, ic0 + c, kh0 + x // s.KW,
+                                                       x % s.KW, 0, 0), EW),
+                                 ((o * TIC + c) * TKH * s.KW + x, 0, 0))), False)
+    update = kern(_nest(
+        [("o", TOC), ("c", TIC), ("kh", TKH), ("kw", s.KW), ("y", TH), ("x", TW)],
+        lambda o, c, kh, kw, y, x: I.gemm(
+            env, gemm, ev(acc, acc_at(o, y, x)),
+            ev(inp, c * ROWS * COLS + (y * s.sh + kh) * COLS + x * s.sw + kw),
+            ev(wgt, ((o * TIC + c) * TKH + kh) * s.KW + kw))))
+    body = [reset]
+    alu_nest = [("o", TOC), ("y", TH), ("x", TW)]
+    if bias:
+        body.append(dma(_nest([("o", TOC)], lambda o: _store(
+            accb, ir.load(bias_d, (oc0 + o, 0, 0), EA), (o, 0, 0)))))
+    # one statement for both loads: each virtual thread's loads stay together, so
+    # thread 0's next tile loads while thread 1 computes
+    body.append(_for(r, R, ir.seq(guard(ir.seq(load_inp, load_wgt)), update)))
+    if bias:
+        body.append(kern(_nest(alu_nest, lambda o, y, x: I.alu(
+            "ADD", ev(acc, acc_at(o, y, x)), src=ev(accb, o)))))
+    if shift:
+        body.append(kern(_nest(alu_nest, lambda o, y, x: I.alu(
+            "SHR", ev(acc, acc_at(o, y, x)), imm=shift))))
+    for op, imm in (("MAX", 0 if relu else -128), ("MIN", 127)):
+        body.append(kern(_nest(alu_nest, lambda o, y, x, op=op, imm=imm: I.alu(
+            op, ev(acc, acc_at(o, y, x)), imm=imm))))
+    body.append(dma(_nest(alu_nest, lambda o, y, x: _store(
+        out, ir.cast(ir.load(acc, (acc_at(o, y, x), 0, 0), EA), f"int8x{EA}"),
+        (n, oc0 + o, oh0 + y, ow0 + x, 0, 0)))))
+    if R == 1:
+        # a single reduction step: keep each virtual thread's whole tile together
+        # (one guarded statement), so thread 0's ALU ops and store overlap
+        # thread 1's GEMM instead of delaying the next reset
+        body = [guard(ir.seq(*(_unguard(b) for b in body)))]
+    stmt = ir.seq(*body)
+    for b in ([accb] if bias else []) + [acc, wgt, inp]:
+        stmt = ir.Allocate(b, stmt)
+    stmt = _for(to, -(-T // t.vt), _for(vt, t.vt, stmt, thread="vthread"))
+    params = (data, kernel) + ((bias_d,) if bias else ()) + (out,)
+    return inject_virtual_thread(ir.PrimFunc(name, params, stmt))
+
+
+@dataclasses.dataclass
+class Conv2dKernel:
+    """A compiled conv2d: the program and how to feed it.
+
+    ``pack_data(x NCHW int8)``, ``pack_weight(w OIHW int8)``, ``pack_bias(b (O,) int32)``
+    give the buffers' contents; ``inputs(x, w, b)`` a dict for ``Program.dram_image``;
+    ``unpack(out)`` turns the packed output into NCHW int8; ``reference(x, w, b)`` is the
+    numpy result the program must match bit for bit.
+    """
+    program: Program
+    env: Env
+    shape: Conv2dShape
+    tiling: Tiling
+    N: int
+    C: int
+    O: int
+    shift: int
+    relu: bool
+    bias: bool
+    stats: vta_codegen.BuildStats
+    compile_s: float
+
+    def pack_data(self, x: np.ndarray) -> np.ndarray:
+        return pack_nchw(np.asarray(x, np.int8), self.env.BATCH, self.env.BLOCK_IN)
+
+    def pack_weight(self, w: np.ndarray) -> np.ndarray:
+        return pack_oihw(np.asarray(w, np.int8), self.env.BLOCK_OUT, self.env.BLOCK_IN)
+
+    def pack_bias(self, b: np.ndarray) -> np.ndarray:
+        return pack_bias(np.asarray(b, np.int32), self.env.BATCH, self.env.BLOCK_OUT)
+
+    def inputs(self, x, w, b=None) -> dict[str, np.ndarray]:
+        d = {"data": self.pack_data(x), "kernel": self.pack_weight(w)}
+        if self.bias:
+            d["bias"] = self.pack_bias(b if b is not None else np.zeros(self.O, np.int32))
+        return d
+
+    def unpack(self, out: np.ndarray) -> np.ndarray:
+        return unpack_nchw(out, self.N, self.O)
+
+    def reference(self, x, w, b=None) -> np.ndarray:
+        s = self.shape
+        return conv2d_reference(x, w, b if self.bias else None, (s.sh, s.sw), (s.ph, s.pw),
+                                self.shift, self.relu)
+
+
+def _pair(v, what: str) -> tuple[int, int]:
+    if isinstance(v, int):
+        return v, v
+    v = tuple(v)
+    if len(v) != 2 or not all(isinstance(x, int) for x in v):
+        raise ValueError(f"{what} must be an int or a pair of ints, not {v!r}")
+    return v
+
+
+def conv2d_program(cfg: VTAConfig, data_shape, kernel_shape, strides=1, padding=0, *,
+                   shift: int = 0, relu: bool = False, bias: bool = True,
+                   vthreads: int = 2, tiling: Tiling | None = None,
+                   dram: DramTiming | None = None,
+                   measure: Callable[[Program], float] | None = None,
+                   tune_top: int = 8) -> Conv2dKernel:
+    """Compile a quantized conv2d for the accelerator.
+
+    Args:
+        cfg: the accelerator config.
+        data_shape: (N, C, H, W) of the NCHW int8 input (any N, C; padded to blocks).
+        kernel_shape: (O, C, KH, KW) of the OIHW int8 weights.
+        strides, padding: ints or (h, w) pairs; padding is symmetric, at most 15.
+        shift: arithmetic right shift of the int32 accumulators (0..31).
+        relu: clamp at 0 before the int8 clip.
+        bias: add an int32 per-output-channel bias (a DRAM buffer "bias").
+        vthreads: virtual threads for latency hiding (1 disables; 2 is the default).
+        tiling: a fixed ``Tiling`` instead of ``tiling.search``.
+        dram: the DRAM timing the tile search ranks against.
+        measure: autotuning (as TVM's measure function): given a Program, its cost
+            (e.g. cycles from ``sim.cycle.run``); the best of the ``tune_top``
+            best-estimated tilings is kept. None: the best estimate, no measuring.
+
+    Returns:
+        Conv2dKernel (program with buffers "data", "kernel", ["bias"], "out").
+
+    Raises:
+        ValueError: bad shapes/arguments; TilingError, CodegenError as named.
+    """
+    t0 = time.perf_counter()
+    env = Env(cfg)
+    N, C, H, W = data_shape
+    O, C2, KH, KW = kernel_shape
+    if C2 != C:
+        raise ValueError(f"kernel has {C2} input channels, data has {C}; they must match")
+    if not 0 <= shift <= 31:
+        raise ValueError(f"shift must be in [0, 31], not {shift}")
+    (sh, sw), (ph, pw) = _pair(strides, "strides"), _pair(padding, "padding")
+    s = Conv2dShape(-(-N // env.BATCH), -(-C // env.BLOCK_IN), H, W, -(-O // env.BLOCK_OUT),
+                    KH, KW, sh, sw, ph, pw)
+    kinds = {"data": "input", "kernel": "param", "bias": "param", "out": "output"}
+    tilings = [tiling] if tiling else candidates(s, cfg, bias, vthreads, dram,
+                                                 tune_top if measure else 1)
+    best = None
+    for t in tilings:
+        func = conv2d_ir(env, s, t, shift=shift, relu=relu, bias=bias)
+        stats = vta_codegen.BuildStats()
+        prog = vta_codegen.build(func, cfg, kinds, stats=stats)
+        cost = measure(prog) if measure and len(tilings) > 1 else 0.0
+        if best is None or cost < best[0]:
+            best = (cost, t, prog, stats)
+    _, t, prog, stats = best
+    return Conv2dKernel(prog, env, s, t, N, C, O, shift, relu, bias, stats,
+                        time.perf_counter() - t0)
+
+
+def dense_program(cfg: VTAConfig, data_shape, weight_shape, *, shift: int = 0,
+                  relu: bool = False, bias: bool = True, vthreads: int = 2) -> "DenseKernel":
+    """Compile a quantized dense layer: ``x`` (N, C) int8 times ``w`` (O, C) int8 -> (N, O).
+
+    Packed layouts: data ``(N/B, C/BI, 1, 1, B, BI)``, weights ``(O/BO, C/BI, 1, 1, BO, BI)``
+    (the NCHWnc / OIHWoi layouts with 1x1 images), output ``(N/B, O/BO, 1, 1, B, BO)``.
+    """
+    N, C = data_shape
+    O, C2 = weight_shape
+    k = conv2d_program(cfg, (N, C, 1, 1), (O, C2, 1, 1), shift=shift, relu=relu, bias=bias,
+                       vthreads=vthreads)
+    return DenseKernel(k)
+
+
+@dataclasses.dataclass
+class DenseKernel:
+    """A compiled dense layer; the helpers take 2-D arrays (see ``Conv2dKernel``)."""
+    conv: Conv2dKernel
+
+    @property
+    def program(self) -> Program:
+        return self.conv.program
+
+    def inputs(self, x, w, b=None) -> dict[str, np.ndarray]:
+        return self.conv.inputs(np.asarray(x)[:, :, None, None], np.asarray(w)[:, :, None, None], b)
+
+    def unpack(self, out: np.ndarray) -> np.ndarray:
+        return self.conv.unpack(out)[:, :, 0, 0]
+
+    def reference(self, x, w, b=None) -> np.ndarray:
+        return self.conv.reference(np.asarray(x)[:, :, None, None],
+                                   np.asarray(w)[:, :, None, None], b)[:, :, 0, 0]

@@ -1,0 +1,91 @@
+"""Packed layouts for the accelerator, and the numpy reference of its quantized ops.
+
+Layouts (channels zero-padded to block multiples, batch to BATCH):
+
+- activations NCHW -> ``NCHW{BATCH}n{BLOCK_IN}c``: shape ``(N/B, C/BI, H, W, B, BI)``;
+- weights OIHW -> ``OIHW{BLOCK_OUT}o{BLOCK_IN}i``: ``(O/BO, C/BI, KH, KW, BO, BI)``;
+- bias (O,) int32 -> ``(O/BO, B, BO)`` (the same row for every batch lane: one ACC element per
+  output-channel block);
+- outputs ``(N/B, O/BO, OH, OW, B, BO)`` -> NCHW, cropped to the real N and O.
+
+``conv2d_reference`` is the op the accelerator computes, on the unpacked
+tensors: int8 x int8 products summed in int32 (wrapping), plus bias, arithmetic
+shift right, relu (max 0), clip to [-128, 127], cast to int8.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def _ceil(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def pack_nchw(x: np.ndarray, batch: int, block: int) -> np.ndarray:
+    """NCHW -> (N/B, C/BI, H, W, B, BI), zero-padded."""
+    N, C, H, W = x.shape
+    p = np.zeros((_ceil(N, batch) * batch, _ceil(C, block) * block, H, W), x.dtype)
+    p[:N, :C] = x
+    return np.ascontiguousarray(
+        p.reshape(-1, batch, p.shape[1] // block, block, H, W).transpose(0, 2, 4, 5, 1, 3))
+
+
+def pack_oihw(w: np.ndarray, block_out: int, block_in: int) -> np.ndarray:
+    """OIHW -> (O/BO, C/BI, KH, KW, BO, BI), zero-padded."""
+    O, C, KH, KW = w.shape
+    p = np.zeros((_ceil(O, block_out) * block_out, _ceil(C, block_in) * block_in, KH, KW), w.dtype)
+    p[:O, :C] = w
+    return np.ascontiguousarray(
+        p.reshape(-1, block_out, p.shape[1] // block_in, block_in, KH, KW).transpose(0, 2, 4, 5, 1, 3))
+
+
+def pack_bias(b: np.ndarray, batch: int, block_out: int) -> np.ndarray:
+    """(O,) -> (O/BO, B, BO) int32, each batch lane a copy."""
+    O = b.shape[0]
+    p = np.zeros(_ceil(O, block_out) * block_out, np.int32)
+    p[:O] = b
+    return np.ascontiguousarray(np.broadcast_to(p.reshape(-1, 1, block_out),
+                                                (p.size // block_out, batch, block_out)))
+
+
+def unpack_nchw(y: np.ndarray, n: int, c: int) -> np.ndarray:
+    """(N/B, C/BO, H, W, B, BO) -> NCHW cropped to n, c."""
+    NB, CB, H, W, B, BO = y.shape
+    return np.ascontiguousarray(y.transpose(0, 4, 1, 5, 2, 3).reshape(NB * B, CB * BO, H, W)[:n, :c])
+
+
+def requantize(acc: np.ndarray, shift: int, relu: bool) -> np.ndarray:
+    """int32 accumulators -> int8: ``>> shift`` (arithmetic), relu, clip, cast."""
+    y = acc.astype(np.int32) >> np.int32(shift)
+    if relu:
+        y = np.maximum(y, 0)
+    return np.clip(y, -128, 127).astype(np.int8)
+
+
+def conv2d_reference(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None = None,
+                     strides=(1, 1), padding=(0, 0), shift: int = 0,
+                     relu: bool = False) -> np.ndarray:
+    """Quantized conv2d on NCHW int8 ``x`` and OIHW int8 ``w`` (module docstring); NCHW int8."""
+    sh, sw = strides
+    ph, pw = padding
+    N, C, H, W = x.shape
+    O, _, KH, KW = w.shape
+    xp = np.zeros((N, C, H + 2 * ph, W + 2 * pw), np.int64)
+    xp[:, :, ph:ph + H, pw:pw + W] = x
+    OH, OW = (H + 2 * ph - KH) // sh + 1, (W + 2 * pw - KW) // sw + 1
+    acc = np.zeros((N, O, OH, OW), np.int64)
+    for kh in range(KH):
+        for kw in range(KW):
+            patch = xp[:, :, kh:kh + sh * (OH - 1) + 1:sh, kw:kw + sw * (OW - 1) + 1:sw]
+            acc += np.einsum("nchw,oc->nohw", patch, w[:, :, kh, kw].astype(np.int64))
+    if bias is not None:
+        acc += np.asarray(bias, np.int64)[None, :, None, None]
+    acc = ((acc + (1 << 31)) % (1 << 32) - (1 << 31)).astype(np.int32)  # int32 wrapping
+    return requantize(acc, shift, relu)
+
+
+def dense_reference(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None = None,
+                    shift: int = 0, relu: bool = False) -> np.ndarray:
+    """Quantized dense: ``x`` (N, C) int8, ``w`` (O, C) int8 -> (N, O) int8."""
+    return conv2d_reference(x[:, :, None, None], w[:, :, None, None], bias,
+                            shift=shift, relu=relu)[:, :, 0, 0]

@@ -1,0 +1,166 @@
+"""Conv2d problem shapes on packed layouts, and the tile search for the accelerator.
+
+A ``Tiling`` picks, per output tile, ``th`` x ``tw`` output pixels of ``toc``
+output-channel blocks, accumulated over reduction steps of ``tic``
+input-channel blocks x ``tkh`` kernel rows, with ``vt`` virtual threads (each
+owns 1/vt of every SRAM). ``search`` enumerates candidates that fit the
+buffers of the config and ranks them by an estimate of cycles (GEMM uops vs.
+DMA bytes at the DRAM bandwidth, plus per-instruction costs). The smallest
+tiling (one pixel, one block, one kernel row) fits every shipped preset, so
+the search space is never empty there; otherwise ``TilingError`` names the
+buffer that is too small.
+"""
+from __future__ import annotations
+
+import dataclasses
+import itertools
+
+from vta_hw.config import VTAConfig
+from vta_hw.timing import DramTiming
+
+
+
+class TilingError(ValueError):
+    """No tiling of a conv2d fits the accelerator's buffers."""
+
+
+def _ceil(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+@dataclasses.dataclass(frozen=True)
+class Conv2dShape:
+    """A conv2d in elements of the packed layout (NB, CB, OB: batch and channel blocks)."""
+    NB: int
+    CB: int
+    H: int
+    W: int
+    OB: int
+    KH: int
+    KW: int
+    sh: int = 1
+    sw: int = 1
+    ph: int = 0
+    pw: int = 0
+
+    def __post_init__(self):
+        for f in dataclasses.fields(self):
+            v = getattr(self, f.name)
+            lo = 0 if f.name in ("ph", "pw") else 1
+            if not isinstance(v, int) or v < lo:
+                raise ValueError(f"conv2d {f.name} must be an int >= {lo}, not {v!r}")
+        if self.OH < 1 or self.OW < 1:
+            raise ValueError(f"conv2d output would be {self.OH}x{self.OW}: kernel "
+                             f"{self.KH}x{self.KW} larger than the padded input "
+                             f"{self.H + 2 * self.ph}x{self.W + 2 * self.pw}")
+
+    @property
+    def OH(self) -> int:
+        return (self.H + 2 * self.ph - self.KH) // self.sh + 1
+
+    @property
+    def OW(self) -> int:
+        return (self.W + 2 * self.pw - self.KW) // self.sw + 1
+
+
+@dataclasses.dataclass(frozen=True)
+class Tiling:
+    th: int
+    tw: int
+    toc: int
+    tic: int
+    tkh: int
+    vt: int
+
+    def rows_in(self, s: Conv2dShape) -> int:
+        return (self.th - 1) * s.sh + self.tkh
+
+    def cols_in(self, s: Conv2dShape) -> int:
+        return (self.tw - 1) * s.sw + s.KW
+
+    def buffers(self, s: Conv2dShape, bias: bool) -> dict[str, int]:
+        """Entries each virtual thread needs per SRAM."""
+        return {"inp": self.tic * self.rows_in(s) * self.cols_in(s),
+                "wgt": self.toc * self.tic * self.tkh * s.KW,
+                "acc": self.toc * self.th * self.tw + (self.toc if bias else 0),
+                "uop": self.toc * self.tic * self.tkh * s.KW}
+
+
+def _cands(n: int) -> list[int]:
+    if n <= 8:
+        return list(range(1, n + 1))
+    out = {n, 1} | {d for d in range(1, n + 1) if n % d == 0}
+    out |= {1 << k for k in range(n.bit_length()) if 1 << k <= n}
+    out |= {_ceil(n, k) for k in range(1, 9)}
+    return sorted(out)
+
+
+def _dma_cycles(rows: int, row_bytes: int, cfg: VTAConfig, dram: DramTiming) -> float:
+    """Cycles of a 2-D DMA: per row, bursts of at most ``max_burst_beats`` beats, each
+    paying the DRAM latency (the port serves one burst at a time)."""
+    burst = dram.max_burst_beats * cfg.bus_bytes
+    bursts = -(-row_bytes // burst)
+    beats = -(-row_bytes // cfg.bus_bytes)
+    return rows * (2 + bursts * (dram.latency + 1) + beats * dram.beat_interval(cfg.bus_bytes))
+
+
+def estimate(t: Tiling, s: Conv2dShape, cfg: VTAConfig, bias: bool,
+             dram: DramTiming | None = None) -> float:
+    """Estimated cycles of a tiling (a ranking, not a prediction)."""
+    dram = dram or DramTiming()
+    n_sp = s.NB * _ceil(s.OH, t.th) * _ceil(s.OW, t.tw)
+    T = n_sp * _ceil(s.OB, t.toc)
+    R = _ceil(s.CB, t.tic) * _ceil(s.KH, t.tkh)
+    gemm = s.NB * s.OB * s.OH * s.OW * s.CB * s.KH * s.KW
+    epilogue = T * (4 * t.toc * t.th * t.tw + 40)
+    inp = t.tic * _dma_cycles(t.rows_in(s), t.cols_in(s) * cfg.inp_elem_bytes, cfg, dram)
+    wgt = t.toc * _dma_cycles(t.tic, t.tkh * s.KW * cfg.wgt_elem_bytes, cfg, dram)
+    out = t.toc * _dma_cycles(t.th, t.tw * cfg.out_elem_bytes, cfg, dram)
+    if t.vt == 1:
+        return gemm + epilogue + T * (R * (inp + wgt) + out)
+    # two threads, steady state per tile: with one reduction step a thread's whole
+    # tile (loads, GEMM, ALU, store) overlaps the other's; with several, each step's
+    # loads overlap the other thread's GEMM and the store delays the next reset
+    g_step = gemm / (T * R)
+    e_tile = epilogue / T
+    if R == 1:
+        per_tile = max(g_step + e_tile, inp + wgt + out)
+    else:
+        per_tile = R * max(g_step, inp + wgt) + e_tile + out
+    return T * per_tile + inp + wgt + R * 10 * T
+
+
+def candidates(s: Conv2dShape, cfg: VTAConfig, bias: bool = True, vt: int = 2,
+               dram: DramTiming | None = None, top: int = 1) -> list[Tiling]:
+    """The ``top`` best-ranked tilings with ``vt`` virtual threads (with 1 if 2 fit nothing),
+    best first.
+
+    Raises:
+        TilingError: not even the smallest tile fits; names the buffer.
+    """
+    caps_all = {"inp": cfg.inp_depth, "wgt": cfg.wgt_depth, "acc": cfg.acc_depth,
+                "uop": cfg.uop_depth // 4}
+    for v in ([vt, 1] if vt > 1 else [1]):
+        caps = {k: (c // v if k != "uop" else c) for k, c in caps_all.items()}
+        ranked = []
+        for th, tw, toc, tic, tkh in itertools.product(
+                _cands(s.OH), _cands(s.OW), _cands(s.OB), _cands(s.CB), _cands(s.KH)):
+            t = Tiling(th, tw, toc, tic, tkh, v)
+            need = t.buffers(s, bias)
+            if any(need[k] > caps[k] for k in caps):
+                continue
+            ranked.append(((estimate(t, s, cfg, bias, dram), -th * tw * toc * tic * tkh), t))
+        if ranked:
+            ranked.sort(key=lambda p: p[0])
+            return [t for _, t in ranked[:top]]
+    need = Tiling(1, 1, 1, 1, 1, 1).buffers(s, bias)
+    bad = [k for k in caps_all if need[k] > caps_all[k]]
+    raise TilingError(f"no tiling of conv2d {s} fits {cfg.name}: even one pixel, one channel "
+                      f"block and one kernel row need {need} entries; the {', '.join(bad)} "
+                      f"buffer(s) hold {[caps_all[k] for k in bad]}")
+
+
+def search(s: Conv2dShape, cfg: VTAConfig, bias: bool = True, vt: int = 2,
+           dram: DramTiming | None = None) -> Tiling:
+    """The best-ranked tiling (``candidates(...)[0]``)."""
+    return candidates(s, cfg, bias, vt, dram, 1)[0]

@@ -1,0 +1,65 @@
+"""``vta fpga``: bitstreams for FPGA boards (``build``) and the boards known (``list``)."""
+from __future__ import annotations
+
+import json
+
+import click
+
+
+@click.group()
+def fpga() -> None:
+    """Build the accelerator SoC for an FPGA board (open flow: Yosys + nextpnr from YoWASP).
+
+    \b
+      vta fpga list                              boards and the presets that fit them
+      vta fpga build --board ulx3s-85f           bitstream + report.json
+      vta fpga build --board icebreaker --config 1x4_i8w8a32_8_8_8_9_bus32 --clock 12
+    """
+
+
+@fpga.command("list")
+@click.option("--json", "as_json", is_flag=True, help="print a JSON object instead of a table")
+def list_boards(as_json: bool) -> None:
+    """Boards, their devices and clocks, and the presets known to fit each."""
+    from fpga.boards import BOARDS
+    if as_json:
+        click.echo(json.dumps({b.name: {"title": b.title, "device": b.device,
+                                        "clock_mhz": b.clock_mhz, "mem_bytes": b.mem_bytes,
+                                        "open_flow": b.open_flow, "fits": list(b.fits)}
+                               for b in BOARDS.values()}, indent=1))
+        return
+    click.echo(f"{'board':<12} {'device':<22} {'clock':>6} {'DRAM':>7}  presets that fit "
+               "(largest last)")
+    for b in BOARDS.values():
+        flow = "" if b.open_flow else "  [Verilog + Vivado script only]"
+        click.echo(f"{b.name:<12} {b.device:<22} {b.clock_mhz:>4g}MHz {b.mem_bytes // 1024:>4}KiB"
+                   f"  {', '.join(b.fits) or '(none)'}{flow}")
+
+
+@fpga.command("build")
+@click.option("--board", required=True, metavar="NAME", help="board name (vta fpga list)")
+@click.option("--config", "preset", default=None, metavar="PRESET",
+              help="accelerator preset [default: the largest known to fit the board]")
+@click.option("--clock", "clock_mhz", type=float, default=None, metavar="MHZ",
+              help="SoC clock, MHz [default: the board's]")
+@click.option("--out", "out_dir", default=None, metavar="DIR",
+              help="build folder [default: build/fpga/<board>/<preset>_<clock>mhz]")
+def build_cmd(board: str, preset: str | None, clock_mhz: float | None, out_dir: str | None) -> None:
+    """Synthesize, place and route; write the bitstream and report.json.
+
+    Exits 1 with a message when the board or preset is unknown, a tool is
+    missing, the design does not fit, or timing is not met at --clock.
+    """
+    from fpga.boards import BoardError, get_board
+    from fpga.build import FpgaBuildError, build
+    try:
+        b = get_board(board)
+        rep = build(b.name, preset or b.fits[-1], clock_mhz, out_dir, log=click.echo)
+    except (BoardError, FpgaBuildError) as e:
+        raise click.ClickException(str(e)) from None
+    if rep.get("vendor_flow"):
+        return
+    if not rep["timing_met"]:
+        raise click.ClickException(
+            f"timing not met: Fmax {rep['fmax_mhz']} MHz < {rep['clock_mhz']:g} MHz requested; "
+            f"the bitstream is written but use --clock {int(rep['fmax_mhz'] or 0)} or lower")

@@ -1,0 +1,97 @@
+"""The boards a bitstream can be built for, and what each holds.
+
+Each ``Board`` names its amaranth-boards platform, its FPGA family, the
+block RAM given to the SoC as DRAM (``mem_bytes``), the default SoC clock,
+the device's totals (LUT4/LUT6, FFs, DSPs, block RAMs; from the vendors'
+data sheets, for the report when nextpnr does not list one) and the presets
+known to fit with timing met at the default clock (measured with
+``bench/fpga_fit.py``; largest last). ``open_flow`` is False for boards whose
+bitstream needs a vendor tool: ``vta fpga build`` writes their Verilog and
+project script only.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from vta_hw.config import preset_names
+
+
+@dataclasses.dataclass(frozen=True)
+class Board:
+    name: str
+    title: str
+    family: str               # "ecp5", "ice40", "xilinx"
+    device: str
+    mem_bytes: int            # block RAM standing in for DRAM, bytes
+    clock_mhz: float          # default SoC clock
+    totals: dict              # {"LUT": n, "FF": n, "DSP": n, "BRAM": n}
+    fits: tuple               # presets known to fit, smallest first
+    open_flow: bool = True
+
+    def platform(self):
+        """A fresh amaranth-boards platform object for this board."""
+        if self.name == "ulx3s-85f":
+            from amaranth_boards.ulx3s import ULX3S_85F_Platform
+            return ULX3S_85F_Platform()
+        if self.name == "ecpix5-85":
+            from amaranth_boards.ecpix5 import ECPIX585Platform
+            return ECPIX585Platform()
+        if self.name == "icebreaker":
+            from amaranth_boards.icebreaker import ICEBreakerPlatform
+            return ICEBreakerPlatform()
+        if self.name == "pynq-z1":
+            return _pynq_z1()
+        raise AssertionError(self.name)
+
+
+def _pynq_z1():
+    """PYNQ-Z1: the Arty Z7-20's Zynq-7020 (xc7z020clg400-1) and 125 MHz clock; the
+    UART on PMOD JA pins 1 (tx, Y18) and 2 (rx, Y19) for a 3.3 V USB-serial cable."""
+    from amaranth.build import Attrs, Pins, Resource, Subsignal
+    from amaranth_boards.arty_z7 import ArtyZ720Platform
+
+    class PynqZ1Platform(ArtyZ720Platform):
+        resources = ArtyZ720Platform.resources + [
+            Resource("uart", 0, Subsignal("tx", Pins("Y18", dir="o")),
+                     Subsignal("rx", Pins("Y19", dir="i")), Attrs(IOSTANDARD="LVCMOS33"))]
+    return PynqZ1Platform(toolchain="Vivado")
+
+
+ECP5_85 = {"LUT": 83640, "FF": 83640, "DSP": 156, "BRAM": 208}
+SMALL, MID = "1x4_i8w8a32_10_10_10_11_bus32", "1x8_i8w8a32_11_12_13_14"
+TINY = "1x4_i8w8a32_8_8_8_9_bus32"
+
+BOARDS = {b.name: b for b in (
+    Board("ulx3s-85f", "Radiona ULX3S with LFE5U-85F", "ecp5", "LFE5U-85F-6BG381C",
+          mem_bytes=64 * 1024, clock_mhz=50.0, totals=ECP5_85, fits=(SMALL, MID)),
+    Board("ecpix5-85", "LambdaConcept ECPIX-5 with LFE5UM5G-85F", "ecp5", "LFE5UM5G-85F-8BG554I",
+          mem_bytes=64 * 1024, clock_mhz=50.0, totals=ECP5_85, fits=(SMALL, MID)),
+    Board("icebreaker", "1BitSquared iCEBreaker with iCE40UP5K", "ice40", "iCE40UP5K-SG48",
+          mem_bytes=4 * 1024, clock_mhz=12.0,
+          totals={"LUT": 5280, "FF": 5280, "DSP": 8, "BRAM": 30}, fits=(TINY,)),
+    Board("pynq-z1", "Digilent PYNQ-Z1 with Zynq-7020 (Vivado, not run here)", "xilinx",
+          "xc7z020clg400-1", mem_bytes=256 * 1024, clock_mhz=100.0,
+          totals={"LUT": 53200, "FF": 106400, "DSP": 220, "BRAM": 140}, fits=(SMALL, MID),
+          open_flow=False),
+)}
+
+
+class BoardError(ValueError):
+    """Unknown board or preset; the message lists the valid names."""
+
+
+def get_board(name: str) -> Board:
+    try:
+        return BOARDS[name.lower()]
+    except KeyError:
+        raise BoardError(f"no board named {name!r}; boards: {', '.join(BOARDS)}") from None
+
+
+def smallest_fitting(board: Board) -> str | None:
+    """The smallest preset known to fit ``board``."""
+    return board.fits[0] if board.fits else None
+
+
+def check_preset(name: str) -> None:
+    if name not in preset_names():
+        raise BoardError(f"no preset named {name!r}; presets: {', '.join(preset_names())}")

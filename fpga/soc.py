@@ -1,0 +1,73 @@
+"""The SoC: the accelerator, block RAM standing in for DRAM, and a UART host bridge.
+
+``SoC(cfg, mem_bytes=..., clk_hz=..., divisor=...)`` has the pins ``rx``
+(input, idle high), ``tx`` (output) and ``done`` (the accelerator's ``irq``,
+for an LED). A host speaks ``fpga.protocol`` over the UART at
+``clk_hz / divisor`` baud. The block RAM (``fpga.memory``) holds a program's
+whole DRAM image at byte 0; the accelerator runs at latency 2, one beat a
+cycle, so its cycle counts differ from ``sim.cycle``'s default DRAM timing.
+
+``soc_verilog`` gives the Verilog (module ``soc``, ports ``clk``, ``rst``,
+``rx``, ``tx``, ``done``) that the cocotb testbench and the Vivado project use.
+"""
+
+import warnings
+
+from amaranth import Module
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from fpga.bridge import HostBridge
+from fpga.memory import BlockRamMemory
+from fpga.protocol import IDLE_BYTES
+from fpga.uart import UartRx, UartTx
+from vta_hw.config import VTAConfig
+from vta_hw.rtl.top import VTA, RtlParams
+
+
+class SoC(wiring.Component):
+    """Raises ValueError: bad ``mem_bytes`` or ``divisor`` (the message names it), or a
+    config the accelerator RTL does not build."""
+
+    rx: In(1, init=1)
+    tx: Out(1, init=1)
+    done: Out(1)
+
+    def __init__(self, cfg: VTAConfig, *, mem_bytes: int, clk_hz: int, divisor: int,
+                 params: RtlParams | None = None):
+        self.cfg, self.mem_bytes, self.clk_hz, self.divisor = cfg, mem_bytes, int(clk_hz), divisor
+        self.params = params or RtlParams()
+        # construct now so that parameter errors surface here
+        self.vta = VTA(cfg, self.params)
+        self.ram = BlockRamMemory(cfg.BUS_WIDTH, self.params.max_burst_beats, mem_bytes)
+        self.uart_rx, self.uart_tx = UartRx(divisor), UartTx(divisor)
+        self.bridge = HostBridge(mem_bytes, clk_hz, idle_cycles=divisor * 10 * IDLE_BYTES)
+        super().__init__()
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.vta = vta = self.vta
+        m.submodules.ram = ram = self.ram
+        m.submodules.uart_rx = rx = self.uart_rx
+        m.submodules.uart_tx = tx = self.uart_tx
+        m.submodules.bridge = br = self.bridge
+        wiring.connect(m, vta.mem, ram.mem)
+        wiring.connect(m, br.csr, vta.csr)
+        m.d.comb += [
+            rx.rx.eq(self.rx), self.tx.eq(tx.tx), self.done.eq(vta.irq), br.irq.eq(vta.irq),
+            br.rx_data.eq(rx.data), br.rx_valid.eq(rx.valid), rx.ready.eq(br.rx_ready),
+            tx.data.eq(br.tx_data), tx.valid.eq(br.tx_valid), br.tx_ready.eq(tx.ready),
+            ram.host_req.eq(br.host_req), ram.host_we.eq(br.host_we),
+            ram.host_addr.eq(br.host_addr), ram.host_wdata.eq(br.host_wdata),
+            br.host_rdata.eq(ram.host_rdata), br.host_ack.eq(ram.host_ack),
+        ]
+        return m
+
+
+def soc_verilog(cfg: VTAConfig, *, mem_bytes: int, clk_hz: int, divisor: int) -> str:
+    """Verilog of ``SoC`` as module ``soc`` (ports clk, rst, rx, tx, done)."""
+    from amaranth.back import verilog
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return verilog.convert(SoC(cfg, mem_bytes=mem_bytes, clk_hz=clk_hz, divisor=divisor),
+                               name="soc", emit_src=False)

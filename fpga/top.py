@@ -1,0 +1,53 @@
+"""The board top level: clock (PLL when needed), reset, UART pins and LEDs around the SoC.
+
+``BoardTop(board, cfg, clock_hz)`` runs the SoC at ``clock_hz`` made from the
+board's oscillator by the PLL of its family (no PLL when they are equal),
+holds reset until the PLL locks, puts the UART at ``fpga.protocol.DEFAULT_BAUD``
+on the board's USB-serial pins, shows done on LED 0 and a 1 Hz heartbeat on
+LED 1.
+"""
+from __future__ import annotations
+
+from amaranth import ClockDomain, Elaboratable, Module, Signal
+from amaranth.build import ResourceError
+from amaranth.lib.cdc import ResetSynchronizer
+
+from fpga.boards import Board
+from fpga.pll import add_pll
+from fpga.protocol import DEFAULT_BAUD, divisor_for
+from fpga.soc import SoC
+from vta_hw.config import VTAConfig
+
+
+class BoardTop(Elaboratable):
+    def __init__(self, board: Board, cfg: VTAConfig, clock_hz: float):
+        self.board, self.cfg, self.clock_hz = board, cfg, clock_hz
+        self.divisor = divisor_for(clock_hz, DEFAULT_BAUD)
+        self.soc = SoC(cfg, mem_bytes=board.mem_bytes, clk_hz=int(clock_hz),
+                       divisor=self.divisor)
+
+    def elaborate(self, platform):
+        m = Module()
+        fin = platform.default_clk_frequency
+        if abs(fin - self.clock_hz) > 1:
+            clk_in = platform.request(platform.default_clk, dir="i").i
+            m.domains.sync = cd = ClockDomain("sync")
+            locked = Signal()
+            add_pll(m, self.board.family, fin, self.clock_hz, clk_in, cd.clk, locked)
+            m.submodules.reset_sync = ResetSynchronizer(~locked, domain="sync")
+            platform.add_clock_constraint(cd.clk, self.clock_hz)
+        m.submodules.soc = soc = self.soc
+        uart = platform.request("uart", 0)
+        m.d.comb += [soc.rx.eq(uart.rx.i), uart.tx.o.eq(soc.tx)]
+        beat = Signal(range(int(self.clock_hz) // 2 + 1))
+        blink = Signal()
+        with m.If(beat == int(self.clock_hz) // 2):
+            m.d.sync += [beat.eq(0), blink.eq(~blink)]
+        with m.Else():
+            m.d.sync += beat.eq(beat + 1)
+        for k, sig in enumerate((soc.done, blink)):
+            try:
+                m.d.comb += platform.request("led", k).o.eq(sig)
+            except ResourceError:
+                pass
+        return m

