@@ -13,8 +13,9 @@ For each model:
    output checked against onnxruntime (max error relative to max|expected|);
 3. latency: ``--rounds`` alternating rounds of ``--repeat`` runs each of ours
    and onnxruntime's (``ORT_ENABLE_ALL`` graph optimizations, its default),
-   after a warm-up; the best round median counts (the machine may be shared;
-   the least disturbed round is the fairest for both).
+   after a warm-up; the best single run counts for each (the machine may be
+   shared with other jobs; the least disturbed run is the fairest figure for
+   both). The median over all runs is printed as well.
 
 Both use ``--threads`` threads (default: all cores the process may use):
 ``OMP_NUM_THREADS`` for our kernels (set before libgomp starts),
@@ -56,6 +57,19 @@ def compile_in_child(onnx_path: str, out_dir: str, threads: int) -> dict:
     if proc.returncode != 0:
         raise SystemExit(f"compiling {onnx_path} failed:\n{proc.stderr}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def timed(fn, repeat: int) -> list:
+    """Seconds of each of ``repeat`` calls of ``fn``, after two warm-up calls."""
+    import time
+    fn()
+    fn()
+    out = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - t)
+    return out
 
 
 def main() -> None:
@@ -101,22 +115,18 @@ def main() -> None:
             err = float(np.abs(ours_y - ref).max() / np.abs(ref).max())
             ours, theirs = [], []
             for _ in range(args.rounds):
-                ours.append(m.benchmark(args.repeat)["median_s"])
-                for _ in range(2):
-                    sess.run(None, {iname: x})
-                ts = []
-                for _ in range(args.repeat):
-                    import time
-                    t = time.perf_counter()
-                    sess.run(None, {iname: x})
-                    ts.append(time.perf_counter() - t)
-                theirs.append(float(np.median(ts)))
+                ours += timed(m.run, args.repeat)
+                theirs += timed(lambda: sess.run(None, {iname: x}), args.repeat)
             o_ms, r_ms = min(ours) * 1e3, min(theirs) * 1e3
+            o_med, r_med = float(np.median(ours)) * 1e3, float(np.median(theirs)) * 1e3
             ratio = o_ms / r_ms
             print(f"{name:13s} ours {o_ms:8.2f} ms   onnxruntime {r_ms:8.2f} ms   ratio {ratio:5.2f}x   "
+                  f"(medians {o_med:.2f} / {r_med:.2f} ms)   "
                   f"max rel err {err:.1e}   compile {comp['compile_s']:.1f} s, peak {comp['peak_mib']:.0f} MiB, "
                   f"{comp['kernels']} kernels for {comp['calls']} calls")
             figures.update({f"{name}_ours_ms": round(o_ms, 3), f"{name}_onnxruntime_ms": round(r_ms, 3),
+                            f"{name}_ours_median_ms": round(o_med, 3),
+                            f"{name}_onnxruntime_median_ms": round(r_med, 3),
                             f"{name}_ratio": round(ratio, 3), f"{name}_max_rel_err": err,
                             f"{name}_compile_s": round(comp["compile_s"], 2),
                             f"{name}_compile_peak_mib": round(comp["peak_mib"], 1),

@@ -698,7 +698,11 @@ def run(program: Program, dram: np.ndarray | None = None, *,
             False gives timing only, faster.
         trace: keep per-instruction spans, token events and bursts
             (``result.trace``, a ``sim.trace.Trace``).
-        max_cycles: stop with ``CycleDeadlockError`` if FINISH has not retired by then.
+        max_cycles: stop with ``CycleDeadlockError`` if FINISH has not retired by
+            then (a bound on runaway runs; a deadlock needs none: when every
+            module waits on another and no event is pending, the run stops at
+            once with each module's instruction, what it waits on, and every
+            queue's occupancy).
 
     Returns:
         CycleResult.

@@ -4,7 +4,7 @@ Input: PrimFuncs in the form ``compiler.tir.lower`` hands to code generation
 (documented in ``compiler/tir/ir.py``: flat 1-D buffer indices, RAMP and
 BROADCAST vectors, For kinds). Output: :class:`LLVMSource`, the textual
 LLVM IR of one module plus each kernel's argument specs, ready for
-``compiler.codegen.compile`` (optimise, JIT, object, shared library).
+``BuiltModule`` (optimise, JIT, object, shared library).
 
 Per PrimFunc ``f(p0, ..., pn-1)`` the module holds::
 

@@ -35,15 +35,17 @@ import dataclasses
 
 import numpy as np
 
+from compiler.tir import dtype as dt
 from compiler.tir import ir
 from compiler.tir.ops import Op
+from compiler.tir.visit import walk_stmt
 from compiler.topi.vta.environment import (ACC_SCOPE, ALU_PREFIX, GEMM, INP_SCOPE, SCOPE_MEM,
                                            WGT_SCOPE, Env)
 from vta_hw.config import MEMOP_PAD_BITS, VTAConfig
 from vta_hw.isa import Alu, AluOp, Gemm, Load, MemId, Store
 from vta_hw.program import DramLayout, Program
 
-from .vta_eval import CodegenError, element_index, evaluate
+from .vta_eval import CodegenError, element_index, evaluate, flat_offset
 from .vta_tokens import Entry, insert_tokens, verify_tokens
 from .vta_uops import UopCache, fold
 
@@ -59,6 +61,34 @@ class BuildStats:
     uops: int = 0
     uop_loads: int = 0
     peak_tokens: dict = dataclasses.field(default_factory=dict)
+
+
+def _per_thread(s: ir.Stmt) -> list[ir.Stmt]:
+    """``s`` once per virtual thread found inside it (each keeping only that thread's
+    copies), or ``[s]`` when it has none: the vthread pass may sink the threads into
+    a copy nest or an intrinsic; each thread's part becomes its own instructions."""
+    ks = sorted({x.value for x in walk_stmt(s)
+                 if isinstance(x, ir.AttrStmt) and x.key == "virtual_thread"})
+    return [_project(s, k) for k in ks] if ks else [s]
+
+
+def _project(s: ir.Stmt, k: int) -> ir.Stmt | None:
+    if isinstance(s, ir.AttrStmt) and s.key == "virtual_thread":
+        return _project(s.body, k) if s.value == k else None
+    if isinstance(s, ir.SeqStmt):
+        parts = [p for p in (_project(c, k) for c in s.stmts) if p is not None]
+        return ir.seq(*parts) if parts else None
+    if isinstance(s, (ir.For, ir.AttrStmt, ir.Allocate, ir.LetStmt)):
+        body = _project(s.body, k)
+        if body is None:
+            return None
+        return dataclasses.replace(s, body=body)
+    if isinstance(s, ir.IfThenElse):
+        t = _project(s.then_case, k)
+        e = None if s.else_case is None else _project(s.else_case, k)
+        return None if t is None and e is None else ir.IfThenElse(
+            s.cond, t if t is not None else ir.SeqStmt(()), e)
+    return s
 
 
 class _Gen:
@@ -97,9 +127,11 @@ class _Gen:
             self.allocate(s, env)
         elif isinstance(s, ir.AttrStmt):
             if s.key == "pragma_dma_copy":
-                self.dma(s.body, env)
+                for part in _per_thread(s.body):
+                    self.dma(part, env)
             elif s.key == "pragma_uop_scope" or s.key == "tensorize":
-                self.kernel(s if s.key == "tensorize" else s.body, env)
+                for part in _per_thread(s if s.key == "tensorize" else s.body):
+                    self.kernel(part, env)
             else:
                 self.stmt(s.body, env)
         else:
@@ -149,17 +181,54 @@ class _Gen:
         if not isinstance(leaf, ir.Store):
             raise CodegenError(f"a dma_copy pragma must hold a loop nest around one Store, found "
                                f"{type(leaf).__name__}: {leaf!r:.200}")
+        elem = {}
+        if dt.lanes(leaf.value.dtype) == 1:
+            loops, elem = self._element_loops(loops, leaf, env)
         outer, inner = loops[:-2], loops[-2:]
-        self._dma_outer(outer, inner, leaf, env)
+        self._dma_outer(outer, inner, leaf, env, elem)
 
-    def _dma_outer(self, outer, inner, st, env):
+    def _element_loops(self, loops, st: ir.Store, env: dict):
+        """A scalar copy (as te lowering writes it): the innermost loops must walk one
+        element, value by value, on both sides; they are dropped (their variables 0)."""
+        value = st.value
+        while value.op in (Op.CAST, Op.SELECT):
+            value = value.src[0] if value.op is Op.CAST else value.src[1]
+        sram = st.buffer if st.buffer.scope != "global" else value.arg
+        if sram.scope not in (INP_SCOPE, WGT_SCOPE, ACC_SCOPE) or value.op is not Op.LOAD:
+            raise CodegenError(f"a dma_copy Store must copy between DRAM and an SRAM buffer, "
+                               f"not {st!r:.200}")
+        ev = self.env_.elem_values(sram.scope)
+        k, prod = len(loops), 1
+        while k > 0 and prod < ev:
+            k -= 1
+            prod *= int(evaluate(loops[k].extent, env))
+        if prod != ev:
+            raise CodegenError(f"a scalar DMA copy into/out of {sram.name!r} must end in loops "
+                               f"over exactly one {ev}-value element; theirs cover {prod}")
+        grid = {f.var.name: int(evaluate(f.min, env)) for f in loops[:k]}
+        elem = {}
+        shape = [int(evaluate(f.extent, env)) for f in loops[k:]]
+        for j, f in enumerate(loops[k:]):
+            sh = [1] * len(shape)
+            sh[j] = shape[j]
+            grid[f.var.name] = np.arange(shape[j]).reshape(sh)
+            elem[f.var.name] = 0
+        full = {**env, **grid}
+        for buf, idx in ((st.buffer, st.indices), (value.arg, value.src)):
+            off = np.broadcast_to(evaluate(flat_offset(buf, idx), full), shape).reshape(-1)
+            if not np.array_equal(off, off[0] + np.arange(ev)):
+                raise CodegenError(f"the element loops of a DMA copy must walk {buf.name!r} "
+                                   "contiguously, value by value")
+        return loops[:k], elem
+
+    def _dma_outer(self, outer, inner, st, env, elem=None):
         if outer:
             f = outer[0]
             lo, n = int(evaluate(f.min, env)), int(evaluate(f.extent, env))
             for v in range(lo, lo + n):
-                self._dma_outer(outer[1:], inner, st, {**env, f.var.name: v})
+                self._dma_outer(outer[1:], inner, st, {**env, f.var.name: v}, elem)
             return
-        shape, grid = [], dict(env)
+        shape, grid = [], {**env, **(elem or {})}
         for axis, f in enumerate([None] * (2 - len(inner)) + list(inner)):
             if f is None:
                 shape.append(1)
@@ -275,8 +344,14 @@ class _Gen:
         ext = [1] * max(0, 3 - nl) + ext
         U, O, I = int(np.prod(ext[:-2])), ext[-2], ext[-1]
         body = leaf.body.stmts if isinstance(leaf.body, ir.SeqStmt) else (leaf.body,)
-        ops = []
+        ops, reset_cond, reset_ops = [], None, []
         for e in body:
+            if isinstance(e, ir.IfThenElse) and e.else_case is None and name == GEMM:
+                # te's tensorize: reset on the first reduction iteration of each output
+                reset_cond = e.cond
+                then = e.then_case.stmts if isinstance(e.then_case, ir.SeqStmt) else (e.then_case,)
+                reset_ops = [x.value for x in then if isinstance(x, ir.Evaluate)]
+                continue
             if not isinstance(e, ir.Evaluate):
                 raise CodegenError(f"intrinsic {name!r}: expected Evaluate statements, not {e!r:.100}")
             ops.append(e.value)
@@ -294,43 +369,66 @@ class _Gen:
             return b, full + self.sram[b.name]
 
         if name == GEMM:
-            by_scope = {}
-            for p in ops:
-                b, i = idx_of(p)
-                by_scope[b.scope] = (b, i)
-            if ACC_SCOPE not in by_scope:
-                raise CodegenError("GEMM intrinsic without an accumulator operand")
-            acc_b, dst = by_scope[ACC_SCOPE]
-            reset = INP_SCOPE not in by_scope
-            zero = np.zeros_like(dst)
-            src = zero if reset else by_scope[INP_SCOPE][1]
-            wgt = zero if reset else by_scope[WGT_SCOPE][1]
-            uops, io, ii, fac = fold({"dst": dst, "src": src, "wgt": wgt}, self.cfg)
-            insn = Gemm(reset=reset, iter_out=io, iter_in=ii,
-                        dst_factor_out=fac["dst"][0], dst_factor_in=fac["dst"][1],
-                        src_factor_out=fac["src"][0], src_factor_in=fac["src"][1],
-                        wgt_factor_out=fac["wgt"][0], wgt_factor_in=fac["wgt"][1])
-            reads = set() if reset else {by_scope[INP_SCOPE][0].name, by_scope[WGT_SCOPE][0].name}
-            writes = {acc_b.name}
-        elif isinstance(name, str) and name.startswith(ALU_PREFIX):
-            op = AluOp[name[len(ALU_PREFIX):]]
-            dst_b, dst = idx_of(ops[0])
-            reads = set()
-            if ops[1].op is Op.CONST:
-                imm, src = int(ops[1].arg), dst
-            else:
-                imm = None
-                src_b, src = idx_of(ops[1])
-                reads.add(src_b.name)
-            uops, io, ii, fac = fold({"dst": dst, "src": src}, self.cfg)
-            insn = Alu(iter_out=io, iter_in=ii, dst_factor_out=fac["dst"][0],
-                       dst_factor_in=fac["dst"][1], src_factor_out=fac["src"][0],
-                       src_factor_in=fac["src"][1], alu_op=op, use_imm=imm is not None,
-                       imm=imm or 0)
-            writes = {dst_b.name}
-        else:
+            if reset_cond is not None:
+                # every reset precedes, in loop order, the updates of its output, so the
+                # resets run first as one instruction over the iterations that reset
+                mask = np.broadcast_to(np.asarray(evaluate(reset_cond, grid), bool),
+                                       tuple(ext[-nl:]) if nl else ()).reshape(U, O, I)
+                acc_b, dst = self._gemm_operands(reset_ops, idx_of)[ACC_SCOPE]
+                if mask.all():
+                    self._gemm(acc_b, dst, None)
+                elif mask.any():
+                    self._gemm(acc_b, np.unique(dst[mask]).reshape(-1, 1, 1), None)
+            ops_by = self._gemm_operands(ops, idx_of)
+            acc_b, dst = ops_by[ACC_SCOPE]
+            self._gemm(acc_b, dst, ops_by if INP_SCOPE in ops_by else None)
+            return
+        if not (isinstance(name, str) and name.startswith(ALU_PREFIX)):
             raise CodegenError(f"unknown tensor intrinsic {name!r}; VTA has {GEMM!r} and "
                                f"'{ALU_PREFIX}<MIN|MAX|ADD|SHR|MUL>'")
+        op = AluOp[name[len(ALU_PREFIX):]]
+        dst_b, dst = idx_of(ops[0])
+        reads = set()
+        if ops[1].op is Op.CONST:
+            imm, src = int(ops[1].arg), dst
+        else:
+            imm = None
+            src_b, src = idx_of(ops[1])
+            reads.add(src_b.name)
+        uops, io, ii, fac = fold({"dst": dst, "src": src}, self.cfg)
+        insn = Alu(iter_out=io, iter_in=ii, dst_factor_out=fac["dst"][0],
+                   dst_factor_in=fac["dst"][1], src_factor_out=fac["src"][0],
+                   src_factor_in=fac["src"][1], alu_op=op, use_imm=imm is not None,
+                   imm=imm or 0)
+        self._emit(insn, uops, reads, {dst_b.name})
+
+    @staticmethod
+    def _gemm_operands(ops, idx_of) -> dict:
+        by_scope = {}
+        for p in ops:
+            b, i = idx_of(p)
+            by_scope[b.scope] = (b, i)
+        if ACC_SCOPE not in by_scope:
+            raise CodegenError("GEMM intrinsic without an accumulator operand")
+        if (INP_SCOPE in by_scope) != (WGT_SCOPE in by_scope):
+            raise CodegenError("GEMM intrinsic with only one of its inp/wgt operands")
+        return by_scope
+
+    def _gemm(self, acc_b, dst, ops_by) -> None:
+        """One GEMM over ``dst`` (``(U, O, I)`` ACC indices): reset if ``ops_by`` is None."""
+        reset = ops_by is None
+        zero = np.zeros_like(dst)
+        src = zero if reset else ops_by[INP_SCOPE][1]
+        wgt = zero if reset else ops_by[WGT_SCOPE][1]
+        uops, io, ii, fac = fold({"dst": dst, "src": src, "wgt": wgt}, self.cfg)
+        insn = Gemm(reset=reset, iter_out=io, iter_in=ii,
+                    dst_factor_out=fac["dst"][0], dst_factor_in=fac["dst"][1],
+                    src_factor_out=fac["src"][0], src_factor_in=fac["src"][1],
+                    wgt_factor_out=fac["wgt"][0], wgt_factor_in=fac["wgt"][1])
+        reads = set() if reset else {ops_by[INP_SCOPE][0].name, ops_by[WGT_SCOPE][0].name}
+        self._emit(insn, uops, reads, {acc_b.name})
+
+    def _emit(self, insn, uops, reads, writes) -> None:
         bgn, uload = self.uops.place(uops)
         if uload is not None:
             self.entries.append(Entry(uload))

@@ -116,7 +116,7 @@ def compile_graph(graph: Graph, params: dict, memory_plan, target="llvm", progre
     kernels: dict = {}      # signature -> (name, KernelDef)
     calls, out_params = [], {}
     workspace_bytes = 0
-    it = progress(nodes, len(nodes), "lowering") if progress else nodes
+    it = progress(nodes, len(nodes), "scheduling") if progress else nodes
     for n in it:
         sig = signature(n)
         if sig not in kernels:
@@ -135,6 +135,10 @@ def compile_graph(graph: Graph, params: dict, memory_plan, target="llvm", progre
             elif ref["kind"] == "param":
                 out_params.setdefault(src.name, np.ascontiguousarray(params[src.name]))
             args.append(ref)
+        for j, value in enumerate(kdef.constants):
+            cname = f"{kname}#const{j}"
+            out_params.setdefault(cname, value)
+            args.append({"kind": "param", "name": cname})
         off = 0
         for w in kdef.workspace:
             args.append({"kind": "workspace", "offset": off})
@@ -144,7 +148,9 @@ def compile_graph(graph: Graph, params: dict, memory_plan, target="llvm", progre
         calls.append({"kernel": kname, "args": args, "node": n.label or n.attr("name")})
     t1 = time.perf_counter()
 
-    funcs = [lower(kdef.schedule, kdef.args, kname) for kname, kdef in kernels.values()]
+    todo = list(kernels.values())
+    it = progress(todo, len(todo), "lowering") if progress else todo
+    funcs = [lower(kdef.schedule, kdef.args, kname) for kname, kdef in it]
     t2 = time.perf_counter()
     source = codegen_llvm(funcs, tgt, fp_contract=True)
     mod = parse_ir(source.text)

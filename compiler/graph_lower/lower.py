@@ -20,7 +20,7 @@ Constant weights are re-laid out here, once, at compile time
 which packing) feeds it, so kernels of equally shaped layers are shared.
 
 Kernel ABI: ``int32 name(void *arg0, ...)``: the group's inputs in ``node.src``
-order, then workspace buffers (padded copies, softmax stages: scratch the
+order, then compile-time constant tables (``KernelDef.constants``), then workspace buffers (padded copies, softmax stages: scratch the
 runtime provides), then the output; all C-contiguous, in the shapes of
 ``KernelDef.arg_shapes``.
 """
@@ -55,8 +55,10 @@ class KernelDef:
         n_inputs: how many leading args are the group's inputs.
         packs: per input, None or a packing tag ("conv:<ob>", "dense:<nb>")
             applied to that (constant) input before it is passed.
-        workspace: the workspace tensors (between inputs and output).
+        workspace: the workspace tensors (between the constants and the output).
         pattern: the group's pattern name.
+        constants: compile-time tables (numpy arrays) passed right after the
+            inputs (e.g. resize source indices and weights).
     """
 
     schedule: object
@@ -65,6 +67,7 @@ class KernelDef:
     packs: list
     workspace: list = field(default_factory=list)
     pattern: str = ""
+    constants: list = field(default_factory=list)
 
 
 def pack_param(value: np.ndarray, tag: str) -> np.ndarray:
@@ -127,11 +130,19 @@ class _Builder:
         self.name = name
         self.count = 0
         self.workspace: list = []
+        self.constants: list = []   # (placeholder, numpy array): compile-time tables
         self.master = None   # (kind, acc tensor, master node, extra)
 
     def fresh(self, base: str) -> str:
         self.count += 1
         return f"{base}{self.count}"
+
+    def constant(self, value: np.ndarray) -> Lazy:
+        """A compile-time table passed to the kernel as an extra (constant) input."""
+        value = np.ascontiguousarray(value)
+        ph = te.placeholder(value.shape, str(value.dtype), f"c{len(self.constants)}")
+        self.constants.append((ph, value))
+        return _view(ph)
 
     def tensor_of(self, x: Lazy, name: str):
         """A te tensor holding ``x`` (the placeholder itself when ``x`` is one)."""
@@ -179,9 +190,9 @@ def lower_group(node: Node, name: str) -> KernelDef:
     result = env[root]
     s, out = _schedule(b, body, root, result)
     workspace = [t for t in b.workspace if t is not out]
-    args = placeholders + workspace + [out]
+    args = placeholders + [ph for ph, _ in b.constants] + workspace + [out]
     return KernelDef(s, args, len(placeholders), [packs.get(i) for i in range(len(placeholders))],
-                     workspace, node.attr("pattern"))
+                     workspace, node.attr("pattern"), [v for _, v in b.constants])
 
 
 # ------------------------------------------------------------------ declaring
@@ -225,6 +236,15 @@ def _emit(b: _Builder, n: Node, a: list, packed_inputs: dict):
         return inj.take(a[0], a[1], at["axis"])
     if op is Op.LAYOUT_TRANSFORM:
         return inj.layout_transform(a[0], at["src_layout"], at["dst_layout"], n.shape)
+    if op is Op.QUANTIZE:
+        return inj.quantize(a[0], a[1], a[2], at.get("axis", 1), str(np.dtype(at["to"])))
+    if op is Op.DEQUANTIZE:
+        return inj.dequantize(a[0], a[1], a[2], at.get("axis", 1))
+    if op is Op.RESIZE:
+        tables = [(ax, b.constant(i0), None if i1 is None else b.constant(i1),
+                   None if w is None else b.constant(w))
+                  for ax, i0, i1, w in inj.resize_tables(n.src[0].shape, at)]
+        return inj.resize(a[0], n.shape, tables)
     if op is Op.BATCH_NORM:
         x, gamma, beta, mean, var = a
         d = x.dtype
@@ -240,6 +260,13 @@ def _emit(b: _Builder, n: Node, a: list, packed_inputs: dict):
         return _dense(b, n, a, packed_inputs)
     if op is Op.MATMUL:
         return _matmul(b, n, a, packed_inputs)
+    if op is Op.CONV2D_TRANSPOSE:
+        t = tconv.conv2d_transpose_nchw(
+            b.tensor_of(a[0], "convT_in"), b.tensor_of(a[1], "w"), at.get("strides", (1, 1)),
+            at.get("pads", (0, 0, 0, 0)), at.get("dilations", (1, 1)), at.get("groups", 1),
+            n.shape[2:], name=b.fresh("convT"))
+        b.master = ("dwconv", t, n, None)
+        return _view(t)
     if op in (Op.MAX_POOL, Op.AVG_POOL):
         x = b.tensor_of(a[0], "pool_in")
         t = tpool.pool2d(x, "max" if op is Op.MAX_POOL else "avg", at["kernel"], at.get("strides", (1, 1)),
@@ -395,91 +422,59 @@ def _depends_on(n: Node, m: Node) -> bool:
     return False
 
 
+# master kind -> schedule template (s, accumulator, epilogue stage)
+TEMPLATES = {
+    "conv": tconv.schedule_conv2d_nchw,
+    "convc": tconv.schedule_conv2d_nchwc,
+    "dwconv": tconv.schedule_depthwise_nchw,
+    "pool": tpool.schedule_pool2d,
+    "dense": tdense.schedule_dense,
+    "bmm": tdense.schedule_batch_matmul,
+}
+
+
 def _schedule(b: _Builder, body: Graph, root: Node, result: Lazy):
-    m = b.master
-    if m is None:
+    """Materialise the group's result as the output stage and schedule every stage."""
+    if b.master is None:                       # injective group
         out = result.materialize(b.fresh("out"))
         s = te.create_schedule(out)
         inj.schedule_injective(s, out)
         return s, out
-    kind, acc, mnode, _ = m
-    aligned = kind != "reduce" and _aligned(body, mnode, root)
-    if kind in ("dense", "bmm"):
-        kshape = acc.shape
-        if aligned:
-            gshape = root.shape
-            out = te.compute(kshape, _kernel_space(result, gshape, kshape), name=b.fresh("out"))
-            s = te.create_schedule(out)
-            (tdense.schedule_dense if kind == "dense" else tdense.schedule_batch_matmul)(s, acc, out)
-            return s, out
-        ep = te.compute(kshape, lambda *idx: acc[idx], name=b.fresh("epi"))
-        b.workspace.append(ep)
-        final = _rebase(result, acc, ep).materialize(b.fresh("out"))
-        s = te.create_schedule(final)
-        (tdense.schedule_dense if kind == "dense" else tdense.schedule_batch_matmul)(s, acc, ep)
-        inj.schedule_injective(s, final)
-        return s, final
+    kind, acc, mnode, _ = b.master
+    if kind == "reduce":                       # helper stages at the root, as workspace
+        out = result.materialize(b.fresh("out")) if root is not mnode else acc
+        s = te.create_schedule(out)
+        _collect_stages(b, out)
+        if out is acc:
+            tred.schedule_reduction(s, out)
+        else:
+            inj.schedule_injective(s, out)
+        return s, out
+    template = TEMPLATES[kind]
+    if _aligned(body, mnode, root):
+        # the output stage is the epilogue: the accumulator is computed at its tile loop.
+        # dense/matmul kernels index the flattened [M, N] (or [B, M, N]) space.
+        kshape = acc.shape if kind in ("dense", "bmm") else root.shape
+        out = te.compute(kshape, _kernel_space(result, root.shape, kshape), name=b.fresh("out"))
+        s = te.create_schedule(out)
+        template(s, acc, out)
+        _workspace_pads(b, acc)
+        return s, out
+    # the epilogue changes the shape (reshape, transpose...): the master runs at the root
+    # into a workspace stage (NCHW for the packed conv), which an injective stage reads
     if kind == "conv":
         N, Ob, OH, OW, ob = acc.shape
-        if aligned:
-            out = result.materialize(b.fresh("out"))
-            s = te.create_schedule(out)
-        else:
-            ep = te.compute((N, Ob * ob, OH, OW), lambda nn, o, h, w: acc[nn, o // ob, h, w, o % ob],
-                            name=b.fresh("epi"))
-            b.workspace.append(ep)
-            out = _rebase(result, acc, ep, ob).materialize(b.fresh("out"))
-            s = te.create_schedule(out)
-            inj.schedule_injective(s, out)
-            tconv.schedule_conv2d_nchw(s, acc, ep)
-            _workspace_pads(b, acc)
-            return s, out
-        tconv.schedule_conv2d_nchw(s, acc, out)
-        _workspace_pads(b, acc)
-        return s, out
-    if kind == "convc":
-        if aligned:
-            out = result.materialize(b.fresh("out"))
-            s = te.create_schedule(out)
-            tconv.schedule_conv2d_nchwc(s, acc, out)
-        else:
-            ep = te.compute(acc.shape, lambda *idx: acc[idx], name=b.fresh("epi"))
-            b.workspace.append(ep)
-            out = _rebase(result, acc, ep).materialize(b.fresh("out"))
-            s = te.create_schedule(out)
-            inj.schedule_injective(s, out)
-            tconv.schedule_conv2d_nchwc(s, acc, ep)
-        _workspace_pads(b, acc)
-        return s, out
-    if kind in ("dwconv", "pool"):
-        if aligned and root is not mnode:
-            out = result.materialize(b.fresh("out"))
-            s = te.create_schedule(out)
-            sched_out = out
-        else:
-            out = result.materialize(b.fresh("out")) if root is not mnode else acc
-            s = te.create_schedule(out)
-            sched_out = acc
-            if out is not acc:
-                b.workspace.append(acc)
-                inj.schedule_injective(s, out)
-        if kind == "dwconv":
-            if sched_out is acc:
-                tconv.schedule_depthwise_nchw(s, acc, acc)
-            else:
-                tconv.schedule_depthwise_nchw(s, acc, sched_out)
-        else:
-            tpool.schedule_pool2d(s, acc, sched_out)
-        _workspace_pads(b, acc)
-        return s, out
-    # reductions, softmax, layer norm: helper stages at the root (workspace)
-    out = result.materialize(b.fresh("out")) if root is not mnode else acc
-    s = te.create_schedule(out)
-    _collect_stages(b, out)
-    if out is not acc:
-        inj.schedule_injective(s, out)
+        ep = te.compute((N, Ob * ob, OH, OW), lambda nn, o, h, w: acc[nn, o // ob, h, w, o % ob],
+                        name=b.fresh("epi"))
     else:
-        tred.schedule_reduction(s, out)
+        ob = None
+        ep = te.compute(acc.shape, lambda *idx: acc[idx], name=b.fresh("epi"))
+    b.workspace.append(ep)
+    out = _rebase(result, acc, ep, ob).materialize(b.fresh("out"))
+    s = te.create_schedule(out)
+    inj.schedule_injective(s, out)
+    template(s, acc, ep)
+    _workspace_pads(b, acc)
     return s, out
 
 
@@ -518,9 +513,18 @@ def _substitute(e, acc, ep, ob):
 
 
 def _workspace_pads(b: _Builder, acc):
-    for t in acc.op.reads():
-        if hasattr(t.op, "body") and t.op.name.endswith("_pad") and t not in b.workspace:
+    """Padded copies read by ``acc`` (directly or through a helper stage such as an average
+    pool's window sum) run at the root: they become workspace arguments, not stack arrays."""
+    stack, seen = [acc], set()
+    while stack:
+        t = stack.pop()
+        if id(t) in seen or not hasattr(t.op, "body"):
+            continue
+        seen.add(id(t))
+        if t.op.name.endswith("_pad") and t not in b.workspace:
             b.workspace.append(t)
+            continue
+        stack.extend(t.op.reads())
 
 
 def _collect_stages(b: _Builder, out):

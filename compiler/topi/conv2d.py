@@ -13,7 +13,8 @@ Layouts (TVM's x86 conv2d):
   Same register tile as above (``ob`` output channels x ``ow_tile`` columns),
   transposed on the way out so the output stays NCHW: no layout transforms.
 * ``depthwise_conv2d_nchw`` / ``group_conv2d_nchw``: groups > 1, vectorised
-  along the output columns.
+  along the output columns; ``conv2d_transpose_nchw`` likewise, over a
+  zero-inserted copy of the input.
 
 ``pads`` are (top, left, bottom, right) as ONNX; output size
 ``OH = (H + top + bottom - ((KH-1)*dh + 1)) // sh + 1``.
@@ -21,6 +22,7 @@ Layouts (TVM's x86 conv2d):
 from __future__ import annotations
 
 from compiler import te
+from compiler.tir import ir
 
 from .nn_util import pad_spatial, window_out
 
@@ -138,6 +140,43 @@ def group_conv2d_nchw(data, kernel, strides=(1, 1), pads=(0, 0, 0, 0), dilations
         lambda n, o, oh, ow: te.sum(
             padded[n, (o // og) * Cg + ic, oh * sh + kh * dh, ow * sw + kw * dw] * kernel[o, ic, kh, kw],
             axis=(ic, kh, kw)),
+        name=name)
+
+
+def conv2d_transpose_nchw(data, kernel, strides=(1, 1), pads=(0, 0, 0, 0), dilations=(1, 1),
+                          groups=1, out_hw=None, name="convT"):
+    """Transposed convolution (ONNX ConvTranspose): data ``[N, C, H, W]``, kernel
+    ``[C, O/groups, KH, KW]``, output ``[N, O, OH, OW]`` with ``out_hw = (OH, OW)`` from the
+    graph (it includes ``output_padding``).
+
+    Computed as a convolution over the input with ``stride - 1`` zeros inserted
+    between elements (a ``_pad`` stage), read with the kernel flipped.
+    """
+    N, C, H, W = data.shape
+    _, og, KH, KW = kernel.shape
+    sh, sw = strides
+    dh, dw = dilations
+    OH, OW = out_hw
+    ekh, ekw = (KH - 1) * dh + 1, (KW - 1) * dw + 1
+    pt, pl = pads[0], pads[1]
+    Hd, Wd = OH + pt + ekh - 1, OW + pl + ekw - 1
+    zero = ir.const(0.0, data.dtype)
+
+    def dilate(n, c, u, v):
+        i, j = u - (ekh - 1), v - (ekw - 1)
+        ok = ir.logical_and(i >= 0, j >= 0, i % sh == 0, j % sw == 0, i < (H - 1) * sh + 1,
+                            j < (W - 1) * sw + 1)
+        return te.if_then_else(ok, data[n, c, i // sh, j // sw], zero)
+    dilated = te.compute((N, C, Hd, Wd), dilate, name=name + "_pad")
+    cg = C // groups
+    ic = te.reduce_axis(cg, "ic")
+    kh = te.reduce_axis(KH, "kh")
+    kw = te.reduce_axis(KW, "kw")
+    return te.compute(
+        (N, og * groups, OH, OW),
+        lambda n, o, y, x: te.sum(
+            dilated[n, (o // og) * cg + ic, y + pt + ekh - 1 - kh * dh, x + pl + ekw - 1 - kw * dw]
+            * kernel[(o // og) * cg + ic, o % og, kh, kw], axis=(ic, kh, kw)),
         name=name)
 
 

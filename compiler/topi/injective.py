@@ -133,17 +133,6 @@ def binary(op: str, a: Lazy, b: Lazy, out_shape) -> Lazy:
                 lambda *idx: f(broadcast_read(a, out_shape, idx), broadcast_read(b, out_shape, idx)))
 
 
-def constant_tensor(value: np.ndarray) -> Lazy:
-    """A small constant folded into the code (scalars and tiny vectors only)."""
-    value = np.asarray(value)
-    flat = value.reshape(-1)
-    dtype = str(value.dtype)
-    if flat.size == 1:
-        v = flat[0].item()
-        return Lazy(tuple(value.shape), dtype, lambda *idx: const(v, dtype))
-    raise ValueError("constant_tensor: only scalars are folded into code")
-
-
 # ---------------------------------------------------------------- data movement
 def _flat(idx, shape):
     out = idx[0]
@@ -292,7 +281,7 @@ def schedule_injective(s, out, vector: int = 16):
     if last % vector == 0 and last >= vector:
         outer_last, inner = s[out].split(axes[-1], factor=vector)
         axes = axes[:-1] + [outer_last]
-    elif last in (4, 8) :
+    elif last in (4, 8):
         inner = axes[-1]
         axes = axes[:-1]
     if inner is not None:
@@ -304,3 +293,77 @@ def schedule_injective(s, out, vector: int = 16):
     elif len(axes) == 1 and total >= 4096 * vector:
         s[out].parallel(axes[0])
     return s
+
+
+# ---------------------------------------------------------------- quantization
+def _per_axis_read(v: Lazy, idx, axis: int):
+    if len(v.shape) == 0:
+        return v()
+    if int(np.prod(v.shape)) == 1:
+        return v(*([ir.const(0, "int32")] * len(v.shape)))
+    return v(idx[axis])
+
+
+def quantize(x: Lazy, scale: Lazy, zero_point: Lazy, axis: int, to: str) -> Lazy:
+    """ONNX QuantizeLinear: ``saturate(round_half_even(x / scale) + zero_point)`` in ``to``."""
+    info = np.iinfo(to)
+
+    def f(*idx):
+        q = ir.call("round", "float32", te.cast(x(*idx), "float32")
+                    / te.cast(_per_axis_read(scale, idx, axis), "float32"))
+        q = q + te.cast(_per_axis_read(zero_point, idx, axis), "float32")
+        q = te.minimum(te.maximum(q, const(float(info.min), "float32")), const(float(info.max), "float32"))
+        return te.cast(q, to)
+    return Lazy(x.shape, to, f)
+
+
+def dequantize(x: Lazy, scale: Lazy, zero_point: Lazy, axis: int) -> Lazy:
+    """ONNX DequantizeLinear: ``(x - zero_point) * scale`` in the scale's dtype."""
+    def f(*idx):
+        diff = te.cast(x(*idx), "int32") - te.cast(_per_axis_read(zero_point, idx, axis), "int32")
+        return te.cast(diff, "float32") * te.cast(_per_axis_read(scale, idx, axis), "float32")
+    return Lazy(x.shape, scale.dtype, lambda *idx: te.cast(f(*idx), scale.dtype))
+
+
+# ---------------------------------------------------------------- resize
+def resize_tables(in_shape, attrs) -> list:
+    """Per resized axis, compile-time tables for :func:`resize`: ``(axis, i0, i1, w)`` with
+    int32 source indices and float32 weights of ``i1`` (nearest: ``i1 = i0``, ``w = 0``).
+    Coordinates follow ``compiler.graph.opdefs.resize`` exactly (float64)."""
+    from compiler.graph.opdefs.resize import _nearest, source_coords
+    tables = []
+    for ax, (n_in, n_out, scale) in enumerate(zip(in_shape, attrs["sizes"], attrs["scales"])):
+        if n_in == n_out and scale == 1.0:
+            continue
+        c = source_coords(n_out, n_in, scale, attrs["coordinate_transformation_mode"])
+        if attrs["mode"] == "nearest":
+            i0 = np.clip(_nearest(c, attrs["nearest_mode"]), 0, n_in - 1).astype(np.int32)
+            tables.append((ax, i0, None, None))
+            continue
+        c = np.clip(c, 0, n_in - 1)
+        i0 = np.floor(c).astype(np.int64)
+        i1 = np.minimum(i0 + 1, n_in - 1)
+        tables.append((ax, i0.astype(np.int32), i1.astype(np.int32), (c - i0).astype(np.float32)))
+    return tables
+
+
+def resize(x: Lazy, out_shape, tables) -> Lazy:
+    """Separable nearest / linear resize; ``tables`` as from :func:`resize_tables` with the
+    arrays replaced by Lazy readers (constant kernel inputs)."""
+    y = x
+    for ax, i0, i1, w in tables:
+        shape = list(y.shape)
+        shape[ax] = i0.shape[0]
+
+        def step(*idx, y=y, ax=ax, i0=i0, i1=i1, w=w):
+            j = idx[ax]
+            lo = list(idx)
+            lo[ax] = i0(j)
+            if i1 is None:
+                return y(*lo)
+            hi = list(idx)
+            hi[ax] = i1(j)
+            wv = w(j)
+            return y(*lo) * (const(1.0, "float32") - wv) + y(*hi) * wv
+        y = Lazy(tuple(shape), x.dtype, step)
+    return y

@@ -66,9 +66,8 @@ def pool2d(x, kind, kernel, strides=(1, 1), pads=(0, 0, 0, 0), dilations=(1, 1),
 
 
 def schedule_pool2d(s, pool, out):
-    """Parallel over (n, c, row); the window reduction innermost per output cell."""
-    for t in [out] + ([pool] if pool is not out else []):
-        pass
+    """Parallel over (n, c, row); the window reduction innermost per output cell; the padded
+    input (if any) materialised first, in parallel over (n, c)."""
     n, c, oh, ow = s[out].op.axis
     s[out].parallel(s[out].fuse(n, c, oh))
     if pool is not out:

@@ -28,8 +28,6 @@ def reduce_mean(x: Lazy, axes, keepdims=True, name="mean"):
 
     def read(idx):
         sub, it = [], iter(rax)
-        out_pos = [i for i in range(len(x.shape))] if keepdims else None
-        k = 0
         for i in range(len(x.shape)):
             if i in axes:
                 sub.append(next(it))

@@ -10,7 +10,8 @@ from driver.cli.errors import friendly
 
 def _progress(iterable, total, desc):
     from tqdm import tqdm
-    return tqdm(iterable, total=total, desc=desc, unit="kernel", leave=False)
+    return tqdm(iterable, total=total, desc=desc, unit="kernel" if desc == "lowering" else "group",
+                leave=False)
 
 
 @click.command("compile")

@@ -23,12 +23,18 @@ def _check(prog: Program, dram: np.ndarray, ref_path: str) -> list[str]:
     return bad
 
 
+def _format_value(v) -> str:
+    if isinstance(v, dict):
+        return "  ".join(f"{k}={x}" for k, x in v.items()) or "-"
+    return str(v)
+
+
 @click.command()
 @click.argument("program", type=click.Path(exists=True, dir_okay=False))
-@click.option("--model", type=click.Choice(["functional", "cycle"]), default="functional",
+@click.option("--model", type=click.Choice(["cycle", "functional"]), default="cycle",
               show_default=True,
-              help="functional: values and event counters; cycle: also cycles, stalls, "
-                   "utilization and DRAM bandwidth (sim.cycle)")
+              help="cycle: values plus cycles, stalls, utilization and DRAM bandwidth, equal "
+                   "to the RTL's (sim.cycle); functional: values and event counters only")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
 @click.option("--check", "ref", type=click.Path(exists=True, dir_okay=False),
               help="an .npz of expected buffers; exit 1 if any differs")
@@ -39,58 +45,39 @@ def _check(prog: Program, dram: np.ndarray, ref_path: str) -> list[str]:
 @friendly
 def sim(program: str, model: str, as_json: bool, ref: str | None, trace_path: str | None,
         plot_path: str | None) -> None:
-    """Run PROGRAM on a simulator and print its counters."""
+    """Run PROGRAM on a simulator and print its report."""
     if model != "cycle" and (trace_path or plot_path):
         raise click.UsageError("--trace and --plot need --model cycle")
     prog = Program.load(program)
+    head = {"program": program, "config": prog.config.name, "model": model}
     if model == "cycle":
-        _sim_cycle(program, prog, as_json, ref, trace_path, plot_path)
-        return
-    result = functional.run(prog)
+        result = cycle.run(prog, trace=bool(trace_path or plot_path))
+        report = {**head, **result.to_dict()}
+        text = result.report()
+    else:
+        result = functional.run(prog)
+        report = {**head, "counters": result.counters.to_dict(),
+                  "leftover_tokens": result.leftover_tokens}
+        text = "\n".join(f"  {k:<28} {_format_value(v)}" for k, v in report["counters"].items())
+    report["leftover_tokens"] = {k: v for k, v in report["leftover_tokens"].items() if v}
     mismatches = _check(prog, result.dram, ref) if ref else []
-    report = {"program": program, "config": prog.config.name, "model": "functional",
-              "counters": result.counters.to_dict(),
-              "leftover_tokens": {k: v for k, v in result.leftover_tokens.items() if v}}
     if ref:
         report["check"] = {"reference": ref, "ok": not mismatches, "mismatches": mismatches}
-    if as_json:
-        click.echo(json.dumps(report))
-    else:
-        click.echo(f"{program}: config {prog.config.name}, functional model")
-        for k, v in report["counters"].items():
-            click.echo(f"  {k:<28} {v}")
-        for q, n in report["leftover_tokens"].items():
-            click.echo(f"  warning: {n} token(s) left in queue {q}")
-        if ref:
-            click.echo("  check: " + ("all buffers match the reference" if not mismatches
-                                      else "; ".join(mismatches)))
-    if mismatches:
-        raise SystemExit(1)
-
-
-def _sim_cycle(program: str, prog: Program, as_json: bool, ref: str | None,
-               trace_path: str | None, plot_path: str | None) -> None:
-    result = cycle.run(prog, trace=bool(trace_path or plot_path))
     if trace_path:
         result.trace.write_chrome(trace_path)
     if plot_path:
         result.trace.plot(plot_path, title=f"{program} on {prog.config.name}: "
                                            f"{result.cycles} cycles")
-    mismatches = _check(prog, result.dram, ref) if ref else []
-    report = {"program": program, "config": prog.config.name, "model": "cycle",
-              **result.to_dict()}
-    report["leftover_tokens"] = {k: v for k, v in report["leftover_tokens"].items() if v}
-    if ref:
-        report["check"] = {"reference": ref, "ok": not mismatches, "mismatches": mismatches}
     if as_json:
         click.echo(json.dumps(report))
     else:
-        click.echo(f"{program}: config {prog.config.name}, cycle model")
-        click.echo(result.report())
-        if trace_path:
-            click.echo(f"trace: {trace_path}")
-        if plot_path:
-            click.echo(f"plot: {plot_path}")
+        click.echo(f"{program}: config {prog.config.name}, {model} model")
+        click.echo(text)
+        for q, n in report["leftover_tokens"].items():
+            click.echo(f"  warning: {n} token(s) left in queue {q}")
+        for label, path in (("trace", trace_path), ("plot", plot_path)):
+            if path:
+                click.echo(f"{label}: {path}")
         if ref:
             click.echo("check: " + ("all buffers match the reference" if not mismatches
                                     else "; ".join(mismatches)))

@@ -83,7 +83,11 @@ def gemm_program(cfg: VTAConfig, m: int = 64, n: int = 64, k: int = 64, shift: i
 
     a0, b0, c0 = lay.elem(a_buf, "inp"), lay.elem(b_buf, "wgt"), lay.elem(c_buf, "out")
     tiles = [(mi, ni) for mi in range(0, mblk, mb) for ni in range(0, nblk, nb)]
-    loops = dict(iter_out=mb, iter_in=nb, dst_factor_out=nb, dst_factor_in=1)
+    def step(extent: int, factor: int) -> int:
+        """A loop factor; 0 for a loop of one iteration (the factor may not fit its field)."""
+        return factor if extent > 1 else 0
+
+    loops = dict(iter_out=mb, iter_in=nb, dst_factor_out=step(mb, nb), dst_factor_in=step(nb, 1))
     insns: list = [isa.Load(mem=isa.MemId.UOP, sram_base=0, dram_base=uop_base,
                             y_size=1, x_size=kb, x_stride=kb)]
     for t, (mi, ni) in enumerate(tiles):
@@ -95,7 +99,8 @@ def gemm_program(cfg: VTAConfig, m: int = 64, n: int = 64, k: int = 64, shift: i
                      dram_base=b0 + ni * kb, y_size=nb, x_size=kb, x_stride=kb),
             isa.Gemm(pop_prev=True, pop_next=not first, reset=True, uop_bgn=0, uop_end=1,
                      **loops),
-            isa.Gemm(uop_bgn=0, uop_end=kb, src_factor_out=kb, wgt_factor_in=kb, **loops),
+            isa.Gemm(uop_bgn=0, uop_end=kb, src_factor_out=step(mb, kb),
+                     wgt_factor_in=step(nb, kb), **loops),
             isa.Alu(alu_op=isa.AluOp.SHR, use_imm=True, imm=shift, uop_bgn=0, uop_end=1, **loops),
             isa.Alu(alu_op=isa.AluOp.MIN, use_imm=True, imm=127, uop_bgn=0, uop_end=1, **loops),
             isa.Alu(alu_op=isa.AluOp.MAX, use_imm=True, imm=-127, uop_bgn=0, uop_end=1,

@@ -89,6 +89,8 @@ def test_sim_check_fails_on_wrong_reference(gemm_files, tmp_path):
 def test_sim_text_report(gemm_files):
     res = run("sim", gemm_files[0])
     assert res.exit_code == 0, res.output
+    assert "cycle model" in res.output and "cycles" in res.output
+    res = run("sim", gemm_files[0], "--model", "functional")
     assert "functional model" in res.output and "gemm_uops" in res.output
 
 

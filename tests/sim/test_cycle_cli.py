@@ -48,4 +48,5 @@ def test_text_report(gemm_files):
 
 def test_trace_needs_the_cycle_model(gemm_files, tmp_path):
     res = run("sim", gemm_files[0], "--trace", tmp_path / "t.json")
+    res = run("sim", gemm_files[0], "--model", "functional", "--trace", tmp_path / "t.json")
     assert res.exit_code == 2 and "--trace and --plot need --model cycle" in res.output

@@ -88,20 +88,32 @@ def conv2d_ir(env: Env, s: Conv2dShape, t: Tiling, *, shift: int = 0, relu: bool
     out = ir.Buffer("out", "int8", (s.NB, s.OB, s.OH, s.OW, B, BO))
     rows_max, cols_max = t.rows_in(s), t.cols_in(s)
     inp = ir.Buffer("inp", "int8", (t.tic * rows_max * cols_max, B, BI), scope=INP_SCOPE)
-    wgt = ir.Buffer("wgt", "int8", (t.toc * t.tic * t.tkh * s.KW, BO, BI), scope=WGT_SCOPE)
+    wgt_n = t.toc * (s.CB * s.KH if t.wres else t.tic * t.tkh) * s.KW
+    wgt = ir.Buffer("wgt", "int8", (wgt_n, BO, BI), scope=WGT_SCOPE)
     acc = ir.Buffer("acc", "int32", (t.toc * t.th * t.tw, B, BO), scope=ACC_SCOPE)
     accb = ir.Buffer("acc_bias", "int32", (t.toc, B, BO), scope=ACC_SCOPE)
     gemm = I.gemm_intrin(env)
 
     n_oh, n_ow, n_oc = -(-s.OH // t.th), -(-s.OW // t.tw), -(-s.OB // t.toc)
     n_ic, n_kh = -(-s.CB // t.tic), -(-s.KH // t.tkh)
-    T, R = s.NB * n_oh * n_ow * n_oc, n_ic * n_kh
+    R = n_ic * n_kh
     to, vt, r = ir.var("tile.outer"), ir.var("vt"), ir.var("red")
     tile = to * t.vt + vt
-    n = tile // (n_oh * n_ow * n_oc)
-    oh0 = (tile // (n_ow * n_oc)) % n_oh * t.th
-    ow0 = (tile // n_oc) % n_ow * t.tw
-    oc0 = tile % n_oc * t.toc
+    if t.wres:
+        # weights resident: an outer loop over output-channel tiles loads their weights
+        # once (one buffer both threads read); the threads split the spatial tiles
+        oct_ = ir.var("oc.tile")
+        T = s.NB * n_oh * n_ow
+        n = tile // (n_oh * n_ow)
+        oh0 = (tile // n_ow) % n_oh * t.th
+        ow0 = tile % n_ow * t.tw
+        oc0 = oct_ * t.toc
+    else:
+        T = s.NB * n_oh * n_ow * n_oc
+        n = tile // (n_oh * n_ow * n_oc)
+        oh0 = (tile // (n_ow * n_oc)) % n_oh * t.th
+        ow0 = (tile // n_oc) % n_ow * t.tw
+        oc0 = tile % n_oc * t.toc
     TH, TW, TOC = ir.min_(t.th, s.OH - oh0), ir.min_(t.tw, s.OW - ow0), ir.min_(t.toc, s.OB - oc0)
     ic0, kh0 = r // n_kh * t.tic, r % n_kh * t.tkh
     TIC, TKH = ir.min_(t.tic, s.CB - ic0), ir.min_(t.tkh, s.KH - kh0)
@@ -135,6 +147,10 @@ def conv2d_ir(env: Env, s: Conv2dShape, t: Tiling, *, shift: int = 0, relu: bool
         return _store(inp, val, (c * ROWS * COLS + y * COLS + x, 0, 0))
 
     load_inp = dma(_nest([("c", TIC), ("y", ROWS), ("x", COLS)], inp_copy), False)
+    load_all_wgt = ir.AttrStmt("pragma_dma_copy", True, _nest(
+        [("o", TOC), ("c", s.CB), ("x", s.KH * s.KW)],
+        lambda o, c, x: _store(wgt, ir.load(kernel, (oc0 + o, c, x // s.KW, x % s.KW, 0, 0), EW),
+                               ((o * s.CB + c) * s.KH * s.KW + x, 0, 0))))
     load_wgt = dma(_nest(
         [("o", TOC), ("c", TIC), ("x", TKH * s.KW)],
         lambda o, c, x: _store(wgt, ir.load(kernel, (oc0 + o, ic0 + c, kh0 + x // s.KW,
@@ -145,7 +161,8 @@ def conv2d_ir(env: Env, s: Conv2dShape, t: Tiling, *, shift: int = 0, relu: bool
         lambda o, c, kh, kw, y, x: I.gemm(
             env, gemm, ev(acc, acc_at(o, y, x)),
             ev(inp, c * ROWS * COLS + (y * s.sh + kh) * COLS + x * s.sw + kw),
-            ev(wgt, ((o * TIC + c) * TKH + kh) * s.KW + kw))))
+            ev(wgt, (((o * s.CB + ic0 + c) * s.KH + kh0 + kh) if t.wres
+                     else ((o * TIC + c) * TKH + kh)) * s.KW + kw))))
     body = [reset]
     alu_nest = [("o", TOC), ("y", TH), ("x", TW)]
     if bias:
@@ -153,7 +170,8 @@ def conv2d_ir(env: Env, s: Conv2dShape, t: Tiling, *, shift: int = 0, relu: bool
             accb, ir.load(bias_d, (oc0 + o, 0, 0), EA), (o, 0, 0)))))
     # one statement for both loads: each virtual thread's loads stay together, so
     # thread 0's next tile loads while thread 1 computes
-    body.append(_for(r, R, ir.seq(guard(ir.seq(load_inp, load_wgt)), update)))
+    loads = load_inp if t.wres else ir.seq(load_inp, load_wgt)
+    body.append(_for(r, R, ir.seq(guard(loads), update)))
     if bias:
         body.append(kern(_nest(alu_nest, lambda o, y, x: I.alu(
             "ADD", ev(acc, acc_at(o, y, x)), src=ev(accb, o)))))
@@ -172,9 +190,11 @@ def conv2d_ir(env: Env, s: Conv2dShape, t: Tiling, *, shift: int = 0, relu: bool
         # thread 1's GEMM instead of delaying the next reset
         body = [guard(ir.seq(*(_unguard(b) for b in body)))]
     stmt = ir.seq(*body)
-    for b in ([accb] if bias else []) + [acc, wgt, inp]:
+    for b in ([accb] if bias else []) + [acc] + ([] if t.wres else [wgt]) + [inp]:
         stmt = ir.Allocate(b, stmt)
     stmt = _for(to, -(-T // t.vt), _for(vt, t.vt, stmt, thread="vthread"))
+    if t.wres:
+        stmt = _for(oct_, n_oc, ir.Allocate(wgt, ir.seq(load_all_wgt, stmt)))
     params = (data, kernel) + ((bias_d,) if bias else ()) + (out,)
     return inject_virtual_thread(ir.PrimFunc(name, params, stmt))
 

@@ -71,6 +71,9 @@ class Tiling:
     tic: int
     tkh: int
     vt: int
+    #: weights resident: each output-channel tile's weights (all input channels and
+    #: kernel rows) are loaded once into one WGT buffer shared by the threads
+    wres: bool = False
 
     def rows_in(self, s: Conv2dShape) -> int:
         return (self.th - 1) * s.sh + self.tkh
@@ -81,7 +84,7 @@ class Tiling:
     def buffers(self, s: Conv2dShape, bias: bool) -> dict[str, int]:
         """Entries each virtual thread needs per SRAM."""
         return {"inp": self.tic * self.rows_in(s) * self.cols_in(s),
-                "wgt": self.toc * self.tic * self.tkh * s.KW,
+                "wgt": self.toc * (s.CB * s.KH if self.wres else self.tic * self.tkh) * s.KW,
                 "acc": self.toc * self.th * self.tw + (self.toc if bias else 0),
                 "uop": self.toc * self.tic * self.tkh * s.KW}
 
@@ -116,8 +119,13 @@ def estimate(t: Tiling, s: Conv2dShape, cfg: VTAConfig, bias: bool,
     inp = t.tic * _dma_cycles(t.rows_in(s), t.cols_in(s) * cfg.inp_elem_bytes, cfg, dram)
     wgt = t.toc * _dma_cycles(t.tic, t.tkh * s.KW * cfg.wgt_elem_bytes, cfg, dram)
     out = t.toc * _dma_cycles(t.th, t.tw * cfg.out_elem_bytes, cfg, dram)
+    resident = 0.0
+    if t.wres:  # weights once per channel tile, not overlapped; none per step
+        resident = _ceil(s.OB, t.toc) * t.toc * _dma_cycles(
+            s.CB, s.KH * s.KW * cfg.wgt_elem_bytes, cfg, dram)
+        wgt = 0.0
     if t.vt == 1:
-        return gemm + epilogue + T * (R * (inp + wgt) + out)
+        return gemm + epilogue + T * (R * (inp + wgt) + out) + resident
     # two threads, steady state per tile: with one reduction step a thread's whole
     # tile (loads, GEMM, ALU, store) overlaps the other's; with several, each step's
     # loads overlap the other thread's GEMM and the store delays the next reset
@@ -127,7 +135,7 @@ def estimate(t: Tiling, s: Conv2dShape, cfg: VTAConfig, bias: bool,
         per_tile = max(g_step + e_tile, inp + wgt + out)
     else:
         per_tile = R * max(g_step, inp + wgt) + e_tile + out
-    return T * per_tile + inp + wgt + R * 10 * T
+    return T * per_tile + inp + wgt + R * 10 * T + resident
 
 
 def candidates(s: Conv2dShape, cfg: VTAConfig, bias: bool = True, vt: int = 2,
@@ -143,11 +151,14 @@ def candidates(s: Conv2dShape, cfg: VTAConfig, bias: bool = True, vt: int = 2,
     for v in ([vt, 1] if vt > 1 else [1]):
         caps = {k: (c // v if k != "uop" else c) for k, c in caps_all.items()}
         ranked = []
-        for th, tw, toc, tic, tkh in itertools.product(
-                _cands(s.OH), _cands(s.OW), _cands(s.OB), _cands(s.CB), _cands(s.KH)):
-            t = Tiling(th, tw, toc, tic, tkh, v)
+        for th, tw, toc, tic, tkh, wres in itertools.product(
+                _cands(s.OH), _cands(s.OW), _cands(s.OB), _cands(s.CB), _cands(s.KH),
+                (False, True)):
+            t = Tiling(th, tw, toc, tic, tkh, v, wres)
             need = t.buffers(s, bias)
-            if any(need[k] > caps[k] for k in caps):
+            if wres and need["wgt"] > caps_all["wgt"]:  # shared by the threads
+                continue
+            if any(need[k] > caps[k] for k in caps if not (wres and k == "wgt")):
                 continue
             ranked.append(((estimate(t, s, cfg, bias, dram), -th * tw * toc * tic * tkh), t))
         if ranked:

@@ -31,10 +31,10 @@ class GraphCase:
     def rand_param(self, name, shape, scale=1.0):
         return self.param(name, (self.rng.standard_normal(shape) * scale).astype("float32"))
 
-    def check(self, *outputs, rel=1e-5):
+    def check(self, *outputs, rel=1e-5, layout_block=None):
         graph = Graph(tuple(self.inputs), tuple(outputs), tuple(f"out{i}" for i in range(len(outputs))))
         expected = run(graph, self.params, self.feeds)
-        cm = build_model(graph, params=self.params)
+        cm = build_model(graph, params=self.params, layout_block=layout_block)
         path = cm.save(str(self.tmp / "case.vtamod"))
         m = load_module(path)
         got = m(**self.feeds)

@@ -71,3 +71,47 @@ def test_conv_with_reshape_epilogue_is_not_aligned(case):
     w = case.rand_param("w", (16, 3, 3, 3))
     y = make(Op.RELU, make(Op.CONV2D, x, w, strides=(2, 2), pads=(1, 1, 1, 1)))
     case.check(make(Op.RESHAPE, y, newshape=(1, 256)))
+
+
+def test_blocked_nchwc_layout(case):
+    # alter_layout(16): conv in NCHW16c with an OIHW16i16o kernel, residual in the blocked layout
+    x = case.input("x", (1, 32, 9, 9))
+    w1 = case.rand_param("w1", (32, 32, 3, 3), 0.2)
+    w2 = case.rand_param("w2", (16, 32, 1, 1), 0.2)
+    b = case.rand_param("b", (32, 1, 1))
+    y = make(Op.RELU, make(Op.ADD, make(Op.CONV2D, x, w1, pads=(1, 1, 1, 1)), b))
+    y = make(Op.ADD, y, x)
+    z = make(Op.CONV2D, y, w2, strides=(2, 2))
+    case.check(z, layout_block=16)
+
+
+def test_conv_nchwc_compute_matches_reference():
+    data = te.placeholder((1, 2, 7, 7, 8), "float32", "data")
+    kernel = te.placeholder((2, 2, 3, 3, 8, 8), "float32", "kernel")
+    conv = tconv.conv2d_nchwc(data, kernel, (1, 1), (1, 1, 1, 1))
+    s = te.create_schedule(conv)
+    tconv.schedule_conv2d_nchwc(s, conv, conv)
+    f = compiler.build(s, [data, kernel, conv.op.reads()[0], conv], name="convc", fp_contract=True)
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((1, 16, 7, 7)).astype("float32")
+    w = rng.standard_normal((16, 16, 3, 3)).astype("float32")
+    xb = x.reshape(1, 2, 8, 7, 7).transpose(0, 1, 3, 4, 2).copy()
+    wb = w.reshape(2, 8, 2, 8, 3, 3).transpose(0, 2, 4, 5, 3, 1).copy()
+    y = np.empty(conv.shape, "float32")
+    f(xb, wb, np.zeros(conv.op.reads()[0].shape, "float32"), y)
+    expected = ref_conv2d(x, w, {"pads": (1, 1, 1, 1)})
+    np.testing.assert_allclose(y, expected.reshape(1, 2, 8, 7, 7).transpose(0, 1, 3, 4, 2),
+                               rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("strides,pads,dil,groups,out_pad", [
+    ((2, 2), (1, 1, 1, 1), (1, 1), 1, (1, 1)),
+    ((1, 1), (0, 0, 0, 0), (2, 2), 1, (0, 0)),
+    ((2, 3), (0, 1, 1, 0), (1, 1), 2, (0, 0)),
+])
+def test_conv2d_transpose(case, strides, pads, dil, groups, out_pad):
+    x = case.input("x", (1, 4, 5, 6))
+    w = case.rand_param("w", (4, 3, 3, 3))
+    y = make(Op.CONV2D_TRANSPOSE, x, w, strides=strides, pads=pads, dilations=dil, groups=groups,
+             output_padding=out_pad)
+    case.check(make(Op.RELU, y))

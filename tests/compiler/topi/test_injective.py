@@ -80,3 +80,25 @@ def test_take(case):
     a = case.input("a", (2, 8, 8))
     idx = case.param("idx", np.array([[0, 7], [-1, 2]], "int64"))
     case.check(make(Op.TAKE, a, idx, axis=1))
+
+
+@pytest.mark.parametrize("axis_scale", [False, True])
+def test_quantize_dequantize(case, axis_scale):
+    x = case.input("x", (1, 4, 5, 6))
+    if axis_scale:
+        scale = case.param("s", np.array([0.05, 0.1, 0.02, 0.2], "float32"))
+        zp = case.param("z", np.array([0, 3, -2, 10], "int8"))
+    else:
+        scale = case.param("s", np.asarray(0.03, "float32"))
+        zp = case.param("z", np.asarray(128, "uint8"))
+    q = make(Op.QUANTIZE, x, scale, zp, axis=1, to=str(zp.dtype))
+    case.check(q, make(Op.DEQUANTIZE, q, scale, zp, axis=1))
+
+
+@pytest.mark.parametrize("mode,coord,nearest", [
+    ("nearest", "asymmetric", "floor"), ("nearest", "half_pixel", "round_prefer_floor"),
+    ("linear", "half_pixel", "floor"), ("linear", "align_corners", "floor")])
+def test_resize(case, mode, coord, nearest):
+    x = case.input("x", (1, 3, 5, 7))
+    case.check(make(Op.RESIZE, x, sizes=(1, 3, 10, 11), scales=(1.0, 1.0, 2.0, 11 / 7), mode=mode,
+                    coordinate_transformation_mode=coord, nearest_mode=nearest))
