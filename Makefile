@@ -18,6 +18,8 @@ $(VENV)/.installed: pyproject.toml
 
 demo: setup
 	$(VTA) info
+	$(VTA) compile examples/digits/digits_cnn.onnx -o $(OUT)/digits.vtamod
+	$(VTA) run $(OUT)/digits.vtamod --eval examples/digits/heldout.npz --eval-scale 0.0625
 	$(VTA) example gemm -o $(OUT)/gemm.vtaprog
 	$(VTA) sim $(OUT)/gemm.vtaprog --check $(OUT)/gemm.expected.npz
 

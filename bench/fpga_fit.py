@@ -56,7 +56,7 @@ def main(argv=None) -> int:
         if a.presets == "all":
             presets = by_size(preset_names())
         elif a.presets == "smallest":
-            presets = [board.fits[0] if board.fits else by_size(preset_names())[0]]
+            presets = [board.smallest]
         else:
             presets = a.presets.split(",")
         for p in presets:

@@ -61,7 +61,7 @@ def main(argv=None) -> int:
             r = cycle.run(k.program, dram_timing=dram, values=False)
             name = f"conv{hw}x{hw}x{c}_vt{vt}"
             line = (f"{name:<22} tiling {k.tiling.th}x{k.tiling.tw} px x {k.tiling.toc} oc x "
-                    f"{k.tiling.tic} ic x {k.tiling.tkh} kh   insns {len(k.program.insns):5d}   "
+                    f"{k.tiling.tic} ic x {k.tiling.tkh} kh{' wres' if k.tiling.wres else '     '}   insns {len(k.program.insns):5d}   "
                     f"cycles {r.cycles:9d}   GEMM utilization {100 * r.gemm_utilization:5.1f} %   "
                     f"compile {k.compile_s:6.2f} s")
             if a.check:

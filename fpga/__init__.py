@@ -1,1 +1,13 @@
-"""FPGA board targets and bitstream builds (Yosys + nextpnr from YoWASP)."""
+"""FPGA board targets and bitstream builds (Yosys + nextpnr from YoWASP).
+
+One concept per module:
+
+- ``protocol``: the UART host protocol (pure Python; the driver imports it).
+- ``uart``, ``bridge``, ``memory``, ``soc``: the SoC RTL (accelerator + block
+  RAM as DRAM + UART host bridge); ``top`` and ``pll``: the board top level.
+- ``boards``: the boards, their devices, clocks and the presets that fit.
+- ``build`` and ``report``: ``vta fpga build``: bitstream + ``report.json``.
+
+The host side is ``driver.backends.fpga``; ``bench/fpga_fit.py`` tabulates
+presets x boards.
+"""

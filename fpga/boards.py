@@ -5,7 +5,12 @@ block RAM given to the SoC as DRAM (``mem_bytes``), the default SoC clock,
 the device's totals (LUT4/LUT6, FFs, DSPs, block RAMs; from the vendors'
 data sheets, for the report when nextpnr does not list one) and the presets
 known to fit with timing met at the default clock (measured with
-``bench/fpga_fit.py``; largest last). ``open_flow`` is False for boards whose
+``bench/fpga_fit.py``; largest last; none for PYNQ-Z1, never built here). The default clocks are what the
+accelerator RTL closes at today: its slowest path (ACC SRAM read -> ALU
+compare/add -> ACC SRAM write, one cycle) gives about 34 MHz on an ECP5-85F
+speed 6, so ULX3S runs at its 25 MHz oscillator. No preset fits the
+iCEBreaker's UP5K yet: even ``TINY`` (a 1x4 with 256-byte buffers) needs
+about 18.7 k LUT4s and 58 block RAMs of its 5280 and 30. ``open_flow`` is False for boards whose
 bitstream needs a vendor tool: ``vta fpga build`` writes their Verilog and
 project script only.
 """
@@ -26,7 +31,13 @@ class Board:
     clock_mhz: float          # default SoC clock
     totals: dict              # {"LUT": n, "FF": n, "DSP": n, "BRAM": n}
     fits: tuple               # presets known to fit, smallest first
+    smallest: str             # the preset CI builds (and the default when none is known to fit)
     open_flow: bool = True
+
+    @property
+    def default_preset(self) -> str:
+        """The largest preset known to fit, else ``smallest``."""
+        return self.fits[-1] if self.fits else self.smallest
 
     def platform(self):
         """A fresh amaranth-boards platform object for this board."""
@@ -63,15 +74,15 @@ TINY = "1x4_i8w8a32_8_8_8_9_bus32"
 
 BOARDS = {b.name: b for b in (
     Board("ulx3s-85f", "Radiona ULX3S with LFE5U-85F", "ecp5", "LFE5U-85F-6BG381C",
-          mem_bytes=64 * 1024, clock_mhz=50.0, totals=ECP5_85, fits=(SMALL, MID)),
+          mem_bytes=64 * 1024, clock_mhz=25.0, totals=ECP5_85, fits=(SMALL, MID), smallest=SMALL),
     Board("ecpix5-85", "LambdaConcept ECPIX-5 with LFE5UM5G-85F", "ecp5", "LFE5UM5G-85F-8BG554I",
-          mem_bytes=64 * 1024, clock_mhz=50.0, totals=ECP5_85, fits=(SMALL, MID)),
+          mem_bytes=64 * 1024, clock_mhz=25.0, totals=ECP5_85, fits=(SMALL, MID), smallest=SMALL),
     Board("icebreaker", "1BitSquared iCEBreaker with iCE40UP5K", "ice40", "iCE40UP5K-SG48",
           mem_bytes=4 * 1024, clock_mhz=12.0,
-          totals={"LUT": 5280, "FF": 5280, "DSP": 8, "BRAM": 30}, fits=(TINY,)),
+          totals={"LUT": 5280, "FF": 5280, "DSP": 8, "BRAM": 30}, fits=(), smallest=TINY),
     Board("pynq-z1", "Digilent PYNQ-Z1 with Zynq-7020 (Vivado, not run here)", "xilinx",
-          "xc7z020clg400-1", mem_bytes=256 * 1024, clock_mhz=100.0,
-          totals={"LUT": 53200, "FF": 106400, "DSP": 220, "BRAM": 140}, fits=(SMALL, MID),
+          "xc7z020clg400-1", mem_bytes=256 * 1024, clock_mhz=50.0,
+          totals={"LUT": 53200, "FF": 106400, "DSP": 220, "BRAM": 140}, fits=(), smallest=SMALL,
           open_flow=False),
 )}
 
@@ -85,11 +96,6 @@ def get_board(name: str) -> Board:
         return BOARDS[name.lower()]
     except KeyError:
         raise BoardError(f"no board named {name!r}; boards: {', '.join(BOARDS)}") from None
-
-
-def smallest_fitting(board: Board) -> str | None:
-    """The smallest preset known to fit ``board``."""
-    return board.fits[0] if board.fits else None
 
 
 def check_preset(name: str) -> None:

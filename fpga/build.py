@@ -72,11 +72,12 @@ def find_tool(tool: str) -> str:
     return found
 
 
-def _top(board, cfg, clock_mhz):
+def _prepare(board, cfg, clock_mhz, **overrides):
+    """Elaborate ``BoardTop`` into the platform's build plan (files + commands)."""
     from fpga.top import BoardTop
     try:
-        return BoardTop(board, cfg, clock_mhz * 1e6)
-    except ValueError as e:
+        return board.platform().prepare(BoardTop(board, cfg, clock_mhz * 1e6), **overrides)
+    except ValueError as e:  # a clock the PLL cannot make, a config the RTL does not build
         raise FpgaBuildError(f"{board.name} / {cfg.name}: {e}") from None
 
 
@@ -103,10 +104,10 @@ def build(board_name: str, preset: str, clock_mhz: float | None = None,
     t0 = time.monotonic()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        plan = board.platform().prepare(
-            _top(board, cfg, clock_mhz), name="top",
+        plan = _prepare(board, cfg, clock_mhz, name="top",
             script_after_synth="tee -q -o top.stat.json stat -json",
-            nextpnr_opts="--report top.report.json --timing-allow-fail")
+            nextpnr_opts="--report top.report.json --timing-allow-fail --router router2",
+            **({"synth_opts": "-dsp"} if board.family == "ice40" else {}))
     plan.extract(out)
     for stale in ("top.report.json", "top.stat.json", "report.json"):
         (out / stale).unlink(missing_ok=True)
@@ -162,7 +163,7 @@ def _tail(proc, n: int = 12) -> str:
 def _vendor_project(board, cfg, clock_mhz: float, out: Path, log) -> dict:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        plan = board.platform().prepare(_top(board, cfg, clock_mhz), name="top")
+        plan = _prepare(board, cfg, clock_mhz, name="top")
     plan.extract(out)
     log(f"[vta fpga] {board.name}: wrote the Verilog (top.v), constraints (top.xdc) and the "
         f"Vivado project script (top.tcl) to {out}.\n  This board needs Vivado, which is not "

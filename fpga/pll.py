@@ -32,6 +32,8 @@ def ecp5_pll(fin: float, fout: float) -> tuple[float, dict]:
                 if not 400e6 <= vco <= 800e6:
                     continue
                 got = pfd * fb
+                if got > 400e6:
+                    continue
                 if best is None or abs(got - fout) < abs(best[0] - fout):
                     best = (got, {"CLKI_DIV": ref, "CLKFB_DIV": fb, "CLKOP_DIV": op})
     got = best[0] if best else 0.0

@@ -10,8 +10,10 @@ per-thread SRAM buffers (``name.vt<k>``) are welcome.
 - ``Allocate`` of a buffer in an SRAM scope (``compiler.topi.vta.environment``):
   a region of that SRAM, live in the body (a stack allocator per SRAM).
 - ``AttrStmt("pragma_dma_copy")`` around copy loop nests ``dst[...] = src[...]``
-  (optionally ``select(cond, src[...], 0)``) between a DRAM buffer and an SRAM
-  buffer, whole elements at a time: the two innermost loops become one
+  (optionally ``select(cond, src[...], 0)``, or ``if cond: dst = src else:
+  dst = 0`` as te lowers ``if_then_else``) between a DRAM buffer and an SRAM
+  buffer, whole elements at a time (vector loads, or scalar copies whose
+  innermost loops walk exactly one element): the two innermost loops become one
   2-D LOAD/STORE (rows y, elements x; the SRAM side dense, the DRAM side
   contiguous in x with a row stride), outer loops give one DMA each. Where
   ``cond`` is false a LOAD writes zeros through its pad fields, so the valid
@@ -21,7 +23,11 @@ per-thread SRAM buffers (``name.vt<k>``) are welcome.
   ``compiler.topi.vta.intrin``) at its leaf: one GEMM/ALU instruction; the two
   innermost loops fold into ``iter_out``/``iter_in`` (``vta_uops.fold``), the
   others become uops. A tensorize statement outside a uop scope is a
-  one-uop kernel.
+  one-uop kernel. A GEMM reset under ``if cond`` (te's tensorize of a
+  reduction) becomes a reset instruction over the iterations where ``cond``
+  holds, ahead of the update.
+- virtual-thread copies sunk inside a copy nest or an intrinsic are split back
+  out: each thread's part becomes its own instructions, thread by thread.
 
 Dependency tokens come from the buffers each instruction touches
 (``vta_tokens.insert_tokens``); the stream is checked by
@@ -38,7 +44,7 @@ import numpy as np
 from compiler.tir import dtype as dt
 from compiler.tir import ir
 from compiler.tir.ops import Op
-from compiler.tir.visit import walk_stmt
+from compiler.tir.visit import walk_expr, walk_stmt
 from compiler.topi.vta.environment import (ACC_SCOPE, ALU_PREFIX, GEMM, INP_SCOPE, SCOPE_MEM,
                                            WGT_SCOPE, Env)
 from vta_hw.config import MEMOP_PAD_BITS, VTAConfig
@@ -91,6 +97,39 @@ def _project(s: ir.Stmt, k: int) -> ir.Stmt | None:
     return s
 
 
+def _aliases(body: ir.Stmt) -> dict[str, str]:
+    """Result buffer -> operand buffer of every ALU intrinsic written ``dst = op(lhs, ...)``
+    with two buffers (as te stages are): the ALU updates in place, so the result takes
+    the operand's SRAM entries.
+
+    Raises:
+        CodegenError: the operand is read elsewhere too (it would be overwritten).
+    """
+    alias: dict[str, str] = {}
+    reads: dict[str, int] = {}  # ALU operands and DMA sources
+    for s in walk_stmt(body):
+        if isinstance(s, ir.Store):
+            for x in walk_expr(s.value):
+                if x.op is Op.LOAD:
+                    reads[x.arg.name] = reads.get(x.arg.name, 0) + 1
+        if not (isinstance(s, ir.AttrStmt) and s.key == "tensorize"
+                and isinstance(s.value, str) and s.value.startswith(ALU_PREFIX)):
+            continue
+        for part in _per_thread(s):
+            ops = [x.value for x in walk_stmt(part) if isinstance(x, ir.Evaluate)]
+            names = [o.src[0].arg.name if o.op is Op.CALL else None for o in ops]
+            for n in names[1:]:
+                if n is not None:
+                    reads[n] = reads.get(n, 0) + 1
+            if len(ops) == 3 and names[0] and names[1] and names[0] != names[1]:
+                alias[names[0]] = names[1]
+    for dst, lhs in alias.items():
+        if reads.get(lhs, 0) > 1:
+            raise CodegenError(f"ALU result {dst!r} would overwrite {lhs!r} in place, but "
+                               f"{lhs!r} is read elsewhere too; give it its own stage")
+    return alias
+
+
 class _Gen:
     def __init__(self, func: ir.PrimFunc, cfg: VTAConfig, kinds: dict, data: dict):
         self.cfg, self.env_ = cfg, Env(cfg)
@@ -106,6 +145,7 @@ class _Gen:
         self.top = {s: 0 for s in SCOPE_MEM}
         self.entries: list[Entry] = []
         self.uops = UopCache(cfg)
+        self.alias = _aliases(func.body)
 
     # ------------------------------------------------------------------ walking
     def stmt(self, s: ir.Stmt, env: dict) -> None:
@@ -141,21 +181,26 @@ class _Gen:
 
     def allocate(self, s: ir.Allocate, env: dict) -> None:
         b = s.buffer
+        root = self._root(b.name)
+        if root in self.sram:  # an in-place ALU group whose entries an outer member holds
+            self.stmt(s.body, env)
+            return
         if b.scope not in (INP_SCOPE, WGT_SCOPE, ACC_SCOPE):
             raise CodegenError(f"buffer {b.name!r} is allocated in scope {b.scope!r}; VTA kernels "
                                f"allocate only {INP_SCOPE}, {WGT_SCOPE}, {ACC_SCOPE}")
         ev = self.env_.elem_values(b.scope)
-        n = -(-b.size // ev)
+        n = max(-(-x.buffer.size // ev) for x in walk_stmt(s)
+                if isinstance(x, ir.Allocate) and self._root(x.buffer.name) == root)
         base = self.top[b.scope]
         depth = self.env_.depth(b.scope)
         if base + n > depth:
             raise CodegenError(f"buffer {b.name!r} needs {n} entries of {b.scope} at entry {base}, "
                                f"past its {depth} entries on {self.cfg.name}; use smaller tiles")
-        self.sram[b.name] = base
+        self.sram[root] = base
         self.top[b.scope] = base + n
         self.stmt(s.body, env)
         self.top[b.scope] = base
-        del self.sram[b.name]
+        del self.sram[root]
 
     # ------------------------------------------------------------------ DMA
     def dma(self, s: ir.Stmt, env: dict) -> None:
@@ -178,6 +223,14 @@ class _Gen:
         while isinstance(leaf, ir.For):
             loops.append(leaf)
             leaf = leaf.body
+        if (isinstance(leaf, ir.IfThenElse) and isinstance(leaf.then_case, ir.Store)
+                and isinstance(leaf.else_case, ir.Store)
+                and leaf.then_case.buffer == leaf.else_case.buffer
+                and leaf.then_case.indices == leaf.else_case.indices):
+            # padding as te lowers if_then_else: the same element, a value or zero
+            t, e = leaf.then_case, leaf.else_case
+            leaf = ir.Store(t.buffer, ir.Expr(Op.SELECT, t.value.dtype, (leaf.cond, t.value, e.value)),
+                            t.indices)
         if not isinstance(leaf, ir.Store):
             raise CodegenError(f"a dma_copy pragma must hold a loop nest around one Store, found "
                                f"{type(leaf).__name__}: {leaf!r:.200}")
@@ -267,7 +320,7 @@ class _Gen:
         else:
             raise CodegenError(f"DMA copy from {src.name!r} ({src.scope}) to {dst.name!r} "
                                f"({dst.scope}): VTA moves DRAM->INP/WGT/ACC SRAM and ACC(OUT)->DRAM")
-        if sram_buf.name not in self.sram:
+        if self._root(sram_buf.name) not in self.sram:
             raise CodegenError(f"SRAM buffer {sram_buf.name!r} is used outside its Allocate")
         ev = self.env_.elem_values(sram_buf.scope)
         s_idx = np.broadcast_to(element_index(sram_buf, sram_idx, ev, grid), (Y, X))
@@ -310,16 +363,16 @@ class _Gen:
         if max(pads) > _PAD_MAX:
             raise CodegenError(f"DMA copy into {sram_buf.name!r} needs pads {pads}; each pad field "
                                f"holds at most {_PAD_MAX} (reduce the padding or tile it)")
-        sram_base = self.sram[sram_buf.name] + base
+        sram_base = self.sram[self._root(sram_buf.name)] + base
         if load:
             insn = Load(mem=mem, sram_base=sram_base, dram_base=dram_base, y_size=y1 - y0,
                         x_size=x1 - x0, x_stride=stride, y_pad_0=pads[0], y_pad_1=pads[1],
                         x_pad_0=pads[2], x_pad_1=pads[3])
-            self.entries.append(Entry(insn, writes=frozenset({sram_buf.name})))
+            self.entries.append(Entry(insn, writes=frozenset({self._root(sram_buf.name)})))
         else:
             insn = Store(mem=MemId.OUT, sram_base=sram_base, dram_base=dram_base, y_size=Y,
                          x_size=X, x_stride=stride)
-            self.entries.append(Entry(insn, reads=frozenset({sram_buf.name})))
+            self.entries.append(Entry(insn, reads=frozenset({self._root(sram_buf.name)})))
 
     # ------------------------------------------------------------------ GEMM / ALU kernels
     def kernel(self, s: ir.Stmt, env: dict) -> None:
@@ -361,12 +414,12 @@ class _Gen:
                 raise CodegenError(f"intrinsic {name!r}: operand {ptr} is not address_of(buffer[...])")
             ld = ptr.src[0]
             b = ld.arg
-            if b.name not in self.sram:
+            if self._root(b.name) not in self.sram:
                 raise CodegenError(f"intrinsic {name!r} uses {b.name!r}, which is not an SRAM "
                                    "buffer allocated around it")
             i = element_index(b, ld.src, self.env_.elem_values(b.scope), grid)
             full = np.broadcast_to(i, tuple(ext[-nl:]) if nl else ()).reshape(U, O, I)
-            return b, full + self.sram[b.name]
+            return b, full + self.sram[self._root(b.name)]
 
         if name == GEMM:
             if reset_cond is not None:
@@ -388,6 +441,12 @@ class _Gen:
                                f"'{ALU_PREFIX}<MIN|MAX|ADD|SHR|MUL>'")
         op = AluOp[name[len(ALU_PREFIX):]]
         dst_b, dst = idx_of(ops[0])
+        if len(ops) == 3:  # dst = op(lhs, ...): in place, dst aliases lhs (see _aliases)
+            lhs_b, lhs = idx_of(ops.pop(1))
+            if not np.array_equal(lhs, dst):
+                raise CodegenError(f"ALU {op.name} writes {dst_b.name!r} from {lhs_b.name!r} at "
+                                   "other entries; the ALU works in place, so the result stage "
+                                   "must have its operand's layout")
         reads = set()
         if ops[1].op is Op.CONST:
             imm, src = int(ops[1].arg), dst
@@ -433,7 +492,13 @@ class _Gen:
         if uload is not None:
             self.entries.append(Entry(uload))
         insn = dataclasses.replace(insn, uop_bgn=bgn, uop_end=bgn + len(uops))
-        self.entries.append(Entry(insn, frozenset(reads), frozenset(writes)))
+        self.entries.append(Entry(insn, frozenset(map(self._root, reads)),
+                                  frozenset(map(self._root, writes))))
+
+    def _root(self, name: str) -> str:
+        while name in self.alias:
+            name = self.alias[name]
+        return name
 
 
 def build(func: ir.PrimFunc, cfg: VTAConfig, kinds: dict[str, str] | None = None,

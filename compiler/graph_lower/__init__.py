@@ -1,7 +1,8 @@
 """Graph lowering: FUSED groups -> scheduled ``te`` kernels -> one shared library.
 
 - ``lower.lower_group(node, name)``: one fused group as a scheduled kernel
-  (``KernelDef``), its injective ops inlined into the master's epilogue.
+  (``KernelDef``), its injective ops inlined into the master's epilogue;
+  ``schedule.schedule_group`` picks the schedule template.
 - ``build.compile_graph(graph, params, memory_plan, target)``: every kernel of
   a fused graph (shared between equal signatures) in one LLVM module and one
   shared library, plus the graph JSON and packed params (``CompiledModel``).

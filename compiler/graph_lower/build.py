@@ -34,7 +34,7 @@ import numpy as np
 from compiler.graph import Graph, Op
 from compiler.graph.ops import LEAVES
 
-from .lower import KernelDef, lower_group, pack_param, signature
+from .lower import lower_group, pack_param, signature
 
 ALIGN = 64
 FORMAT = "vtamod-1"

@@ -12,7 +12,8 @@ When everything after the master is elementwise on the master's shape
 ("aligned"), the output stage *is* the epilogue: the master's accumulator
 is ``compute_at`` its column-tile loop, so bias, residual and activation
 are applied to the register tile before it is stored. Otherwise the master
-runs at the root and the output stage is an injective kernel reading it.
+runs at the root and the output stage is an injective kernel reading it
+(``compiler.graph_lower.schedule``).
 
 Constant weights are re-laid out here, once, at compile time
 (conv: ``OIHW -> [O/ob, I, KH, KW, ob]``; dense: ``[N, K] -> [N/nb, K, nb]``);
@@ -32,13 +33,15 @@ import numpy as np
 
 from compiler import te
 from compiler.graph import Graph, Node, Op
-from compiler.graph.ops import BINARY, UNARY
+from compiler.graph.ops import BINARY
 from compiler.topi import conv2d as tconv
 from compiler.topi import dense as tdense
 from compiler.topi import injective as inj
 from compiler.topi import pooling as tpool
 from compiler.topi import reduction as tred
 from compiler.topi.injective import Lazy
+
+from .schedule import schedule_group
 
 
 class LoweringError(ValueError):
@@ -87,9 +90,6 @@ def signature(node: Node) -> tuple:
     whether it is a constant (constants may be packed)."""
     return (node.attr("body"),
             tuple((s.shape, s.dtype, s.op is Op.PARAM) for s in node.src))
-
-
-_ELEMENTWISE = UNARY | BINARY
 
 
 def _packing(body: Graph, is_param: list) -> dict:
@@ -188,7 +188,7 @@ def lower_group(node: Node, name: str) -> KernelDef:
         env[n] = _emit(b, n, [env[s] for s in n.src], packed_inputs)
     root = body.outputs[0]
     result = env[root]
-    s, out = _schedule(b, body, root, result)
+    s, out = schedule_group(b, body, root, result)
     workspace = [t for t in b.workspace if t is not out]
     args = placeholders + [ph for ph, _ in b.constants] + workspace + [out]
     return KernelDef(s, args, len(placeholders), [packs.get(i) for i in range(len(placeholders))],
@@ -219,8 +219,6 @@ def _emit(b: _Builder, n: Node, a: list, packed_inputs: dict):
     if op is Op.CAST:
         return inj.cast(a[0], str(np.dtype(at["to"])))
     if op in BINARY:
-        if op is Op.DIV and np.issubdtype(np.dtype(n.dtype), np.integer):
-            raise LoweringError("integer DIV is not lowered for the CPU yet")
         return inj.binary(op.name, a[0], a[1], n.shape)
     if op is Op.RESHAPE:
         return inj.reshape(a[0], n.shape)
@@ -366,20 +364,24 @@ def _dense_compute(x2: Lazy, w, name):
 def _matmul(b, n, a, packed_inputs):
     xa, xb = a
     sa, sb = n.src[0].shape, n.src[1].shape
-    if len(sa) < 2 or len(sb) < 2:
-        raise LoweringError("MATMUL with a 1-D operand has no CPU lowering yet")
     if len(sb) == 2 and n.src[1] in packed_inputs:
         K = sa[-1]
         M = int(np.prod(sa[:-1]))
         acc = _dense_compute(inj.reshape(xa, (M, K)), a[1]._tensor, b.fresh("dense"))
         b.master = ("dense", acc, n, None)
         return _lead_view(acc, n.shape)
-    batch = n.shape[:-2]
+    # numpy.matmul: a 1-D operand is a row (a) or a column (b) vector, dropped afterwards
+    if len(sa) == 1:
+        xa, sa = inj.reshape(xa, (1,) + sa), (1,) + sa
+    if len(sb) == 1:
+        xb, sb = inj.reshape(xb, sb + (1,)), sb + (1,)
+    batch = tuple(np.broadcast_shapes(sa[:-2], sb[:-2]))
     B = int(np.prod(batch)) if batch else 1
     M, K, N = sa[-2], sa[-1], sb[-1]
 
     def operand(x: Lazy, shape):
-        full = batch + shape[-2:]
+        full = batch + tuple(shape[-2:])
+
         def f(bb, i, j):
             idx = inj._unflat(bb, batch) if batch else []
             return inj.broadcast_read(x, full, list(idx) + [i, j])
@@ -390,152 +392,3 @@ def _matmul(b, n, a, packed_inputs):
                      name=b.fresh("matmul"))
     b.master = ("bmm", acc, n, None)
     return inj.reshape(Lazy.of(acc), n.shape)
-
-
-# ------------------------------------------------------------------ scheduling
-def _aligned(body: Graph, master: Node, root: Node) -> bool:
-    """Everything after ``master`` is elementwise with the master's output shape."""
-    after = False
-    for n in body.nodes():
-        if n is master:
-            after = True
-            continue
-        if not after or n.op is Op.INPUT:
-            continue
-        if n.op not in _ELEMENTWISE or n.shape != master.shape:
-            # nodes before the master in topological order may still be listed after it
-            if _depends_on(n, master):
-                return False
-    return root.shape == master.shape
-
-
-def _depends_on(n: Node, m: Node) -> bool:
-    stack, seen = [n], set()
-    while stack:
-        x = stack.pop()
-        if x is m:
-            return True
-        if id(x) in seen:
-            continue
-        seen.add(id(x))
-        stack.extend(x.src)
-    return False
-
-
-# master kind -> schedule template (s, accumulator, epilogue stage)
-TEMPLATES = {
-    "conv": tconv.schedule_conv2d_nchw,
-    "convc": tconv.schedule_conv2d_nchwc,
-    "dwconv": tconv.schedule_depthwise_nchw,
-    "pool": tpool.schedule_pool2d,
-    "dense": tdense.schedule_dense,
-    "bmm": tdense.schedule_batch_matmul,
-}
-
-
-def _schedule(b: _Builder, body: Graph, root: Node, result: Lazy):
-    """Materialise the group's result as the output stage and schedule every stage."""
-    if b.master is None:                       # injective group
-        out = result.materialize(b.fresh("out"))
-        s = te.create_schedule(out)
-        inj.schedule_injective(s, out)
-        return s, out
-    kind, acc, mnode, _ = b.master
-    if kind == "reduce":                       # helper stages at the root, as workspace
-        out = result.materialize(b.fresh("out")) if root is not mnode else acc
-        s = te.create_schedule(out)
-        _collect_stages(b, out)
-        if out is acc:
-            tred.schedule_reduction(s, out)
-        else:
-            inj.schedule_injective(s, out)
-        return s, out
-    template = TEMPLATES[kind]
-    if _aligned(body, mnode, root):
-        # the output stage is the epilogue: the accumulator is computed at its tile loop.
-        # dense/matmul kernels index the flattened [M, N] (or [B, M, N]) space.
-        kshape = acc.shape if kind in ("dense", "bmm") else root.shape
-        out = te.compute(kshape, _kernel_space(result, root.shape, kshape), name=b.fresh("out"))
-        s = te.create_schedule(out)
-        template(s, acc, out)
-        _workspace_pads(b, acc)
-        return s, out
-    # the epilogue changes the shape (reshape, transpose...): the master runs at the root
-    # into a workspace stage (NCHW for the packed conv), which an injective stage reads
-    if kind == "conv":
-        N, Ob, OH, OW, ob = acc.shape
-        ep = te.compute((N, Ob * ob, OH, OW), lambda nn, o, h, w: acc[nn, o // ob, h, w, o % ob],
-                        name=b.fresh("epi"))
-    else:
-        ob = None
-        ep = te.compute(acc.shape, lambda *idx: acc[idx], name=b.fresh("epi"))
-    b.workspace.append(ep)
-    out = _rebase(result, acc, ep, ob).materialize(b.fresh("out"))
-    s = te.create_schedule(out)
-    inj.schedule_injective(s, out)
-    template(s, acc, ep)
-    _workspace_pads(b, acc)
-    return s, out
-
-
-def _kernel_space(result: Lazy, gshape, kshape):
-    """fn over the kernel's (flattened) index space reading ``result`` in graph space."""
-    if tuple(gshape) == tuple(kshape):
-        return lambda *idx: result(*idx)
-    return inj.reshape(result, kshape).fn
-
-
-def _rebase(result: Lazy, acc, ep, ob=None) -> Lazy:
-    """``result`` with reads of the accumulator ``acc`` redirected to the epilogue stage ``ep``.
-
-    The Lazy chain closes over ``acc``, so the reads are replaced in the expressions it
-    builds."""
-    fn = result.fn
-
-    def f(*idx):
-        return _substitute(fn(*idx), acc, ep, ob)
-    return Lazy(result.shape, result.dtype, f)
-
-
-def _substitute(e, acc, ep, ob):
-    from compiler.tir import ir
-    from compiler.tir.ops import Op as TOp
-
-    def fn(x):
-        if x.op is TOp.TENSOR_READ and x.arg is acc:
-            idx = list(x.src)
-            if ob is None:
-                return ep[tuple(idx)]
-            n_, oc, h, w, oi = idx
-            return ep[n_, oc * ob + oi, h, w]
-        return ir.map_children(x, fn)
-    return fn(e)
-
-
-def _workspace_pads(b: _Builder, acc):
-    """Padded copies read by ``acc`` (directly or through a helper stage such as an average
-    pool's window sum) run at the root: they become workspace arguments, not stack arrays."""
-    stack, seen = [acc], set()
-    while stack:
-        t = stack.pop()
-        if id(t) in seen or not hasattr(t.op, "body"):
-            continue
-        seen.add(id(t))
-        if t.op.name.endswith("_pad") and t not in b.workspace:
-            b.workspace.append(t)
-            continue
-        stack.extend(t.op.reads())
-
-
-def _collect_stages(b: _Builder, out):
-    """Every intermediate compute stage of ``out`` becomes a workspace argument."""
-    seen = set()
-    stack = [out]
-    while stack:
-        t = stack.pop()
-        if id(t) in seen:
-            continue
-        seen.add(id(t))
-        if hasattr(t.op, "body") and t is not out and t not in b.workspace:
-            b.workspace.append(t)
-        stack.extend(t.op.reads() if hasattr(t.op, "reads") else [])

@@ -99,7 +99,12 @@ def conv2d_nchw(data, kernel, strides=(1, 1), pads=(0, 0, 0, 0), dilations=(1, 1
 def depthwise_conv2d_nchw(data, kernel, strides=(1, 1), pads=(0, 0, 0, 0), dilations=(1, 1),
                           name="conv"):
     """Depthwise convolution: data ``[N, C, H, W]``, kernel ``[C*m, 1, KH, KW]`` (groups = C,
-    channel multiplier m); output ``[N, C*m, OH, OW]``."""
+    channel multiplier m); output ``[N, C*m, OH, OW]``.
+
+    With a column stride ``sw > 1`` the padded copy is stored phase-split,
+    ``[N, C, Hp, sw, ceil(Wp/sw)]`` (column ``q*sw + phase``), so the vectorised
+    loop over output columns reads unit-stride vectors instead of gathering.
+    """
     N, C, H, W = data.shape
     O, _, KH, KW = kernel.shape
     m = O // C
@@ -107,14 +112,31 @@ def depthwise_conv2d_nchw(data, kernel, strides=(1, 1), pads=(0, 0, 0, 0), dilat
     dh, dw = dilations
     OH = window_out(H, KH, sh, pads[0], pads[2], dh)
     OW = window_out(W, KW, sw, pads[1], pads[3], dw)
-    padded = pad_spatial(data, pads, 2, name=name + "_pad")
     kh = te.reduce_axis(KH, "kh")
     kw = te.reduce_axis(KW, "kw")
+    if sw == 1:
+        padded = pad_spatial(data, pads, 2, name=name + "_pad")
+        return te.compute(
+            (N, O, OH, OW),
+            lambda n, o, oh, ow: te.sum(
+                padded[n, o // m, oh * sh + kh * dh, ow + kw * dw] * kernel[o, 0, kh, kw],
+                axis=(kh, kw)),
+            name=name)
+    top, left = pads[0], pads[1]
+    Hp = H + pads[0] + pads[2]
+    Wq = (W + pads[1] + pads[3] + sw - 1) // sw
+    zero = ir.const(0.0, data.dtype)
+
+    def phase_split(n, c, h, ph, q):
+        hh, ww = h - top, q * sw + ph - left
+        ok = ir.logical_and(hh >= 0, hh < H, ww >= 0, ww < W)
+        return te.if_then_else(ok, data[n, c, hh, ww], zero)
+    split = te.compute((N, C, Hp, sw, Wq), phase_split, name=name + "_pad")
     return te.compute(
         (N, O, OH, OW),
         lambda n, o, oh, ow: te.sum(
-            padded[n, o // m, oh * sh + kh * dh, ow * sw + kw * dw] * kernel[o, 0, kh, kw],
-            axis=(kh, kw)),
+            split[n, o // m, oh * sh + kh * dh, (kw * dw) % sw, ow + (kw * dw) // sw]
+            * kernel[o, 0, kh, kw], axis=(kh, kw)),
         name=name)
 
 
@@ -164,7 +186,7 @@ def conv2d_transpose_nchw(data, kernel, strides=(1, 1), pads=(0, 0, 0, 0), dilat
 
     def dilate(n, c, u, v):
         i, j = u - (ekh - 1), v - (ekw - 1)
-        ok = ir.logical_and(i >= 0, j >= 0, i % sh == 0, j % sw == 0, i < (H - 1) * sh + 1,
+        ok = ir.logical_and(i >= 0, j >= 0, ir.eq(i % sh, 0), ir.eq(j % sw, 0), i < (H - 1) * sh + 1,
                             j < (W - 1) * sw + 1)
         return te.if_then_else(ok, data[n, c, i // sh, j // sw], zero)
     dilated = te.compute((N, C, Hd, Wd), dilate, name=name + "_pad")
@@ -277,5 +299,5 @@ def _schedule_pad(s, conv):
         if t.op.name.endswith("_pad") and hasattr(t.op, "axis"):
             ax = t.op.axis
             s[t].parallel(s[t].fuse(ax[0], ax[1]))
-            if len(ax) == 5:
+            if len(ax) == 5 and t.shape[4] in (4, 8, 16):   # NCHW{b}c block
                 s[t].vectorize(ax[4])

@@ -123,9 +123,19 @@ _BIN = {"ADD": lambda a, b: a + b, "SUB": lambda a, b: a - b, "MUL": lambda a, b
         "DIV": lambda a, b: a / b, "POW": lambda a, b: te.power(a, b)}
 
 
+def _trunc_div(a, b):
+    """Integer division rounding toward zero (ONNX Div on integers), from floor division."""
+    q, r = a // b, a % b
+    fix = ir.logical_and(ir.ne(r, 0), ir.ne(a < 0, b < 0))
+    return ir.select(fix, q + 1, q)
+
+
 def binary(op: str, a: Lazy, b: Lazy, out_shape) -> Lazy:
-    """``op`` in ADD, SUB, MUL, DIV, POW with numpy broadcasting to ``out_shape``."""
+    """``op`` in ADD, SUB, MUL, DIV, POW with numpy broadcasting to ``out_shape``
+    (integer DIV truncates toward zero, as ONNX)."""
     f = _BIN[op]
+    if op == "DIV" and not np.issubdtype(np.dtype(a.dtype), np.floating):
+        f = _trunc_div
     out_shape = tuple(out_shape)
     if op == "POW" and b.dtype != a.dtype:
         b = cast(b, a.dtype)

@@ -31,15 +31,16 @@ def list_boards(as_json: bool) -> None:
     click.echo(f"{'board':<12} {'device':<22} {'clock':>6} {'DRAM':>7}  presets that fit "
                "(largest last)")
     for b in BOARDS.values():
-        flow = "" if b.open_flow else "  [Verilog + Vivado script only]"
+        fits = ", ".join(b.fits) or (f"(none known; smallest: {b.smallest})" if b.open_flow else
+                                     f"(not built here: Vivado project only; try {b.smallest})")
         click.echo(f"{b.name:<12} {b.device:<22} {b.clock_mhz:>4g}MHz {b.mem_bytes // 1024:>4}KiB"
-                   f"  {', '.join(b.fits) or '(none)'}{flow}")
+                   f"  {fits}")
 
 
 @fpga.command("build")
 @click.option("--board", required=True, metavar="NAME", help="board name (vta fpga list)")
 @click.option("--config", "preset", default=None, metavar="PRESET",
-              help="accelerator preset [default: the largest known to fit the board]")
+              help="accelerator preset [default: the largest known to fit the board, else its smallest]")
 @click.option("--clock", "clock_mhz", type=float, default=None, metavar="MHZ",
               help="SoC clock, MHz [default: the board's]")
 @click.option("--out", "out_dir", default=None, metavar="DIR",
@@ -54,7 +55,7 @@ def build_cmd(board: str, preset: str | None, clock_mhz: float | None, out_dir: 
     from fpga.build import FpgaBuildError, build
     try:
         b = get_board(board)
-        rep = build(b.name, preset or b.fits[-1], clock_mhz, out_dir, log=click.echo)
+        rep = build(b.name, preset or b.default_preset, clock_mhz, out_dir, log=click.echo)
     except (BoardError, FpgaBuildError) as e:
         raise click.ClickException(str(e)) from None
     if rep.get("vendor_flow"):

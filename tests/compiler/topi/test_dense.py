@@ -69,3 +69,10 @@ def test_matmul_with_constant_weight(case):
     x = case.input("x", (2, 5, 24))
     w = case.rand_param("w", (24, 16))
     case.check(make(Op.MATMUL, x, w))
+
+
+@pytest.mark.parametrize("sa,sb", [((16,), (16, 8)), ((3, 16), (16,)), ((2, 1, 4, 8), (3, 8, 5))])
+def test_matmul_vector_and_broadcast_operands(case, sa, sb):
+    a = case.input("a", sa)
+    b = case.input("b", sb)
+    case.check(make(Op.MATMUL, a, b))

@@ -102,3 +102,10 @@ def test_resize(case, mode, coord, nearest):
     x = case.input("x", (1, 3, 5, 7))
     case.check(make(Op.RESIZE, x, sizes=(1, 3, 10, 11), scales=(1.0, 1.0, 2.0, 11 / 7), mode=mode,
                     coordinate_transformation_mode=coord, nearest_mode=nearest))
+
+
+def test_integer_arithmetic_truncates_like_onnx(case):
+    a = case.param("a", np.array([[7, -7, 9, -9, 100, 5, 0, 3]], "int32"))
+    x = case.input("x", (1, 8), "int32")
+    case.feeds["x"] = np.array([[2, 2, -4, -4, 7, 1, 3, -2]], "int32")
+    case.check(make(Op.DIV, make(Op.ADD, x, a), x))

@@ -38,6 +38,14 @@ def test_conv_many_tiles_two_threads_every_preset(preset, rng):
 
 
 @pytest.mark.parametrize("preset", PRESETS)
+def test_conv_weights_resident_every_preset(preset, rng):
+    """Weights loaded once per channel tile into one WGT buffer both threads read."""
+    k = check_conv(load_config(preset), rng, (3, 5, 9, 8), (7, 5, 3, 2), (2, 1), (1, 0),
+                   shift=2, relu=True, tiling=Tiling(2, 3, 1, 1, 2, 2, wres=True), seed=4)
+    assert k.stats.insns["LOAD_WGT"] == -(-7 // k.env.BLOCK_OUT)
+
+
+@pytest.mark.parametrize("preset", PRESETS)
 def test_dense_every_preset(preset, rng):
     cfg = load_config(preset)
     k = dense_program(cfg, (3, 40), (37, 40), shift=5, relu=False)
@@ -106,7 +114,7 @@ def test_tile_search_never_empty(preset):
         (t,) = candidates(shape, cfg)
         need = t.buffers(shape, True)
         assert need["inp"] * t.vt <= cfg.inp_depth and need["acc"] * t.vt <= cfg.acc_depth
-        assert need["wgt"] * t.vt <= cfg.wgt_depth
+        assert need["wgt"] * (1 if t.wres else t.vt) <= cfg.wgt_depth  # wres: shared
 
 
 def test_tiling_error_names_the_buffer():

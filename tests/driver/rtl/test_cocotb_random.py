@@ -2,8 +2,8 @@
 
 CI: 200 small programs on the 1x4 preset in one simulator run, and 40 on 1x4
 under a second DRAM timing (slow memory, short bursts, small pages). Slow:
-more programs and bigger presets. The cycle counts are recorded and held to
-``sim.cycle``.
+more and bigger programs on every preset, and two edge DRAM timings. The
+cycle counts are recorded (``build/rtl/cycles``) and held to ``sim.cycle``.
 """
 import pytest
 from rtl_check import DEFAULT, MID, SMALL, check
@@ -72,7 +72,10 @@ def test_random_programs_edge_timings(rtl_config, timing):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("preset,n,size", [(SMALL, 1000, "small"), (SMALL, 200, "medium"),
-                                           (MID, 300, "small"), (DEFAULT, 100, "small")])
+                                           (MID, 300, "small"), (MID, 300, "medium"),
+                                           (DEFAULT, 100, "small"),
+                                           ("2x16_i8w8a32_15_15_18_18", 60, "small"),
+                                           ("1x32_i8w8a32_15_16_19_18_bus128", 40, "small")])
 def test_random_programs_many(rtl_config, preset, n, size):
     progs, results, timing = _run(rtl_config, preset, range(5000, 5000 + n), size=size,
                                   tag=f"random-{size}-{n}")

@@ -1,0 +1,178 @@
+"""Scheduling a declared fused group (see ``compiler.graph_lower.lower``).
+
+``schedule_group(builder, body, root, result)`` materialises the group's
+result as the kernel's output stage and schedules every stage:
+
+* injective groups: ``topi.injective.schedule_injective``;
+* reductions, softmax, layer norm: helper stages at the root (workspace);
+* conv / dense / matmul / pooling masters with an *aligned* epilogue (only
+  elementwise ops of the master's shape after it): the output stage is the
+  epilogue and the master's accumulator is ``compute_at`` its tile loop
+  (``TEMPLATES``);
+* otherwise the master runs at the root into a workspace stage and an
+  injective output stage reads it.
+
+Large root stages (padded copies, helper stages) are recorded as workspace
+arguments on the builder, so no big array lives on a kernel's stack.
+"""
+from __future__ import annotations
+
+from compiler import te
+from compiler.graph import Graph, Node, Op
+from compiler.graph.ops import BINARY, UNARY
+from compiler.topi import conv2d as tconv
+from compiler.topi import dense as tdense
+from compiler.topi import injective as inj
+from compiler.topi import pooling as tpool
+from compiler.topi import reduction as tred
+from compiler.topi.injective import Lazy
+
+_ELEMENTWISE = UNARY | BINARY
+
+
+def _aligned(body: Graph, master: Node, root: Node) -> bool:
+    """Everything after ``master`` is elementwise with the master's output shape."""
+    after = False
+    for n in body.nodes():
+        if n is master:
+            after = True
+            continue
+        if not after or n.op is Op.INPUT:
+            continue
+        if n.op not in _ELEMENTWISE or n.shape != master.shape:
+            # nodes before the master in topological order may still be listed after it
+            if _depends_on(n, master):
+                return False
+    return root.shape == master.shape
+
+
+def _depends_on(n: Node, m: Node) -> bool:
+    stack, seen = [n], set()
+    while stack:
+        x = stack.pop()
+        if x is m:
+            return True
+        if id(x) in seen:
+            continue
+        seen.add(id(x))
+        stack.extend(x.src)
+    return False
+
+
+# master kind -> schedule template (s, accumulator, epilogue stage)
+TEMPLATES = {
+    "conv": tconv.schedule_conv2d_nchw,
+    "convc": tconv.schedule_conv2d_nchwc,
+    "dwconv": tconv.schedule_depthwise_nchw,
+    "pool": tpool.schedule_pool2d,
+    "dense": tdense.schedule_dense,
+    "bmm": tdense.schedule_batch_matmul,
+}
+
+
+def schedule_group(b, body: Graph, root: Node, result: Lazy):
+    """Materialise the group's result as the output stage and schedule every stage."""
+    if b.master is None:                       # injective group
+        out = result.materialize(b.fresh("out"))
+        s = te.create_schedule(out)
+        inj.schedule_injective(s, out)
+        return s, out
+    kind, acc, mnode, _ = b.master
+    if kind == "reduce":                       # helper stages at the root, as workspace
+        out = result.materialize(b.fresh("out")) if root is not mnode else acc
+        s = te.create_schedule(out)
+        _collect_stages(b, out)
+        if out is acc:
+            tred.schedule_reduction(s, out)
+        else:
+            inj.schedule_injective(s, out)
+        return s, out
+    template = TEMPLATES[kind]
+    if _aligned(body, mnode, root):
+        # the output stage is the epilogue: the accumulator is computed at its tile loop.
+        # dense/matmul kernels index the flattened [M, N] (or [B, M, N]) space.
+        kshape = acc.shape if kind in ("dense", "bmm") else root.shape
+        out = te.compute(kshape, _kernel_space(result, root.shape, kshape), name=b.fresh("out"))
+        s = te.create_schedule(out)
+        template(s, acc, out)
+        _workspace_pads(b, acc)
+        return s, out
+    # the epilogue changes the shape (reshape, transpose...): the master runs at the root
+    # into a workspace stage (NCHW for the packed conv), which an injective stage reads
+    if kind == "conv":
+        N, Ob, OH, OW, ob = acc.shape
+        ep = te.compute((N, Ob * ob, OH, OW), lambda nn, o, h, w: acc[nn, o // ob, h, w, o % ob],
+                        name=b.fresh("epi"))
+    else:
+        ob = None
+        ep = te.compute(acc.shape, lambda *idx: acc[idx], name=b.fresh("epi"))
+    b.workspace.append(ep)
+    out = _rebase(result, acc, ep, ob).materialize(b.fresh("out"))
+    s = te.create_schedule(out)
+    inj.schedule_injective(s, out)
+    template(s, acc, ep)
+    _workspace_pads(b, acc)
+    return s, out
+
+
+def _kernel_space(result: Lazy, gshape, kshape):
+    """fn over the kernel's (flattened) index space reading ``result`` in graph space."""
+    if tuple(gshape) == tuple(kshape):
+        return lambda *idx: result(*idx)
+    return inj.reshape(result, kshape).fn
+
+
+def _rebase(result: Lazy, acc, ep, ob=None) -> Lazy:
+    """``result`` with reads of the accumulator ``acc`` redirected to the epilogue stage ``ep``.
+
+    The Lazy chain closes over ``acc``, so the reads are replaced in the expressions it
+    builds."""
+    fn = result.fn
+
+    def f(*idx):
+        return _substitute(fn(*idx), acc, ep, ob)
+    return Lazy(result.shape, result.dtype, f)
+
+
+def _substitute(e, acc, ep, ob):
+    from compiler.tir import ir
+    from compiler.tir.ops import Op as TOp
+
+    def fn(x):
+        if x.op is TOp.TENSOR_READ and x.arg is acc:
+            idx = list(x.src)
+            if ob is None:
+                return ep[tuple(idx)]
+            n_, oc, h, w, oi = idx
+            return ep[n_, oc * ob + oi, h, w]
+        return ir.map_children(x, fn)
+    return fn(e)
+
+
+def _workspace_pads(b, acc):
+    """Padded copies read by ``acc`` (directly or through a helper stage such as an average
+    pool's window sum) run at the root: they become workspace arguments, not stack arrays."""
+    stack, seen = [acc], set()
+    while stack:
+        t = stack.pop()
+        if id(t) in seen or not hasattr(t.op, "body"):
+            continue
+        seen.add(id(t))
+        if t.op.name.endswith("_pad") and t not in b.workspace:
+            b.workspace.append(t)
+            continue
+        stack.extend(t.op.reads())
+
+
+def _collect_stages(b, out):
+    """Every intermediate compute stage of ``out`` becomes a workspace argument."""
+    seen = set()
+    stack = [out]
+    while stack:
+        t = stack.pop()
+        if id(t) in seen:
+            continue
+        seen.add(id(t))
+        if hasattr(t.op, "body") and t is not out and t not in b.workspace:
+            b.workspace.append(t)
+        stack.extend(t.op.reads() if hasattr(t.op, "reads") else [])
