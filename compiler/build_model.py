@@ -38,12 +38,15 @@ def _static_shapes(model, input_shapes):
 
 def build_model(model, target: str = "llvm", params=None, input_shapes=None, progress=None,
                 opt_level: int = 3, layout_block: "int | None" = None) -> CompiledModel:
-    """Compile ``model`` for the CPU.
+    """Compile ``model`` for the CPU or a GPU.
 
     Args:
         model: an ONNX ``ModelProto``, a path to a ``.onnx`` file, or a graph IR
             ``Graph`` (then ``params`` holds its constants).
-        target: an LLVM host target string (``"llvm"``).
+        target: an LLVM host target string (``"llvm"``), or a GPU target:
+            ``"cuda"`` (``"cuda -arch=sm_90"`` is the default arch) or ``"opencl"``
+            (then the result is a ``graph_lower.gpu.GpuCompiledModel``, run by
+            ``driver.gpu_runtime``; see ``compiler/graph_lower/gpu.py``).
         params: constants of a ``Graph`` model (ignored for ONNX).
         input_shapes: name -> shape, overriding the model's (dynamic dimensions
             default to 1).
@@ -75,7 +78,11 @@ def build_model(model, target: str = "llvm", params=None, input_shapes=None, pro
     t_import = time.perf_counter()
     opt = optimize(graph, consts, layout_block=layout_block)
     t_opt = time.perf_counter()
-    cm = compile_graph(opt.graph, opt.params, opt.memory_plan, target, progress, opt_level)
+    if target.split()[:1] in (["cuda"], ["opencl"]):
+        from compiler.graph_lower.gpu import compile_graph_gpu
+        cm = compile_graph_gpu(opt.graph, opt.params, opt.memory_plan, target, progress)
+    else:
+        cm = compile_graph(opt.graph, opt.params, opt.memory_plan, target, progress, opt_level)
     cm.stats.update(import_s=t_import - start, optimize_s=t_opt - t_import,
                     total_s=time.perf_counter() - start)
     return cm

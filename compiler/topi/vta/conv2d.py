@@ -1,10 +1,11 @@
 """Conv2d and dense on the accelerator: the schedule as loop IR, and ``conv2d_program``.
 
 The schedule reads as VTA's (``vta/python/vta/top/vta_conv2d.py``), written
-with the loop-IR constructors (``compiler.tir.ir``): te cannot yet express the
-in-place ALU stages of the requantization epilogue, nor leave the virtual
-threads interleaved per reduction step rather than per copied element
-(``te_conv2d`` is the te route for the GEMM part, on the same code generator):
+with the loop-IR constructors (``compiler.tir.ir``) rather than lowered from te
+(``te_conv2d`` is that route, on the same code generator, bit-exact too): te's
+tensorize refuses split tails, so tiles could not cover arbitrary shapes, and
+the vthread pass interleaves the threads per copied element, which orders the
+DMAs worse for overlap than grouping each thread's loads as here:
 
 - the output tiles (batch block, ``th`` rows, ``tw`` columns, ``toc`` channel
   blocks; ``tiling.search``) form one loop, split into ``vt`` virtual threads

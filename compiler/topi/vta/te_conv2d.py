@@ -7,13 +7,20 @@ scopes, computed at the input-channel loop; ``pragma("dma_copy")`` on the
 copies and the output stage; output-channel tiles bound to two virtual threads;
 ``pragma("uop_scope")`` around the GEMM loops, tensorized onto ``vta.gemm``.
 
-Scope: strides and zero padding (a ``data_pad`` ``if_then_else`` stage inlined
-into the INP copy; the code generator turns it into the LOAD pad fields), no
-bias and no requantization: the output is the int32 accumulator truncated to
-int8 (the OUT buffer). The ALU epilogue needs in-place stages (the ALU writes
-``acc[dst] = op(acc[dst], ...)``), which te cannot express yet, so
-``compiler.topi.vta.conv2d`` (the same schedule written as loop IR) is the
-full operator: bias, shift, relu, clip, tile search, weights-resident tiles.
+Scope: strides; zero padding (a ``data_pad`` ``if_then_else`` stage inlined
+into the INP copy, which the code generator turns into LOAD pad fields); with
+``requantize``, bias (a ``cache_read`` into ``local.acc_buffer``), shift,
+relu and clip as te stages in ``local.acc_buffer`` tensorized onto ALU
+intrinsics (``intrin.alu_intrin``; the code generator runs each in place on
+its operand's entries). Tiles: ``oc_tile`` output-channel blocks by the whole
+output image, split over virtual threads; te's tensorize refuses split tails,
+so the tile sizes must divide the shape.
+
+``compiler.topi.vta.conv2d`` writes the same schedule as loop IR directly and
+is the operator the rest of the stack calls: it adds the tile search over any
+shape (remainder tiles), weights-resident tiles, and an order of the virtual
+threads' instructions that overlaps better (on ResNet-18's 14x14x256 conv,
+92 % GEMM utilization against 66 % for this route).
 """
 from __future__ import annotations
 

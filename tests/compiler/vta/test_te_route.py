@@ -2,12 +2,13 @@
 import numpy as np
 import pytest
 
-from compiler.topi.vta.layout import pack_nchw, pack_oihw, unpack_nchw
+from compiler.topi.vta.layout import (conv2d_reference, pack_bias, pack_nchw, pack_oihw,
+                                      unpack_nchw)
 from compiler.topi.vta.te_conv2d import conv2d_te_program
 from sim import functional
 from sim.races import find_races
 from vta_hw.config import load_config
-from vta_hw.isa import Gemm, Load, MemId
+from vta_hw.isa import Alu, Gemm, Load, MemId
 
 from vta_helpers import rand_i8
 
@@ -43,3 +44,25 @@ def test_te_conv2d_matches_numpy(preset, strides, padding, rng):
     # the uop scope folds the output rows/columns into the GEMM loops
     assert any(isinstance(i, Gemm) and not i.reset and i.iter_out == OH and i.iter_in == OW
                for i in prog.insns)
+
+
+@pytest.mark.parametrize("preset", ["1x16_i8w8a32_15_15_18_17", "1x8_i8w8a32_11_12_13_14",
+                                    "2x16_i8w8a32_15_15_18_18", "1x32_i8w8a32_15_16_19_18_bus128"])
+def test_te_conv2d_requantized_matches_numpy(preset, rng):
+    """The full quantized op through te: bias (an ACC cache_read), shift, relu, clip as ALU
+    stages tensorized in local.acc_buffer and run in place."""
+    cfg = load_config(preset)
+    B, BL = cfg.BATCH, cfg.BLOCK
+    N, C, H, W, O, K = B, BL, 5, 6, 4 * BL, 3
+    x, w = rand_i8(rng, (N, C, H, W)), rand_i8(rng, (O, C, K, K))
+    b = rng.integers(-3000, 3000, O).astype(np.int32)
+    xp, wp = pack_nchw(x, B, BL), pack_oihw(w, BL, BL)
+    prog = conv2d_te_program(cfg, xp.shape, wp.shape, (1, 1), (1, 1), oc_tile=2, bias=True,
+                             shift=5, relu=True, requantize=True)
+    img = prog.dram_image({"data": xp, "kernel": wp, "bias": pack_bias(b, B, BL)})
+    res = functional.run(prog, img, schedule="random", seed=7, cmd_queue_depth=16,
+                         token_queue_depth=32)
+    got = unpack_nchw(prog.read(res.dram, "res"), N, O)
+    np.testing.assert_array_equal(got, conv2d_reference(x, w, b, (1, 1), (1, 1), 5, True))
+    assert find_races(prog, img) == []
+    assert {i.alu_op.name for i in prog.insns if isinstance(i, Alu)} == {"ADD", "SHR", "MAX", "MIN"}

@@ -1,0 +1,215 @@
+"""Fused graph -> GPU module (CUDA or OpenCL): kernel source (+ cubin) + graph JSON + parameters.
+
+The groups are declared exactly as for the CPU (``lower.lower_group``); each
+group's root stages (padded copies, helper stages, the output) become one GPU
+kernel each (``topi.gpu.stage``: thread-bound te schedules, reductions per
+thread), printed by ``codegen.cuda`` / ``codegen.opencl`` into ONE source,
+compiled once. A saved module is a folder::
+
+    model.vtamod/
+      graph.json      format "vtamod-gpu-1" (below)
+      kernels.cu      CUDA C source (target cuda)   | kernels.cl  OpenCL C (target opencl)
+      kernels.cubin   SASS for ``arch`` (target cuda; NVRTC or nvcc, no GPU needed)
+      params.npz      constants, packed as for the CPU
+
+graph.json is the CPU format ("vtamod-1", see ``build.py``) with:
+
+* ``target``: ``"cuda -arch=sm_90"`` or ``"opencl"``;
+* buffer refs ``{"kind": "scratch", "index": j}`` instead of workspace offsets:
+  scratch buffer j (``scratch_bytes[j]``) holds the j-th workspace tensor of
+  whichever group runs, so no sub-buffer offsets are needed on OpenCL;
+* ``calls``: one per GPU kernel launch, each with ``grid`` and ``block`` (x, y, z);
+* ``kernels``: name -> argument shapes/dtypes.
+
+``driver.gpu_runtime`` runs it through the CUDA driver API or pyopencl.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from compiler import te
+from compiler.graph import Graph
+from compiler.te.tensor import PlaceholderOp, tensors_read
+
+from .build import _nbytes, graph_outputs, plan_calls
+
+FORMAT = "vtamod-gpu-1"
+TARGETS = ("cuda", "opencl")
+
+
+@dataclass
+class GpuStage:
+    """One kernel launch of a group: lowered ``func``; ``arg_index`` maps its parameters to the
+    group's ABI arguments (``KernelDef.args``)."""
+
+    func: object
+    arg_index: list
+
+
+@dataclass
+class GpuCompiledModel:
+    """A compiled GPU model: graph JSON (dict), files (name -> bytes), packed parameters."""
+
+    graph_json: dict
+    files: dict
+    params: dict
+    stats: dict = field(default_factory=dict)
+
+    def save(self, path: str) -> str:
+        """Write the folder ``path`` (created if needed); returns ``path``."""
+        os.makedirs(path, exist_ok=True)
+        with open(os.path.join(path, "graph.json"), "w") as f:
+            json.dump(self.graph_json, f, indent=1)
+        for name, data in self.files.items():
+            with open(os.path.join(path, name), "wb") as f:
+                f.write(data)
+        np.savez(os.path.join(path, "params.npz"), **self.params)
+        return path
+
+
+def parse_gpu_target(target: str) -> tuple[str, str | None]:
+    """``"cuda"``, ``"cuda -arch=sm_80"``, ``"opencl"`` -> (kind, arch or None).
+
+    Raises ValueError for another kind or option."""
+    parts = target.split()
+    kind = parts[0] if parts else ""
+    if kind not in TARGETS:
+        raise ValueError(f"GPU target must be 'cuda' or 'opencl', not {target!r}")
+    arch = "sm_90" if kind == "cuda" else None
+    for p in parts[1:]:
+        if kind == "cuda" and p.startswith("-arch="):
+            arch = p[len("-arch="):]
+        else:
+            raise ValueError(f"unknown option {p!r} in target {target!r}; cuda takes -arch=sm_XX")
+    return kind, arch
+
+
+def _root_order(mats: list) -> list:
+    """The materialised tensors, producers first."""
+    mset = set(mats)
+    order, seen = [], set()
+
+    def deps(t):
+        out, stack, vis = [], list(t.op.reads()), set()
+        while stack:
+            x = stack.pop()
+            if x in vis or isinstance(x.op, PlaceholderOp):
+                continue
+            vis.add(x)
+            if x in mset:
+                out.append(x)
+            else:
+                stack.extend(x.op.reads())
+        return out
+
+    def visit(t):
+        if t in seen:
+            return
+        seen.add(t)
+        for d in deps(t):
+            visit(d)
+        order.append(t)
+    for t in mats:
+        visit(t)
+    return order
+
+
+def gpu_stages(kdef, kname: str, threads: int = 256) -> list:
+    """The kernel launches of one group (see the module docstring), in execution order."""
+    from compiler.tir import lower
+    from compiler.topi.gpu.stage import schedule_stage, split_stage
+
+    args = kdef.args
+    index = {t: i for i, t in enumerate(args)}
+    mats = _root_order(list(kdef.workspace) + [args[-1]])
+    cut = {t: te.placeholder(t.shape, t.dtype, t.name) for t in mats}
+    orig = {ph: t for t, ph in cut.items()}
+    stages = []
+    for j, t in enumerate(mats):
+        out, reds = split_stage(t, {x: ph for x, ph in cut.items() if x is not t})
+        s = schedule_stage(out, reds, threads)
+        reads = []
+        for x in [out, *reds]:
+            for y in tensors_read(x.op.body):
+                if isinstance(y.op, PlaceholderOp) and y not in reads:
+                    reads.append(y)
+        arg_index = [index[orig.get(y, y)] for y in reads] + [index[t]]
+        func = lower(s, reads + [out], f"{kname}_s{j}")
+        stages.append(GpuStage(func, arg_index))
+    return stages
+
+
+def compile_graph_gpu(graph: Graph, params: dict, memory_plan, target: str = "cuda",
+                      progress=None) -> GpuCompiledModel:
+    """Lower every group to GPU kernels, print them into one source, compile it (cuda).
+
+    Raises:
+        ValueError: an unknown target, or a graph that is not fully fused.
+        compiler.graph_lower.LoweringError: an operator without a lowering.
+        RuntimeError: the CUDA compiler (NVRTC or nvcc) is missing or fails.
+    """
+    from compiler.codegen import c_source
+    kind, arch = parse_gpu_target(target)
+    t0 = time.perf_counter()
+    kernels, calls, out_params, _ = plan_calls(graph, params, memory_plan, progress)
+    t1 = time.perf_counter()
+    todo = list(kernels.values())
+    it = progress(todo, len(todo), "lowering") if progress else todo
+    stages = {kname: gpu_stages(kdef, kname) for kname, kdef in it}
+    t2 = time.perf_counter()
+    funcs = [st.func for sts in stages.values() for st in sts]
+    if kind == "cuda":
+        from compiler.codegen import cuda
+        code, sources = c_source.print_module(cuda.CUDAPrinter, funcs)
+    else:
+        from compiler.codegen import opencl
+        code, sources = c_source.print_module(opencl.OpenCLPrinter, funcs)
+    src_of = {k.name: k for k in sources}
+    defs = {kname: kdef for kname, kdef in kernels.values()}
+
+    scratch: list = []
+    gcalls, kspec = [], {}
+    for call in calls:
+        kdef = defs[call["kernel"]]
+        refs = list(call["args"])
+        ws = 0
+        for i, r in enumerate(refs):
+            if r["kind"] == "workspace":
+                nb = _nbytes(kdef.args[i])
+                if ws == len(scratch):
+                    scratch.append(0)
+                scratch[ws] = max(scratch[ws], nb)
+                refs[i] = {"kind": "scratch", "index": ws}
+                ws += 1
+        for st in stages[call["kernel"]]:
+            ks = src_of[st.func.name]
+            kspec.setdefault(ks.name, [{"shape": list(kdef.args[i].shape), "dtype": kdef.args[i].dtype}
+                                       for i in st.arg_index])
+            gcalls.append({"kernel": ks.name, "args": [refs[i] for i in st.arg_index],
+                           "node": call["node"], "grid": list(ks.launch.grid),
+                           "block": list(ks.launch.block)})
+    files = {}
+    if kind == "cuda":
+        files["kernels.cu"] = code.encode()
+        files["kernels.cubin"] = cuda.compile_source(code, "model", arch, "cubin")
+    else:
+        files["kernels.cl"] = code.encode()
+    t3 = time.perf_counter()
+    gj = {
+        "format": FORMAT,
+        "target": f"cuda -arch={arch}" if kind == "cuda" else "opencl",
+        "inputs": [{"name": n.name, "shape": list(n.shape), "dtype": n.dtype} for n in graph.inputs],
+        "outputs": graph_outputs(graph, params, memory_plan, out_params),
+        "slots": list(memory_plan.slot_bytes),
+        "scratch_bytes": scratch,
+        "calls": gcalls,
+        "kernels": kspec,
+    }
+    stats = {"kernels": len(kspec), "calls": len(gcalls), "lower_s": t2 - t0,
+             "llvm_s": t3 - t2, "device_compile_s": t3 - t2}
+    return GpuCompiledModel(gj, files, out_params, stats)
