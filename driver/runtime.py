@@ -267,6 +267,17 @@ class GraphModule:
                 f"{[(n, s) for n, s, _ in self.input_info()]}>")
 
 
-def load_module(path: str) -> GraphModule:
-    """Load a ``.vtamod`` folder (see :class:`GraphModule`)."""
+def load_module(path: str):
+    """Load a ``.vtamod`` folder: a :class:`GraphModule` (CPU), or for a GPU module
+    (graph.json format "vtamod-gpu-1") a ``driver.gpu_runtime.GpuGraphModule``."""
+    gj = os.path.join(path, "graph.json")
+    if os.path.isfile(gj):
+        with open(gj) as f:
+            try:
+                fmt = json.load(f).get("format")
+            except (json.JSONDecodeError, AttributeError):
+                fmt = None
+        if fmt == "vtamod-gpu-1":
+            from driver.gpu_runtime import GpuGraphModule
+            return GpuGraphModule(path)
     return GraphModule(path)

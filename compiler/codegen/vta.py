@@ -28,12 +28,22 @@ per-thread SRAM buffers (``name.vt<k>``) are welcome.
   holds, ahead of the update.
 - virtual-thread copies sunk inside a copy nest or an intrinsic are split back
   out: each thread's part becomes its own instructions, thread by thread.
+- an ALU intrinsic naming a result, a left operand and a right operand (te's
+  ``out = op(in, ...)`` stages) runs in place: the result buffer shares the
+  left operand's entries (``vta_threads.inplace_aliases``).
+
+DRAM: each Buffer parameter becomes a named region of the program's
+``DramLayout`` (``Program.buffers`` is the relocation table: name, byte
+offset, shape, dtype, kind); instructions address it in elements.
 
 Dependency tokens come from the buffers each instruction touches
 (``vta_tokens.insert_tokens``); the stream is checked by
 ``vta_tokens.verify_tokens`` before the program is returned.
 
-``build(func, cfg, kinds=None, data=None) -> Program``.
+``build(func, cfg, kinds=None, data=None) -> Program``. Helpers: ``vta_dma``
+(copies -> LOAD/STORE), ``vta_uops`` (uop folding, uop cache), ``vta_tokens``
+(dependency tokens, verifier), ``vta_threads`` (virtual threads, in-place ALU
+groups), ``vta_eval`` (index evaluation).
 """
 from __future__ import annotations
 
@@ -41,23 +51,23 @@ import dataclasses
 
 import numpy as np
 
-from compiler.tir import dtype as dt
 from compiler.tir import ir
 from compiler.tir.ops import Op
-from compiler.tir.visit import walk_expr, walk_stmt
+from compiler.tir.visit import walk_stmt
 from compiler.topi.vta.environment import (ACC_SCOPE, ALU_PREFIX, GEMM, INP_SCOPE, SCOPE_MEM,
                                            WGT_SCOPE, Env)
-from vta_hw.config import MEMOP_PAD_BITS, VTAConfig
+from vta_hw.config import VTAConfig
 from vta_hw.isa import Alu, AluOp, Gemm, Load, MemId, Store
 from vta_hw.program import DramLayout, Program
 
-from .vta_eval import CodegenError, element_index, evaluate, flat_offset
+from .vta_dma import DmaMixin
+from .vta_eval import CodegenError, element_index, evaluate
+from .vta_threads import inplace_aliases, per_thread
 from .vta_tokens import Entry, insert_tokens, verify_tokens
 from .vta_uops import UopCache, fold
 
 __all__ = ["CodegenError", "build", "BuildStats"]
 
-_PAD_MAX = (1 << MEMOP_PAD_BITS) - 1
 
 
 @dataclasses.dataclass
@@ -69,68 +79,7 @@ class BuildStats:
     peak_tokens: dict = dataclasses.field(default_factory=dict)
 
 
-def _per_thread(s: ir.Stmt) -> list[ir.Stmt]:
-    """``s`` once per virtual thread found inside it (each keeping only that thread's
-    copies), or ``[s]`` when it has none: the vthread pass may sink the threads into
-    a copy nest or an intrinsic; each thread's part becomes its own instructions."""
-    ks = sorted({x.value for x in walk_stmt(s)
-                 if isinstance(x, ir.AttrStmt) and x.key == "virtual_thread"})
-    return [_project(s, k) for k in ks] if ks else [s]
-
-
-def _project(s: ir.Stmt, k: int) -> ir.Stmt | None:
-    if isinstance(s, ir.AttrStmt) and s.key == "virtual_thread":
-        return _project(s.body, k) if s.value == k else None
-    if isinstance(s, ir.SeqStmt):
-        parts = [p for p in (_project(c, k) for c in s.stmts) if p is not None]
-        return ir.seq(*parts) if parts else None
-    if isinstance(s, (ir.For, ir.AttrStmt, ir.Allocate, ir.LetStmt)):
-        body = _project(s.body, k)
-        if body is None:
-            return None
-        return dataclasses.replace(s, body=body)
-    if isinstance(s, ir.IfThenElse):
-        t = _project(s.then_case, k)
-        e = None if s.else_case is None else _project(s.else_case, k)
-        return None if t is None and e is None else ir.IfThenElse(
-            s.cond, t if t is not None else ir.SeqStmt(()), e)
-    return s
-
-
-def _aliases(body: ir.Stmt) -> dict[str, str]:
-    """Result buffer -> operand buffer of every ALU intrinsic written ``dst = op(lhs, ...)``
-    with two buffers (as te stages are): the ALU updates in place, so the result takes
-    the operand's SRAM entries.
-
-    Raises:
-        CodegenError: the operand is read elsewhere too (it would be overwritten).
-    """
-    alias: dict[str, str] = {}
-    reads: dict[str, int] = {}  # ALU operands and DMA sources
-    for s in walk_stmt(body):
-        if isinstance(s, ir.Store):
-            for x in walk_expr(s.value):
-                if x.op is Op.LOAD:
-                    reads[x.arg.name] = reads.get(x.arg.name, 0) + 1
-        if not (isinstance(s, ir.AttrStmt) and s.key == "tensorize"
-                and isinstance(s.value, str) and s.value.startswith(ALU_PREFIX)):
-            continue
-        for part in _per_thread(s):
-            ops = [x.value for x in walk_stmt(part) if isinstance(x, ir.Evaluate)]
-            names = [o.src[0].arg.name if o.op is Op.CALL else None for o in ops]
-            for n in names[1:]:
-                if n is not None:
-                    reads[n] = reads.get(n, 0) + 1
-            if len(ops) == 3 and names[0] and names[1] and names[0] != names[1]:
-                alias[names[0]] = names[1]
-    for dst, lhs in alias.items():
-        if reads.get(lhs, 0) > 1:
-            raise CodegenError(f"ALU result {dst!r} would overwrite {lhs!r} in place, but "
-                               f"{lhs!r} is read elsewhere too; give it its own stage")
-    return alias
-
-
-class _Gen:
+class _Gen(DmaMixin):
     def __init__(self, func: ir.PrimFunc, cfg: VTAConfig, kinds: dict, data: dict):
         self.cfg, self.env_ = cfg, Env(cfg)
         self.layout = DramLayout(cfg)
@@ -145,7 +94,7 @@ class _Gen:
         self.top = {s: 0 for s in SCOPE_MEM}
         self.entries: list[Entry] = []
         self.uops = UopCache(cfg)
-        self.alias = _aliases(func.body)
+        self.alias = inplace_aliases(func.body)
         self._group_entries: dict[int, int] = {}  # id(Allocate) -> entries of its group
 
     # ------------------------------------------------------------------ walking
@@ -168,10 +117,10 @@ class _Gen:
             self.allocate(s, env)
         elif isinstance(s, ir.AttrStmt):
             if s.key == "pragma_dma_copy":
-                for part in _per_thread(s.body):
+                for part in per_thread(s.body):
                     self.dma(part, env)
             elif s.key == "pragma_uop_scope" or s.key == "tensorize":
-                for part in _per_thread(s if s.key == "tensorize" else s.body):
+                for part in per_thread(s if s.key == "tensorize" else s.body):
                     self.kernel(part, env)
             else:
                 self.stmt(s.body, env)
@@ -207,178 +156,6 @@ class _Gen:
         del self.sram[root]
 
     # ------------------------------------------------------------------ DMA
-    def dma(self, s: ir.Stmt, env: dict) -> None:
-        if isinstance(s, (ir.SeqStmt, ir.IfThenElse, ir.LetStmt)) or (
-                isinstance(s, ir.AttrStmt) and s.key == "virtual_thread"):
-            # control around copies: walk it, copies inside stay DMA
-            if isinstance(s, ir.SeqStmt):
-                for c in s.stmts:
-                    self.dma(c, env)
-            elif isinstance(s, ir.IfThenElse):
-                branch = s.then_case if evaluate(s.cond, env) else s.else_case
-                if branch is not None:
-                    self.dma(branch, env)
-            elif isinstance(s, ir.LetStmt):
-                self.dma(s.body, {**env, s.var.name: int(evaluate(s.value, env))})
-            else:
-                self.dma(s.body, env)
-            return
-        loops, leaf = [], s
-        while isinstance(leaf, ir.For):
-            loops.append(leaf)
-            leaf = leaf.body
-        if (isinstance(leaf, ir.IfThenElse) and isinstance(leaf.then_case, ir.Store)
-                and isinstance(leaf.else_case, ir.Store)
-                and leaf.then_case.buffer == leaf.else_case.buffer
-                and leaf.then_case.indices == leaf.else_case.indices):
-            # padding as te lowers if_then_else: the same element, a value or zero
-            t, e = leaf.then_case, leaf.else_case
-            leaf = ir.Store(t.buffer, ir.Expr(Op.SELECT, t.value.dtype, (leaf.cond, t.value, e.value)),
-                            t.indices)
-        if not isinstance(leaf, ir.Store):
-            raise CodegenError(f"a dma_copy pragma must hold a loop nest around one Store, found "
-                               f"{type(leaf).__name__}: {leaf!r:.200}")
-        elem = {}
-        if dt.lanes(leaf.value.dtype) == 1:
-            loops, elem = self._element_loops(loops, leaf, env)
-        outer, inner = loops[:-2], loops[-2:]
-        self._dma_outer(outer, inner, leaf, env, elem)
-
-    def _element_loops(self, loops, st: ir.Store, env: dict):
-        """A scalar copy (as te lowering writes it): the innermost loops must walk one
-        element, value by value, on both sides; they are dropped (their variables 0)."""
-        value = st.value
-        while value.op in (Op.CAST, Op.SELECT):
-            value = value.src[0] if value.op is Op.CAST else value.src[1]
-        sram = st.buffer if st.buffer.scope != "global" else value.arg
-        if sram.scope not in (INP_SCOPE, WGT_SCOPE, ACC_SCOPE) or value.op is not Op.LOAD:
-            raise CodegenError(f"a dma_copy Store must copy between DRAM and an SRAM buffer, "
-                               f"not {st!r:.200}")
-        ev = self.env_.elem_values(sram.scope)
-        k, prod = len(loops), 1
-        while k > 0 and prod < ev:
-            k -= 1
-            prod *= int(evaluate(loops[k].extent, env))
-        if prod != ev:
-            raise CodegenError(f"a scalar DMA copy into/out of {sram.name!r} must end in loops "
-                               f"over exactly one {ev}-value element; theirs cover {prod}")
-        grid = {f.var.name: int(evaluate(f.min, env)) for f in loops[:k]}
-        elem = {}
-        shape = [int(evaluate(f.extent, env)) for f in loops[k:]]
-        for j, f in enumerate(loops[k:]):
-            sh = [1] * len(shape)
-            sh[j] = shape[j]
-            grid[f.var.name] = np.arange(shape[j]).reshape(sh)
-            elem[f.var.name] = 0
-        full = {**env, **grid}
-        for buf, idx in ((st.buffer, st.indices), (value.arg, value.src)):
-            off = np.broadcast_to(evaluate(flat_offset(buf, idx), full), shape).reshape(-1)
-            if not np.array_equal(off, off[0] + np.arange(ev)):
-                raise CodegenError(f"the element loops of a DMA copy must walk {buf.name!r} "
-                                   "contiguously, value by value")
-        return loops[:k], elem
-
-    def _dma_outer(self, outer, inner, st, env, elem=None):
-        if outer:
-            f = outer[0]
-            lo, n = int(evaluate(f.min, env)), int(evaluate(f.extent, env))
-            for v in range(lo, lo + n):
-                self._dma_outer(outer[1:], inner, st, {**env, f.var.name: v}, elem)
-            return
-        shape, grid = [], {**env, **(elem or {})}
-        for axis, f in enumerate([None] * (2 - len(inner)) + list(inner)):
-            if f is None:
-                shape.append(1)
-                continue
-            lo, n = int(evaluate(f.min, env)), int(evaluate(f.extent, env))
-            shape.append(n)
-            grid[f.var.name] = (np.arange(n) + lo).reshape((n, 1) if axis == 0 else (1, n))
-        Y, X = shape
-        if Y * X == 0:
-            return
-        self._dma_2d(st, grid, Y, X)
-
-    def _dma_2d(self, st: ir.Store, grid: dict, Y: int, X: int) -> None:
-        value, cond = st.value, None
-        while value.op is Op.CAST:
-            value = value.src[0]
-        if value.op is Op.SELECT:
-            cond, value, other = value.src
-            while other.op in (Op.CAST, Op.BROADCAST):
-                other = other.src[0]
-            if not (other.op is Op.CONST and other.arg == 0):
-                raise CodegenError(f"a padded DMA copy must fill with 0, not {other}")
-            while value.op is Op.CAST:
-                value = value.src[0]
-        if value.op is not Op.LOAD:
-            raise CodegenError(f"a dma_copy Store must copy a Load, not {value!r:.200}")
-        dst, src = st.buffer, value.arg
-        yy = np.arange(Y)[:, None]
-        xx = np.arange(X)[None, :]
-        if dst.scope != "global" and src.scope == "global":
-            sram_buf, sram_idx, dram_buf, dram_idx, load = dst, st.indices, src, value.src, True
-        elif dst.scope == "global" and src.scope == ACC_SCOPE:
-            if cond is not None:
-                raise CodegenError(f"STORE to {dst.name!r} cannot pad; drop the select")
-            sram_buf, sram_idx, dram_buf, dram_idx, load = src, value.src, dst, st.indices, False
-        else:
-            raise CodegenError(f"DMA copy from {src.name!r} ({src.scope}) to {dst.name!r} "
-                               f"({dst.scope}): VTA moves DRAM->INP/WGT/ACC SRAM and ACC(OUT)->DRAM")
-        if self._root(sram_buf.name) not in self.sram:
-            raise CodegenError(f"SRAM buffer {sram_buf.name!r} is used outside its Allocate")
-        ev = self.env_.elem_values(sram_buf.scope)
-        s_idx = np.broadcast_to(element_index(sram_buf, sram_idx, ev, grid), (Y, X))
-        base = int(s_idx[0, 0])
-        if not np.array_equal(s_idx, base + yy * X + xx):
-            raise CodegenError(f"the SRAM side of a DMA copy ({sram_buf.name!r}) must be dense "
-                               f"rows of {X} elements; got indices {s_idx.tolist()!r:.120}")
-        mem = SCOPE_MEM[sram_buf.scope] if load else MemId.OUT
-        eb = self.cfg.elem_bytes(mem.name.lower())
-        spec = self.dram[dram_buf.name]
-        if spec.offset % eb:
-            raise CodegenError(f"DRAM buffer {dram_buf.name!r} is not aligned to {eb}-byte elements")
-        d_idx = np.broadcast_to(element_index(dram_buf, dram_idx, ev, grid), (Y, X))
-        valid = np.ones((Y, X), bool) if cond is None else np.broadcast_to(
-            np.asarray(evaluate(cond, grid), bool), (Y, X))
-        rows, cols = np.flatnonzero(valid.any(axis=1)), np.flatnonzero(valid.any(axis=0))
-        if rows.size == 0:
-            y0 = y1 = x0 = 0
-            x1 = X
-            pads = (Y, 0, 0, 0)
-            dram_base, stride = self.layout.elem(spec, mem.name.lower()), X
-        else:
-            y0, y1, x0, x1 = int(rows[0]), int(rows[-1]) + 1, int(cols[0]), int(cols[-1]) + 1
-            rect = np.zeros((Y, X), bool)
-            rect[y0:y1, x0:x1] = True
-            if not np.array_equal(valid, rect):
-                raise CodegenError(f"the valid part of a padded DMA copy into {sram_buf.name!r} is "
-                                   "not a rectangle; pads can only surround it")
-            pads = (y0, Y - y1, x0, X - x1)
-            d = d_idx[y0:y1, x0:x1]
-            stride = int(d[1, 0] - d[0, 0]) if y1 - y0 > 1 else x1 - x0
-            ry = np.arange(y1 - y0)[:, None]
-            rx = np.arange(x1 - x0)[None, :]
-            if not np.array_equal(d, d[0, 0] + ry * stride + rx) or stride < 0:
-                raise CodegenError(f"the DRAM side of a DMA copy ({dram_buf.name!r}) must be rows of "
-                                   "contiguous elements at a fixed non-negative stride")
-            dram_base = self.layout.elem(spec, mem.name.lower()) + int(d[0, 0])
-            if int(d.min()) < 0 or (int(d.max()) + 1) * ev > int(np.prod(dram_buf.shape)):
-                raise CodegenError(f"DMA copy reads/writes {dram_buf.name!r} out of bounds")
-        if max(pads) > _PAD_MAX:
-            raise CodegenError(f"DMA copy into {sram_buf.name!r} needs pads {pads}; each pad field "
-                               f"holds at most {_PAD_MAX} (reduce the padding or tile it)")
-        sram_base = self.sram[self._root(sram_buf.name)] + base
-        if load:
-            insn = Load(mem=mem, sram_base=sram_base, dram_base=dram_base, y_size=y1 - y0,
-                        x_size=x1 - x0, x_stride=stride, y_pad_0=pads[0], y_pad_1=pads[1],
-                        x_pad_0=pads[2], x_pad_1=pads[3])
-            self.entries.append(Entry(insn, writes=frozenset({self._root(sram_buf.name)})))
-        else:
-            insn = Store(mem=MemId.OUT, sram_base=sram_base, dram_base=dram_base, y_size=Y,
-                         x_size=X, x_stride=stride)
-            self.entries.append(Entry(insn, reads=frozenset({self._root(sram_buf.name)})))
-
-    # ------------------------------------------------------------------ GEMM / ALU kernels
     def kernel(self, s: ir.Stmt, env: dict) -> None:
         loops, leaf = [], s
         while isinstance(leaf, ir.For):

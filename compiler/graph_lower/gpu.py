@@ -122,7 +122,7 @@ def _root_order(mats: list) -> list:
 def gpu_stages(kdef, kname: str, threads: int = 256) -> list:
     """The kernel launches of one group (see the module docstring), in execution order."""
     from compiler.tir import lower
-    from compiler.topi.gpu.stage import schedule_stage, split_stage
+    from compiler.topi.gpu.stage import conv_tile, schedule_stage, split_stage
 
     args = kdef.args
     index = {t: i for i, t in enumerate(args)}
@@ -132,7 +132,7 @@ def gpu_stages(kdef, kname: str, threads: int = 256) -> list:
     stages = []
     for j, t in enumerate(mats):
         out, reds = split_stage(t, {x: ph for x, ph in cut.items() if x is not t})
-        s = schedule_stage(out, reds, threads)
+        s = schedule_stage(out, reds, threads, conv_tile(out, reds))
         reads = []
         for x in [out, *reds]:
             for y in tensors_read(x.op.body):

@@ -133,3 +133,23 @@ def test_conv_ir_has_virtual_threads_dma_pragmas_and_tensorize():
     # 4 output tiles (2 row tiles x 2 channel blocks), each a reset and 2 reduction steps
     assert stats.insns["GEMM"] == 4 * (1 + 2) and stats.insns["STORE_OUT"] == 4
     assert any(isinstance(i, Alu) and i.iter_out == 3 and i.iter_in == 6 for i in prog.insns)
+
+
+def test_in_place_alu_refuses_an_operand_read_elsewhere():
+    from compiler.topi.vta import intrin as I
+    from compiler.topi.vta.environment import ACC_SCOPE
+    env = Env(CFG)
+    a = ir.Buffer("a", "int32", (4, 1, 16), scope=ACC_SCOPE)
+    b = ir.Buffer("b", "int32", (4, 1, 16), scope=ACC_SCOPE)
+    out = ir.Buffer("out", "int8", (4, 1, 16))
+    view = lambda buf: I.element_view(env, buf, 0)  # noqa: E731
+    alu = ir.AttrStmt("tensorize", "vta.alu.MAX", ir.seq(
+        ir.Evaluate(view(b).access_ptr()), ir.Evaluate(view(a).access_ptr()),
+        ir.Evaluate(ir.const(0, "int32"))))
+    i = ir.var("i")
+    store = ir.AttrStmt("pragma_dma_copy", True, ir.For(i, ir.const(0), ir.const(4), ForKind.SERIAL,
+                        ir.Store(out, ir.cast(ir.load(a, (i, ir.const(0), ir.const(0)), 16), "int8x16"),
+                                 (i, ir.const(0), ir.const(0)))))
+    f = ir.PrimFunc("f", (out,), ir.Allocate(a, ir.Allocate(b, ir.seq(alu, store))))
+    with pytest.raises(CodegenError, match="'a' is read elsewhere too"):
+        codegen.build(f, CFG)
