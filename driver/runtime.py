@@ -5,6 +5,9 @@ A ``.vtamod`` folder (written by ``compiler.build_model(...).save(path)``) holds
 ``compiler/graph_lower/build.py``), ``kernels.so`` (one shared library of
 kernels, C ABI ``int32 name(void *arg0, ...)``) and ``params.npz``.
 
+GPU folders (format "vtamod-gpu-1", ``--target cuda|opencl``) are run by
+``driver.gpu_runtime.GpuGraphModule``; :func:`load_module` picks it.
+
 Nothing here imports the compiler, llvmlite or onnx: a deployment needs
 numpy, the shared library and libgomp (the OpenMP runtime the kernels' parallel
 loops call; Debian package ``libgomp1``).

@@ -7,10 +7,12 @@ data sheets, for the report when nextpnr does not list one) and the presets
 known to fit with timing met at the default clock (measured with
 ``bench/fpga_fit.py``; largest last; none for PYNQ-Z1, never built here). The default clocks are what the
 accelerator RTL closes at today: its slowest path (ACC SRAM read -> ALU
-compare/add -> ACC SRAM write, one cycle) gives about 34 MHz on an ECP5-85F
-speed 6, so ULX3S runs at its 25 MHz oscillator. No preset fits the
-iCEBreaker's UP5K yet: even ``TINY`` (a 1x4 with 256-byte buffers) needs
-about 18.7 k LUT4s and 58 block RAMs of its 5280 and 30. ``open_flow`` is False for boards whose
+compare/add -> ACC SRAM write, one cycle) gives 36.8 MHz (1x4) and 30.8 MHz
+(1x8) on the ULX3S's ECP5-85F speed 6, so ULX3S runs at its 25 MHz
+oscillator; ECPIX-5 (same 85k die, speed 8) is listed from the same
+figures. No preset fits the iCEBreaker's UP5K yet: even ``TINY`` (a 1x4
+with 256-byte buffers) needs 10.6 k LCs, 28 DSPs and 58 block RAMs of its
+5280, 8 and 30. ``open_flow`` is False for boards whose
 bitstream needs a vendor tool: ``vta fpga build`` writes their Verilog and
 project script only.
 """

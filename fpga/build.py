@@ -74,8 +74,9 @@ def find_tool(tool: str) -> str:
 
 def _prepare(board, cfg, clock_mhz, **overrides):
     """Elaborate ``BoardTop`` into the platform's build plan (files + commands)."""
-    from fpga.top import BoardTop
+    from fpga.top import BoardTop, check_clock
     try:
+        check_clock(board, clock_mhz * 1e6)  # before BoardTop exists, so none is left unused
         return board.platform().prepare(BoardTop(board, cfg, clock_mhz * 1e6), **overrides)
     except ValueError as e:  # a clock the PLL cannot make, a config the RTL does not build
         raise FpgaBuildError(f"{board.name} / {cfg.name}: {e}") from None

@@ -13,29 +13,44 @@ from amaranth.build import ResourceError
 from amaranth.lib.cdc import ResetSynchronizer
 
 from fpga.boards import Board
-from fpga.pll import add_pll
+from fpga.pll import add_pll, ecp5_pll, ice40_pll, xilinx_mmcm
 from fpga.protocol import DEFAULT_BAUD, divisor_for
 from fpga.soc import SoC
 from vta_hw.config import VTAConfig
 
+PLL_SEARCH = {"ecp5": ecp5_pll, "ice40": ice40_pll, "xilinx": xilinx_mmcm}
+
+
+def check_clock(board: Board, clock_hz: float) -> tuple[float, int]:
+    """``(oscillator Hz, UART divisor)``; raises ValueError if the PLL cannot make
+    ``clock_hz`` from the board's oscillator or the UART cannot divide it."""
+    divisor = divisor_for(clock_hz, DEFAULT_BAUD)
+    osc_hz = board.platform().default_clk_frequency
+    if abs(osc_hz - clock_hz) > 1:
+        PLL_SEARCH[board.family](osc_hz, clock_hz)
+    return osc_hz, divisor
+
 
 class BoardTop(Elaboratable):
+    """Raises ValueError: a clock the PLL cannot make or the UART cannot divide."""
+
     def __init__(self, board: Board, cfg: VTAConfig, clock_hz: float):
         self.board, self.cfg, self.clock_hz = board, cfg, clock_hz
-        self.divisor = divisor_for(clock_hz, DEFAULT_BAUD)
+        self.osc_hz, self.divisor = check_clock(board, clock_hz)
         self.soc = SoC(cfg, mem_bytes=board.mem_bytes, clk_hz=int(clock_hz),
                        divisor=self.divisor)
 
     def elaborate(self, platform):
         m = Module()
-        fin = platform.default_clk_frequency
+        fin = self.osc_hz
         if abs(fin - self.clock_hz) > 1:
             clk_in = platform.request(platform.default_clk, dir="i").i
             m.domains.sync = cd = ClockDomain("sync")
             locked = Signal()
             add_pll(m, self.board.family, fin, self.clock_hz, clk_in, cd.clk, locked)
             m.submodules.reset_sync = ResetSynchronizer(~locked, domain="sync")
-            platform.add_clock_constraint(cd.clk, self.clock_hz)
+            if self.board.family != "xilinx":  # Vivado derives the MMCM output clock itself
+                platform.add_clock_constraint(cd.clk, self.clock_hz)
         m.submodules.soc = soc = self.soc
         uart = platform.request("uart", 0)
         m.d.comb += [soc.rx.eq(uart.rx.i), uart.tx.o.eq(soc.tx)]

@@ -119,29 +119,61 @@ def _root_order(mats: list) -> list:
     return order
 
 
-def gpu_stages(kdef, kname: str, threads: int = 256) -> list:
-    """The kernel launches of one group (see the module docstring), in execution order."""
+def gpu_stages(kdef, kname: str, threads: int = 256) -> tuple[list, list]:
+    """The kernel launches of one group (see the module docstring), in execution order, and
+    the bytes of each extra scratch buffer they use beyond the group's workspace.
+
+    ``GpuStage.arg_index`` entries are ABI argument indices, or ``("extra", k)`` for extra
+    scratch buffer k (the partial sums of a split-K reduction)."""
     from compiler.tir import lower
-    from compiler.topi.gpu.stage import conv_tile, schedule_stage, split_stage
+    from compiler.topi.gpu.stage import (conv_tile, replace_reads, schedule_partial, schedule_stage,
+                                         split_k, split_k_factor, split_stage)
 
     args = kdef.args
     index = {t: i for i, t in enumerate(args)}
     mats = _root_order(list(kdef.workspace) + [args[-1]])
     cut = {t: te.placeholder(t.shape, t.dtype, t.name) for t in mats}
     orig = {ph: t for t, ph in cut.items()}
+    extra: list = []
     stages = []
-    for j, t in enumerate(mats):
-        out, reds = split_stage(t, {x: ph for x, ph in cut.items() if x is not t})
-        s = schedule_stage(out, reds, threads, conv_tile(out, reds))
+
+    def placeholders(ts):
         reads = []
-        for x in [out, *reds]:
+        for x in ts:
             for y in tensors_read(x.op.body):
                 if isinstance(y.op, PlaceholderOp) and y not in reads:
                     reads.append(y)
-        arg_index = [index[orig.get(y, y)] for y in reads] + [index[t]]
+        return reads
+
+    def where(y):
+        return orig[y] if y in orig else y
+
+    for j, t in enumerate(mats):
+        out, reds = split_stage(t, {x: ph for x, ph in cut.items() if x is not t})
+        if len(reds) == 1:
+            acc = reds[0]
+            tile_p = 4 if len(acc.shape) >= 2 and acc.shape[-1] % 4 == 0 else 1
+            parts = split_k_factor(acc, tile_p)
+            if parts > 1:
+                partial, total = split_k(acc, parts)
+                ph = te.placeholder(partial.shape, partial.dtype, partial.name)
+                orig[ph] = ("extra", len(extra))
+                extra.append(_nbytes(partial))
+                total = replace_reads(total, partial, ph)
+                out, reds = replace_reads(out, acc, total), [total]
+                reads = placeholders([partial])
+                func = lower(schedule_partial(partial, threads, tile_p), reads + [partial],
+                             f"{kname}_s{j}p")
+                stages.append(GpuStage(func, [_arg(where(y), index) for y in reads] + [orig[ph]]))
+        s = schedule_stage(out, reds, threads, conv_tile(out, reds))
+        reads = placeholders([out, *reds])
         func = lower(s, reads + [out], f"{kname}_s{j}")
-        stages.append(GpuStage(func, arg_index))
-    return stages
+        stages.append(GpuStage(func, [_arg(where(y), index) for y in reads] + [index[t]]))
+    return stages, extra
+
+
+def _arg(x, index):
+    return x if isinstance(x, tuple) else index[x]
 
 
 def compile_graph_gpu(graph: Graph, params: dict, memory_plan, target: str = "cuda",
@@ -157,10 +189,11 @@ def compile_graph_gpu(graph: Graph, params: dict, memory_plan, target: str = "cu
     kind, arch = parse_gpu_target(target)
     t0 = time.perf_counter()
     kernels, calls, out_params, _ = plan_calls(graph, params, memory_plan, progress)
-    t1 = time.perf_counter()
     todo = list(kernels.values())
     it = progress(todo, len(todo), "lowering") if progress else todo
-    stages = {kname: gpu_stages(kdef, kname) for kname, kdef in it}
+    stages, extras = {}, {}
+    for kname, kdef in it:
+        stages[kname], extras[kname] = gpu_stages(kdef, kname)
     t2 = time.perf_counter()
     funcs = [st.func for sts in stages.values() for st in sts]
     if kind == "cuda":
@@ -186,13 +219,21 @@ def compile_graph_gpu(graph: Graph, params: dict, memory_plan, target: str = "cu
                 scratch[ws] = max(scratch[ws], nb)
                 refs[i] = {"kind": "scratch", "index": ws}
                 ws += 1
+        extra_index = []
+        for nb in extras[call["kernel"]]:
+            if ws == len(scratch):
+                scratch.append(0)
+            scratch[ws] = max(scratch[ws], nb)
+            extra_index.append(ws)
+            ws += 1
         for st in stages[call["kernel"]]:
             ks = src_of[st.func.name]
-            kspec.setdefault(ks.name, [{"shape": list(kdef.args[i].shape), "dtype": kdef.args[i].dtype}
-                                       for i in st.arg_index])
-            gcalls.append({"kernel": ks.name, "args": [refs[i] for i in st.arg_index],
-                           "node": call["node"], "grid": list(ks.launch.grid),
-                           "block": list(ks.launch.block)})
+            aref = [{"kind": "scratch", "index": extra_index[i[1]]} if isinstance(i, tuple) else refs[i]
+                    for i in st.arg_index]
+            kspec.setdefault(ks.name, [{"shape": list(p.shape), "dtype": p.dtype}
+                                       for p in st.func.params])
+            gcalls.append({"kernel": ks.name, "args": aref, "node": call["node"],
+                           "grid": list(ks.launch.grid), "block": list(ks.launch.block)})
     files = {}
     if kind == "cuda":
         files["kernels.cu"] = code.encode()

@@ -56,7 +56,8 @@ from . import dtype as dt
 from .ops import BINARY_ARITH, COMPARE, ForKind, Op
 
 INTRINSICS = frozenset({"exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "erf", "fabs", "pow",
-                        "floor", "ceil", "round", "sin", "cos", "address_of", "if_then_else"})
+                        "floor", "ceil", "round", "sin", "cos", "address_of", "if_then_else",
+                        "storage_sync"})   # storage_sync: a GPU block barrier (codegen.gpu_barriers)
 
 
 class ExprOps:

@@ -18,25 +18,45 @@ def _progress(iterable, total, desc):
 @click.argument("model", type=click.Path(dir_okay=False))
 @click.option("-o", "--output", required=True, metavar="DIR",
               help="module folder to write, e.g. out/model.vtamod")
-@click.option("--target", default="llvm", show_default=True, help="code generation target (host CPU)")
+@click.option("--target", default="llvm", show_default=True,
+              help="llvm (host CPU), cuda (sm_90 cubin; 'cuda -arch=sm_80'), opencl, or vta "
+                   "(the accelerator: int8, calibrated)")
+@click.option("--config", "preset", default=None, metavar="PRESET",
+              help="--target vta: accelerator preset or config JSON (default preset)")
+@click.option("--calibrate", "calib_path", type=click.Path(dir_okay=False), metavar="DATA.npz",
+              help="--target vta: calibration samples (array named after the input, or 'images')")
+@click.option("--calibrate-scale", default=1.0, show_default=True,
+              help="--target vta: multiply the calibration samples by this (digits: 0.0625)")
 @click.option("--input-shape", "input_shapes", multiple=True, metavar="NAME:1x3x224x224",
               help="static shape of an input (repeatable); dynamic dimensions default to 1")
 @click.option("--quiet", is_flag=True, help="no progress bar")
 @friendly
-def compile_cmd(model, output, target, input_shapes, quiet):
-    """Compile the ONNX MODEL for the CPU into the module folder OUTPUT.
+def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, input_shapes, quiet):
+    """Compile the ONNX MODEL for the CPU or a GPU into the module folder OUTPUT.
 
     \b
     Example:
       vta compile examples/digits/digits_cnn.onnx -o out/digits.vtamod
+      vta compile model.onnx --target cuda -o out/model_cuda.vtamod   (no GPU needed)
       vta run out/digits.vtamod --eval examples/digits/heldout.npz --eval-scale 0.0625
+      vta compile examples/digits/digits_cnn.onnx --target vta --input-shape image:120x1x8x8 \
+          --calibrate examples/digits/heldout.npz --calibrate-scale 0.0625 -o out/digits_vta.vtamod
+      vta run out/digits_vta.vtamod --device tsim --eval examples/digits/heldout.npz --eval-scale 0.0625
     """
     from compiler.build_model import build_model
     from compiler.frontend import parse_input_shape
 
-    if target.split()[0] != "llvm":
-        raise click.ClickException(f"--target {target!r}: `vta compile` builds host CPU modules; "
-                                   "use --target llvm")
+    kind = target.split()[0] if target.split() else ""
+    if kind == "vta":
+        _compile_vta(model, output, preset, calib_path, calibrate_scale,
+                     dict(parse_input_shape(s) for s in input_shapes))
+        return
+    if preset or calib_path:
+        raise click.ClickException("--config and --calibrate apply to --target vta only")
+    if kind not in ("llvm", "cuda", "opencl"):
+        raise click.ClickException(f"--target {target!r}: `vta compile` builds host CPU modules "
+                                   "(--target llvm) or GPU modules (--target cuda, "
+                                   "'cuda -arch=sm_80', --target opencl)")
     shapes = dict(parse_input_shape(s) for s in input_shapes)
     start = time.perf_counter()
     cm = build_model(model, target=target, input_shapes=shapes,
@@ -45,8 +65,43 @@ def compile_cmd(model, output, target, input_shapes, quiet):
     st = cm.stats
     click.echo(f"wrote {output}: {st['kernels']} kernels for {st['calls']} calls, "
                f"{len(cm.params)} params, compiled in {time.perf_counter() - start:.1f} s "
-               f"(lowering {st['lower_s']:.1f} s, LLVM {st['llvm_s']:.1f} s)")
+               f"(lowering {st['lower_s']:.1f} s, {'LLVM' if kind == 'llvm' else kind} "
+               f"{st['llvm_s']:.1f} s)")
     for i in cm.graph_json["inputs"]:
         click.echo(f"  input  {i['name']}: {i['dtype']}{i['shape']}")
     for o in cm.graph_json["outputs"]:
+        click.echo(f"  output {o['name']}: {o['dtype']}{o['shape']}")
+
+
+def _compile_vta(model, output, preset, calib_path, scale, shapes):
+    from compiler.frontend.onnx import from_onnx
+    from compiler.quant import build_vta_model, load_calibration
+
+    start = time.perf_counter()
+    graph, params = from_onnx(model, input_shapes=shapes)
+    calib = None
+    if calib_path:
+        calib = {}
+        for i in graph.inputs:
+            try:
+                calib.update(load_calibration(calib_path, i.name, scale))
+            except (OSError, ValueError) as exc:
+                raise click.ClickException(f"--calibrate: {exc}") from None
+    else:
+        click.echo("warning: no --calibrate data; calibrating on seeded random normal inputs "
+                   "(accuracy will suffer)")
+    cm = build_vta_model(graph, params=params, config=preset, calib=calib)
+    cm.save(output)
+    qg = cm.qgraph
+    n_vta = sum(1 for n in qg.nodes if n.target == "vta")
+    click.echo(f"wrote {output}: {len(qg.nodes)} quantized nodes, {n_vta} on the accelerator "
+               f"({cm.plan.config.name}), compiled in {time.perf_counter() - start:.1f} s")
+    for n in qg.nodes:
+        if n.target == "vta":
+            click.echo(f"  vta  {n.op.value:<7} {n.name}: int8{list(n.shape)} shift {n.attrs['shift']}"
+                       f"{' relu' if n.attrs['relu'] else ''}")
+    ins, outs = cm.io()
+    for i in ins:
+        click.echo(f"  input  {i['name']}: {i['dtype']}{i['shape']}")
+    for o in outs:
         click.echo(f"  output {o['name']}: {o['dtype']}{o['shape']}")

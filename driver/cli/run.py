@@ -54,8 +54,10 @@ def _describe(name, y):
               help="multiply --eval images by this (digits: 0.0625 = pixel / 16)")
 @click.option("--save-output", type=click.Path(dir_okay=False), metavar="FILE.npy",
               help="write output 0 to this .npy file")
+@click.option("--device", type=click.Choice(["tsim", "fsim", "rtl"]), default=None,
+              help="accelerator modules (--target vta): the device backend [default: tsim]")
 @friendly
-def run_cmd(module_dir, inputs, seed, repeat, eval_path, eval_scale, save_output):
+def run_cmd(module_dir, inputs, seed, repeat, eval_path, eval_scale, save_output, device):
     """Run the compiled MODULE (a folder from `vta compile`) and print its outputs and latency.
 
     \b
@@ -65,7 +67,14 @@ def run_cmd(module_dir, inputs, seed, repeat, eval_path, eval_scale, save_output
       vta run out/digits.vtamod --eval examples/digits/heldout.npz --eval-scale 0.0625
     """
     from driver.runtime import load_module, num_threads
+    from driver.vta_runtime import is_vta_module
 
+    if is_vta_module(module_dir):
+        _run_vta(module_dir, device or "tsim", inputs, seed, eval_path, eval_scale, save_output)
+        return
+    if device:
+        raise click.ClickException(f"--device {device}: {module_dir} is a CPU module; "
+                                   "compile with --target vta for the accelerator")
     m = load_module(module_dir)
     if eval_path:
         _evaluate(m, eval_path, eval_scale)
@@ -83,8 +92,10 @@ def run_cmd(module_dir, inputs, seed, repeat, eval_path, eval_scale, save_output
         click.echo(f"wrote {save_output}")
     if repeat > 0:
         t = m.benchmark(repeat)
+        where = (m.graph["target"] if m.graph.get("format") == "vtamod-gpu-1"
+                 else f"{num_threads()} threads")
         click.echo(f"latency: {t['median_s'] * 1e3:.3f} ms median, {t['min_s'] * 1e3:.3f} ms best of "
-                   f"{repeat} runs ({num_threads()} threads)")
+                   f"{repeat} runs ({where})")
 
 
 def _evaluate(m, path, scale):
@@ -108,3 +119,66 @@ def _evaluate(m, path, scale):
         m.run()
         correct += int(np.argmax(m.get_output(0).reshape(-1)) == int(y))
     click.echo(f"accuracy: {correct / len(ys) * 100:.2f} % ({correct} / {len(ys)}) on {path}")
+
+
+def _read_eval(path):
+    try:
+        data = np.load(path)
+    except (OSError, ValueError) as exc:
+        raise click.ClickException(f"--eval: cannot read {path!r}: {exc}") from None
+    xs = data["images"] if "images" in data else data.get("x")
+    ys = data["labels"] if "labels" in data else data.get("y")
+    if xs is None or ys is None:
+        raise click.ClickException(f"--eval {path}: needs arrays 'images' and 'labels' (or 'x' and "
+                                   f"'y'); it has {', '.join(data.files)}")
+    return xs, ys
+
+
+def _run_vta(module_dir, device, inputs, seed, eval_path, scale, save_output):
+    """An accelerator module: plan steps on the CPU and the device; cycles and utilization."""
+    from driver.vta_runtime import load_vta_module
+
+    m = load_vta_module(module_dir, device)
+    (name, shape, dtype), = m.input_info() if len(m.input_info()) == 1 else (None,)
+    if eval_path:
+        xs, ys = _read_eval(eval_path)
+        batch = shape[0]
+        xs = (xs.astype(np.float64) * scale).astype(np.float32).reshape((-1,) + tuple(shape[1:]))
+        n = len(xs)
+        preds = []
+        for k in range(0, n, batch):
+            idx = np.arange(k, k + batch) % n  # the last batch is padded with real samples
+            y = m.run({name: xs[idx]})[0]
+            preds.append(np.argmax(y.reshape(batch, -1), axis=1)[:min(batch, n - k)])
+        correct = int((np.concatenate(preds) == ys).sum())
+        click.echo(f"accuracy: {correct / n * 100:.2f} % ({correct} / {n}) on {eval_path} "
+                   f"(device {device}, batches of {batch})")
+    else:
+        feed, given = _load_inputs_info(m.input_info(), inputs, seed)
+        outs = m.run(feed)
+        for (oname, _, _), y in zip(m.output_info(), outs):
+            click.echo(_describe(oname, y))
+        if save_output:
+            np.save(save_output, outs[0])
+            click.echo(f"wrote {save_output}")
+    st = m.stats()
+    if device == "fsim":
+        click.echo(f"device fsim: {st['runs']} program runs, DRAM {st['dram_bytes']} B "
+                   "(the functional simulator has no cycles; use --device tsim)")
+        return
+    util = (f"GEMM utilization {100 * st['gemm_utilization']:.2f} %" if device == "tsim"
+            else "GEMM utilization n/a (rtl counts no MACs)")
+    click.echo(f"device {device}: {st['runs']} program runs, total cycles {st['cycles']}, "
+               f"{util}, DRAM {st['dram_bytes']} B")
+    peak = m.device.peak_macs_per_cycle
+    for c in st["layers"].values():
+        u = f"{100 * c['gemm_macs'] / (c['cycles'] * peak):6.2f} %" if c["gemm_macs"] else "   n/a"
+        click.echo(f"  {c['name']:<16} {c['runs']:>4} runs {c['cycles']:>12} cycles  GEMM {u}  "
+                   f"DRAM {c['dram_bytes']} B")
+
+
+def _load_inputs_info(info, specs, seed):
+    class _M:
+        def input_info(self):
+            return info
+    return _load_inputs(_M(), specs, seed)

@@ -95,6 +95,8 @@ def conv_tile(out: Tensor, reductions: list, min_threads: int = 32768) -> int:
 def schedule_stage(out: Tensor, reductions: list, threads: int = 256, tile: int = 1):
     """A schedule of ``out`` (one thread per output element, or ``tile`` output channels of a
     packed conv per thread) with ``reductions`` computed per thread in registers."""
+    if out.op.reduce_axis:     # a root reduction: accumulate in registers, one output a thread
+        return schedule_partial(out, threads, 1)
     s = te.create_schedule(out)
     st = s[out]
     axes = list(out.op.axis)
@@ -124,4 +126,88 @@ def schedule_stage(out: Tensor, reductions: list, threads: int = 256, tile: int 
             sp, red = list(r.op.axis), list(r.op.reduce_axis)
             s[r].reorder(*sp[:-1], *red, sp[-1])
             s[r].unroll(sp[-1])
+    return s
+
+
+def split_k_factor(acc: Tensor, tile: int = 1, min_threads: int = 1 << 17, min_chunk: int = 8) -> int:
+    """Parts S to split the first reduce axis of ``acc`` into (1: no split): the smallest power of
+    two dividing it that gives ``min_threads`` threads, keeping ``min_chunk`` iterations a part."""
+    if acc.op.body.op is not Op.REDUCE or acc.op.body.arg[0] != "sum" or not acc.op.reduce_axis:
+        return 1
+    k = acc.op.reduce_axis[0]
+    if k.min != 0:
+        return 1
+    n = 1
+    for e in acc.shape:
+        n *= e
+    s = 1
+    while n * s // tile < min_threads and k.extent % (2 * s) == 0 and k.extent // (2 * s) >= min_chunk:
+        s *= 2
+    return s
+
+
+def split_k(acc: Tensor, parts: int) -> tuple[Tensor, Tensor]:
+    """``acc`` (a sum over reduce axes k, ...) as ``partial[S, *shape]`` (each part sums a slice
+    of k) and ``total[*shape] = sum_s partial[s, ...]``: S times the threads, each with a
+    chain S times shorter (split-K). Returns (partial, total)."""
+    body = acc.op.body
+    red = body.arg[1]
+    k = red[0]
+    chunk = k.extent // parts
+    ki = te.reduce_axis(chunk, k.name + "_i")
+    axes = acc.op.axis
+    src, cond = body.src
+
+    def part(s, *idx):
+        m = {a.var: i for a, i in zip(axes, idx)}
+        m[k.var] = s * chunk + ki.var
+        return te.sum(substitute(src, m), axis=[ki, *red[1:]], where=substitute(cond, m))
+    partial = te.compute((parts, *acc.shape), part, name=acc.name + "_part")
+    r = te.reduce_axis(parts, "s")
+    total = te.compute(acc.shape, lambda *idx: te.sum(partial[(r, *idx)], axis=r), name=acc.name)
+    return partial, total
+
+
+def replace_reads(t: Tensor, old: Tensor, new: Tensor) -> Tensor:
+    """``t`` recomputed with its reads of ``old`` going to ``new``."""
+    from ...tir import ir
+
+    def fn(x):
+        if x.op is Op.TENSOR_READ and x.arg is old:
+            return ir.Expr(Op.TENSOR_READ, x.dtype, x.src, new)
+        return None
+    return ComputeOp(t.op.name, t.op.axis, t.op.reduce_axis, rewrite_expr(t.op.body, fn)).output
+
+
+def schedule_partial(partial: Tensor, threads: int = 256, tile: int = 1):
+    """A root reduction ``partial`` accumulated in registers (``cache_write`` "local",
+    ``compute_at`` the thread loop) with ``tile`` elements of its last axis per thread and
+    the reduce loops outside them, so each loaded input feeds ``tile`` accumulators."""
+    s = te.create_schedule(partial)
+    cache = s.cache_write(partial, "local")
+    st = s[partial]
+    axes = list(partial.op.axis)
+    inner = None
+    if tile > 1:
+        lo, inner = st.split(axes[-1], factor=tile)
+        axes = axes[:-1] + [lo]
+    n = 1
+    for a in partial.op.axis:
+        n *= a.extent
+    n //= tile
+    f = st.fuse(*axes) if len(axes) > 1 else axes[0]
+    threads = min(threads, max(32, 1 << (n - 1).bit_length()))
+    while threads > 64 and -(-n // threads) < MIN_BLOCKS:
+        threads //= 2
+    bo, ti = st.split(f, factor=threads)
+    st.bind(bo, te.thread_axis("blockIdx.x"))
+    st.bind(ti, te.thread_axis("threadIdx.x"))
+    if inner is not None:
+        st.unroll(inner)
+    sc = s[cache]
+    sc.compute_at(st, ti)
+    sp = list(cache.op.axis)
+    sc.reorder(*sp[:-1], *cache.op.reduce_axis, sp[-1])
+    if tile > 1:
+        sc.unroll(sp[-1])
     return s

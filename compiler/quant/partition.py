@@ -1,0 +1,178 @@
+"""Partition a ``QGraph`` between the accelerator and the CPU, and compile the accelerator part.
+
+``partition(qg, cfg)`` marks each CONV2D / DENSE node ``target="vta"`` when the
+accelerator can run it and packing pays: at least ``min_channels`` input
+channels (default BLOCK_IN / 4; a first conv over 1 or 3 image channels would
+waste 15/16 or 13/16 of every GEMM and stays on the CPU). Everything else
+(pooling, residual adds, reshapes, float ops, quantize/dequantize) runs on the CPU.
+
+``build_plan(qg, cfg)`` compiles each accelerator node with
+``compiler.topi.vta.conv2d_program`` (weights and bias baked into the program's
+"kernel"/"bias" buffers) and lays out the execution plan: a list of ``Step``s in
+order, with the data movement inserted:
+
+    cpu     node             run the node in numpy (``qgraph.eval_node``)
+    pack    value -> packed  NCHW int8 -> the accelerator's NCHWnc (``layout.pack_nchw``)
+    vta     packed -> packed run the node's program: "data" in, "out" out
+    unpack  packed -> value  NCHWnc -> NCHW, cropped to the real channels
+
+A packed output feeds the next accelerator node directly when its layout is that
+node's input layout (same block sizes): no unpack/pack round trip.
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import numpy as np
+
+from compiler.topi.vta import conv2d_program
+from compiler.topi.vta.environment import Env
+from vta_hw.config import VTAConfig
+from vta_hw.program import Program
+from vta_hw.timing import DramTiming
+
+from .qgraph import QGraph, QOp
+
+
+@dataclasses.dataclass(frozen=True)
+class Step:
+    """One step of the execution plan (module docstring). Values are named strings."""
+    kind: str                 # "cpu" | "pack" | "vta" | "unpack"
+    node: int                 # the QGraph node this step belongs to
+    inputs: tuple[str, ...]
+    output: str
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "node": self.node, "inputs": list(self.inputs),
+                "output": self.output}
+
+    @classmethod
+    def from_json(cls, d: dict) -> "Step":
+        return cls(d["kind"], d["node"], tuple(d["inputs"]), d["output"])
+
+
+@dataclasses.dataclass
+class Plan:
+    """The partitioned, compiled model: plan steps and one program per accelerator node."""
+    qgraph: QGraph
+    steps: list[Step]
+    programs: dict[int, Program]          # node index -> program
+    config: VTAConfig
+    layer_stats: dict[int, dict]          # node index -> compile figures
+    compile_s: float
+
+
+def partition(qg: QGraph, cfg: VTAConfig, *, min_channels: int | None = None) -> QGraph:
+    """Set ``target`` on every node (module docstring); returns a new QGraph."""
+    env = Env(cfg)
+    if min_channels is None:
+        min_channels = max(1, env.BLOCK_IN // 4)
+    nodes = []
+    for n in qg.nodes:
+        target = "cpu"
+        if n.op in (QOp.CONV2D, QOp.DENSE):
+            w = qg.params[n.params[0]]
+            if w.shape[1] >= min_channels:
+                target = "vta"
+        nodes.append(dataclasses.replace(n, target=target))
+    return QGraph(nodes, list(qg.inputs), list(qg.outputs), list(qg.output_names), qg.params)
+
+
+def _value(i: int) -> str:
+    return f"%{i}"
+
+
+def compile_node(qg: QGraph, i: int, cfg: VTAConfig, *, vthreads: int = 2,
+                 dram: DramTiming | None = None, measure=None):
+    """The ``Conv2dKernel`` of accelerator node ``i``, weights/bias baked into its program."""
+    n = qg.nodes[i]
+    x = qg.nodes[n.src[0]]
+    w, b = (qg.params[p] for p in n.params)
+    a = n.attrs
+    if n.op is QOp.CONV2D:
+        k = conv2d_program(cfg, x.shape, w.shape, a["strides"], a["padding"], shift=a["shift"],
+                           relu=a["relu"], bias=True, vthreads=vthreads, dram=dram, measure=measure)
+    else:
+        # dense (N, C) x (O, C) as a 1x1 conv over a 1 x N image: the rows become pixels
+        # of one image row, so the tile search blocks them and each DMA row moves many
+        # (N batch blocks of one pixel each would run one pixel per tile: 5x the cycles)
+        N, C = x.shape
+        k = conv2d_program(cfg, (1, C, 1, N), w.shape + (1, 1), shift=a["shift"],
+                           relu=a["relu"], bias=True, vthreads=vthreads, dram=dram,
+                           measure=measure)
+        w = w[:, :, None, None]
+    baked = {"kernel": k.pack_weight(w), "bias": k.pack_bias(b)}
+    bufs = [dataclasses.replace(s, data=baked[s.name]) if s.name in baked else s
+            for s in k.program.buffers]
+    k.program = dataclasses.replace(k.program, buffers=bufs)
+    return k
+
+
+def build_plan(qg: QGraph, cfg: VTAConfig, *, vthreads: int = 2, dram: DramTiming | None = None,
+               measure=None, min_channels: int | None = None) -> Plan:
+    """Partition ``qg`` and compile its accelerator nodes (module docstring)."""
+    t0 = time.perf_counter()
+    qg = partition(qg, cfg, min_channels=min_channels)
+    programs, stats, steps = {}, {}, []
+    packed_of: dict[int, str] = {}     # node -> name of its packed value
+    have_plain: set[int] = set(qg.inputs)
+    unpack_needed = {i: False for i in range(len(qg.nodes))}
+    for i, n in enumerate(qg.nodes):
+        for s in n.src:
+            if n.target != "vta":
+                unpack_needed[s] = True
+    for o in qg.outputs:
+        unpack_needed[o] = True
+
+    def plain(s: int) -> str:
+        if s not in have_plain:
+            steps.append(Step("unpack", s, (packed_of[s],), _value(s)))
+            have_plain.add(s)
+        return _value(s)
+
+    for i, n in enumerate(qg.nodes):
+        if n.op is QOp.INPUT:
+            continue
+        if n.target != "vta":
+            steps.append(Step("cpu", i, tuple(plain(s) for s in n.src), _value(i)))
+            have_plain.add(i)
+            continue
+        k = compile_node(qg, i, cfg, vthreads=vthreads, dram=dram, measure=measure)
+        programs[i] = k.program
+        stats[i] = {"name": n.name, "compile_s": k.compile_s, "tiling": str(k.tiling),
+                    "insns": len(k.program.insns), "uops": len(k.program.uops)}
+        s = n.src[0]
+        want = k.program.buffer("data").shape
+        src_prog = programs.get(s)
+        if s in packed_of and src_prog is not None and src_prog.buffer("out").shape == tuple(want):
+            data = packed_of[s]
+        else:
+            data = f"{_value(s)}.packed@{i}"
+            steps.append(Step("pack", i, (plain(s),), data))
+        packed_of[i] = f"{_value(i)}.packed"
+        steps.append(Step("vta", i, (data,), packed_of[i]))
+        if unpack_needed[i]:
+            plain(i)
+    return Plan(qg, steps, programs, cfg, stats, time.perf_counter() - t0)
+
+
+def pack_value(cfg: VTAConfig, x: np.ndarray, shape) -> np.ndarray:
+    """NCHW (or dense (N, C)) int8 -> the packed ``shape`` of a program's "data" buffer."""
+    from compiler.topi.vta.layout import pack_nchw
+    env = Env(cfg)
+    x = np.asarray(x, np.int8)
+    if x.ndim == 2:  # dense rows as the pixels of a (1, C, 1, N) image (``compile_node``)
+        x = x.T[None, :, None, :]
+    p = pack_nchw(x, env.BATCH, env.BLOCK_IN)
+    if p.shape != tuple(shape):
+        raise ValueError(f"packed value has shape {p.shape}, the program's data buffer {tuple(shape)}")
+    return p
+
+
+def unpack_value(packed: np.ndarray, shape) -> np.ndarray:
+    """A program's packed "out" -> NCHW (or N, C) int8 of ``shape``."""
+    from compiler.topi.vta.layout import unpack_nchw
+    if len(shape) == 2:  # dense: (1, O, 1, N) -> (N, O)
+        return np.ascontiguousarray(unpack_nchw(packed, 1, shape[1])[0, :, 0, :].T)
+    return unpack_nchw(packed, shape[0], shape[1])

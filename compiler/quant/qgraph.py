@@ -1,0 +1,207 @@
+"""The quantized graph: int8 tensors with power-of-two scales, and its exact numpy executor.
+
+A ``QGraph`` is a list of ``QNode``s in topological order (a node's ``src`` are
+indices of earlier nodes). Every value is either
+
+- ``int8`` with an exponent ``exp``: the real value is ``q * 2**-exp`` (symmetric,
+  per tensor, zero point 0), or
+- ``float32`` (graph inputs, outputs, and ops that run in float on the CPU).
+
+Ops (``QOp``) and their integer semantics, the same as the accelerator's
+(``compiler.topi.vta.layout.conv2d_reference``)::
+
+    INPUT       float input (name)
+    QUANTIZE    float -> int8: clip(round_half_even(x * 2**exp), -128, 127)
+    DEQUANTIZE  int8 -> float32: q * 2**-exp(src)
+    CONV2D      int8 x, params weight (OIHW int8), bias ((O,) int32):
+                acc = sum x*w (int32) + bias; y = clip(relu?(acc >> shift), -128, 127)
+                attrs: strides, padding (symmetric h, w), shift, relu
+    DENSE       the same on (N, C) x (O, C)
+    ADD         int8 a, int8 b: ((a << la) + (b << lb) [+ round]) >> shift, relu?, clip
+                attrs: la, lb (left shifts to a common exponent), shift, relu
+    MEAN        global average pool on int8: floor((sum + HW // 2) / HW), same exp
+    INT8        a graph op (``compiler.graph.Op`` name in attrs "op", its attributes
+                in "attrs") that moves or selects values only (reshape, max pool,
+                relu, ...), run on the int8 tensor; same exp
+    FLOAT       a graph op run in float32 on float inputs (softmax, anything else)
+
+Weights and biases live in ``QGraph.params`` (name -> array). ``run(qgraph, inputs)``
+is the oracle the accelerator must match bit for bit; ``run(..., keep=True)``
+returns every value.
+"""
+from __future__ import annotations
+
+import dataclasses
+import enum
+from typing import Any, Mapping
+
+import numpy as np
+
+from compiler.topi.vta.layout import conv2d_reference
+
+
+class QOp(str, enum.Enum):
+    # leaves and domain changes
+    INPUT = "input"
+    QUANTIZE = "quantize"
+    DEQUANTIZE = "dequantize"
+    # accelerator-able (GEMM + ALU)
+    CONV2D = "conv2d"
+    DENSE = "dense"
+    # integer CPU ops
+    ADD = "add"
+    MEAN = "mean"
+    INT8 = "int8"
+    # float CPU fallback
+    FLOAT = "float"
+
+
+@dataclasses.dataclass(frozen=True)
+class QNode:
+    """One quantized op (module docstring). ``params`` names its weight/bias entries."""
+    op: QOp
+    src: tuple[int, ...]
+    shape: tuple[int, ...]
+    dtype: str                      # "int8" or "float32"
+    exp: int | None = None          # int8 values: real = q * 2**-exp
+    attrs: dict = dataclasses.field(default_factory=dict)
+    params: tuple[str, ...] = ()
+    name: str = ""
+    target: str = "cpu"             # "cpu" or "vta" (set by ``partition``)
+
+    def to_json(self) -> dict:
+        return {"op": self.op.value, "src": list(self.src), "shape": list(self.shape),
+                "dtype": self.dtype, "exp": self.exp, "attrs": _jsonable(self.attrs),
+                "params": list(self.params), "name": self.name, "target": self.target}
+
+    @classmethod
+    def from_json(cls, d: dict) -> "QNode":
+        return cls(QOp(d["op"]), tuple(d["src"]), tuple(d["shape"]), d["dtype"], d["exp"],
+                   _tuplify(d["attrs"]), tuple(d["params"]), d["name"], d["target"])
+
+
+@dataclasses.dataclass
+class QGraph:
+    """Nodes in topological order; ``inputs``/``outputs`` are node indices."""
+    nodes: list[QNode]
+    inputs: list[int]
+    outputs: list[int]
+    output_names: list[str]
+    params: dict[str, np.ndarray]
+
+    def to_json(self) -> dict:
+        return {"nodes": [n.to_json() for n in self.nodes], "inputs": self.inputs,
+                "outputs": self.outputs, "output_names": self.output_names}
+
+    @classmethod
+    def from_json(cls, d: dict, params: Mapping[str, np.ndarray]) -> "QGraph":
+        return cls([QNode.from_json(n) for n in d["nodes"]], list(d["inputs"]),
+                   list(d["outputs"]), list(d["output_names"]), dict(params))
+
+    def summary(self) -> str:
+        lines = []
+        for i, n in enumerate(self.nodes):
+            a = ", ".join(f"{k}={v}" for k, v in n.attrs.items() if k != "attrs")
+            lines.append(f"%{i} = {n.op.value}{'@' + n.target if n.target != 'cpu' else ''}"
+                         f"({', '.join(f'%{s}' for s in n.src)}) {n.dtype}{list(n.shape)}"
+                         f"{'' if n.exp is None else f' exp={n.exp}'}{' ' + a if a else ''}")
+        return "\n".join(lines)
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {k: _jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_jsonable(x) for x in v]
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
+
+
+def _tuplify(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {k: _tuplify(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return tuple(_tuplify(x) for x in v)
+    return v
+
+
+def quantize_array(x: np.ndarray, exp: int) -> np.ndarray:
+    """float -> int8 at exponent ``exp``: clip(round_half_even(x * 2**exp))."""
+    return np.clip(np.rint(np.asarray(x, np.float64) * 2.0 ** exp), -128, 127).astype(np.int8)
+
+
+def dequantize_array(q: np.ndarray, exp: int) -> np.ndarray:
+    return (q.astype(np.float32) * np.float32(2.0 ** -exp)).astype(np.float32)
+
+
+def _clip8(y: np.ndarray, relu: bool) -> np.ndarray:
+    if relu:
+        y = np.maximum(y, 0)
+    return np.clip(y, -128, 127).astype(np.int8)
+
+
+def eval_node(node: QNode, args: list[np.ndarray], params: Mapping[str, np.ndarray]) -> np.ndarray:
+    """The value of ``node`` given its input values (integer semantics, module docstring)."""
+    a = node.attrs
+    op = node.op
+    if op is QOp.QUANTIZE:
+        return quantize_array(args[0], node.exp)
+    if op is QOp.DEQUANTIZE:
+        return dequantize_array(args[0], a["src_exp"])
+    if op is QOp.CONV2D:
+        w, b = (params[p] for p in node.params)
+        return conv2d_reference(args[0], w, b, a["strides"], a["padding"], a["shift"], a["relu"])
+    if op is QOp.DENSE:
+        w, b = (params[p] for p in node.params)
+        return conv2d_reference(args[0][:, :, None, None], w[:, :, None, None], b,
+                                shift=a["shift"], relu=a["relu"])[:, :, 0, 0]
+    if op is QOp.ADD:
+        s = (args[0].astype(np.int32) << a["la"]) + (args[1].astype(np.int32) << a["lb"])
+        if a["shift"]:
+            s = (s + (1 << (a["shift"] - 1))) >> a["shift"]
+        return _clip8(s, a["relu"])
+    if op is QOp.MEAN:
+        x = args[0]
+        axes = tuple(range(2, x.ndim))
+        hw = int(np.prod([x.shape[i] for i in axes]))
+        s = x.astype(np.int32).sum(axis=axes, keepdims=True)
+        return _clip8((s + hw // 2) // hw, False)
+    if op is QOp.FLOAT and a["op"] == "PARAM":
+        return np.asarray(params[node.params[0]])
+    if op in (QOp.INT8, QOp.FLOAT):
+        from compiler.graph.ops import Op
+        from compiler.graph.registry import lookup
+        y = lookup(Op[a["op"]]).compute(list(args), dict(a["attrs"]))
+        return np.asarray(y, node.dtype)
+    raise ValueError(f"eval_node: op {op!r} has no CPU implementation here")
+
+
+def run(qg: QGraph, inputs: Mapping[str, np.ndarray], *, keep: bool = False,
+        override: Mapping[int, Any] | None = None):
+    """Run the quantized graph in numpy: the bit-exactness oracle.
+
+    Args:
+        inputs: graph input name -> float array of the input's shape.
+        keep: return every node's value (a list by node index) instead of the outputs.
+        override: node index -> function ``(node, args) -> value`` used instead of
+            ``eval_node`` (the accelerator runtime plugs its device in here).
+
+    Returns:
+        list of output arrays (or of every value with ``keep``).
+    """
+    vals: list[np.ndarray | None] = [None] * len(qg.nodes)
+    for i, n in enumerate(qg.nodes):
+        if n.op is QOp.INPUT:
+            if n.name not in inputs:
+                raise KeyError(f"input {n.name!r} not given; inputs: {sorted(inputs)}")
+            x = np.asarray(inputs[n.name], np.float32)
+            if x.shape != n.shape:
+                raise ValueError(f"input {n.name!r} has shape {list(x.shape)}, the quantized graph "
+                                 f"expects {list(n.shape)}")
+            vals[i] = x
+            continue
+        args = [vals[s] for s in n.src]
+        fn = override.get(i) if override else None
+        vals[i] = fn(n, args) if fn else eval_node(n, args, qg.params)
+    return vals if keep else [vals[o] for o in qg.outputs]

@@ -1,0 +1,281 @@
+"""Float graph -> ``QGraph``: calibration and int8 quantization with power-of-two scales.
+
+Pipeline (``quantize``), each step one function::
+
+    prepare        infer_types, fold_constants, fold_batch_norm, eliminate_dead_code
+                   (``compiler.graph.optimize`` without fusion): batch norm is folded into
+                   the conv weights and a bias add before anything is quantized
+    calibrate      run the float graph (``compiler.graph.run``) on sample inputs and record
+                   every tensor's largest magnitude
+    quantize       walk the graph in order and emit ``QNode``s (``qgraph`` docstring)
+
+Scales are symmetric, per tensor and powers of two, as in VTA's quantizer
+(TVM ``relay.quantize`` with power-of-two scales): a tensor of largest magnitude
+``m`` gets exponent ``e = floor(log2(127 / m))`` (real = q * 2**-e). Weights get
+their own exponent the same way; a conv's int32 accumulator then has exponent
+``ex + ew`` and is requantized to the output's exponent ``ey`` by an arithmetic
+right shift of ``ex + ew - ey`` (0..31), which the accelerator's ALU does (SHR).
+The bias is quantized at the accumulator's exponent, with ``2**(shift-1)`` added
+so that the shift rounds to nearest instead of down.
+
+Patterns fused into one accelerator-able node: conv2d [+ per-channel bias add]
+[+ relu], dense [+ bias add] [+ relu]. Residual adds (+ relu) become integer ADD
+nodes, global average pooling MEAN, data movement (reshape, transpose, max pool,
+relu) runs on the int8 values; any other op runs in float on the CPU between a
+DEQUANTIZE and a QUANTIZE.
+"""
+from __future__ import annotations
+
+import math
+from typing import Mapping
+
+import numpy as np
+
+from compiler.graph import Graph, Node, Op, optimize
+from compiler.graph import run as run_float
+
+from .qgraph import QGraph, QNode, QOp, quantize_array
+
+#: graph ops that only move or select values: exact on int8, same exponent
+INT8_OPS = {Op.RESHAPE, Op.TRANSPOSE, Op.MAX_POOL, Op.RELU, Op.SLICE}
+EXP_MIN, EXP_MAX = -20, 30
+
+
+class QuantizeError(ValueError):
+    """The graph cannot be quantized (message names the node and the reason)."""
+
+
+def exponent_for(maxabs: float) -> int:
+    """The power-of-two exponent e with maxabs * 2**e <= 127 (largest such; 7 for zeros)."""
+    if not np.isfinite(maxabs):
+        raise QuantizeError(f"calibration saw a non-finite value ({maxabs}); check the inputs")
+    if maxabs <= 0:
+        return 7
+    return int(min(EXP_MAX, max(EXP_MIN, math.floor(math.log2(127.0 / maxabs)))))
+
+
+def prepare(graph: Graph, params: Mapping[str, np.ndarray]) -> tuple[Graph, dict]:
+    """Constant folding and batch-norm folding, no fusion (``compiler.graph.optimize``)."""
+    opt = optimize(graph, params, fuse=False)
+    return opt.graph, opt.params
+
+
+def _batches(graph: Graph, calib: Mapping[str, np.ndarray]):
+    """Split sample arrays (any leading count) into batches of the graph's input shapes."""
+    names = [i.name for i in graph.inputs]
+    missing = [n for n in names if n not in calib]
+    if missing:
+        raise QuantizeError(f"calibration data lacks inputs {missing}; it has {sorted(calib)}")
+    shapes = {i.name: i.shape for i in graph.inputs}
+    count = None
+    per = {}
+    for n in names:
+        a = np.asarray(calib[n], np.float32)
+        s = shapes[n]
+        a = a.reshape((-1,) + tuple(s[1:]))
+        per[n] = a
+        count = a.shape[0] if count is None else min(count, a.shape[0])
+    b = shapes[names[0]][0]
+    for k in range(0, count, b):
+        idx = np.arange(k, k + b) % count  # the last batch wraps around to real samples
+        yield {n: per[n][idx] for n in names}
+
+
+def calibrate(graph: Graph, params: Mapping[str, np.ndarray],
+              calib: Mapping[str, np.ndarray]) -> dict[Node, float]:
+    """Largest |value| of every node of ``graph`` over the samples in ``calib``.
+
+    ``calib`` maps each input name to samples: an array whose trailing dimensions are
+    the input's (any number of samples; batched as the graph's batch dimension).
+    """
+    nodes = [n for n in graph.nodes() if n.op is not Op.PARAM]
+    probe = Graph(graph.inputs, tuple(nodes))
+    stats: dict[Node, float] = {}
+    for batch in _batches(graph, calib):
+        for n, v in zip(nodes, run_float(probe, params, batch)):
+            m = float(np.max(np.abs(v))) if v.size and np.issubdtype(v.dtype, np.floating) else 0.0
+            stats[n] = max(stats.get(n, 0.0), m)
+    return stats
+
+
+def _weight(w: np.ndarray) -> tuple[np.ndarray, int]:
+    ew = exponent_for(float(np.max(np.abs(w))))
+    return quantize_array(w, ew), ew
+
+
+class _Builder:
+    def __init__(self, graph: Graph, params, stats):
+        self.graph, self.fparams, self.stats = graph, params, stats
+        self.nodes: list[QNode] = []
+        self.params: dict[str, np.ndarray] = {}
+        self.of: dict[Node, int] = {}        # float node -> qnode index
+        self.as_int_memo: dict[Node, int] = {}
+        self.as_float_memo: dict[Node, int] = {}
+        self.absorbed: set[Node] = set()     # fused into a later node's pattern
+        users = graph.consumers()
+        outs = set(graph.outputs)
+        self.sole = {n: (us[0] if len(us) == 1 and n not in outs else None) for n, us in users.items()}
+
+    def emit(self, node: QNode) -> int:
+        self.nodes.append(node)
+        return len(self.nodes) - 1
+
+    def exp_of(self, n: Node) -> int:
+        return exponent_for(self.stats.get(n, 0.0))
+
+    def as_int(self, n: Node) -> int:
+        i = self.of[n]
+        if self.nodes[i].dtype == "int8":
+            return i
+        if n not in self.as_int_memo:
+            self.as_int_memo[n] = self.emit(QNode(QOp.QUANTIZE, (i,), n.shape, "int8",
+                                                  self.exp_of(n), name=f"quantize.{i}"))
+        return self.as_int_memo[n]
+
+    def as_float(self, n: Node) -> int:
+        i = self.of[n]
+        q = self.nodes[i]
+        if q.dtype != "int8":
+            return i
+        if n not in self.as_float_memo:
+            self.as_float_memo[n] = self.emit(QNode(QOp.DEQUANTIZE, (i,), n.shape, "float32",
+                                                    attrs={"src_exp": q.exp}, name=f"dequantize.{i}"))
+        return self.as_float_memo[n]
+
+    def param(self, n: Node) -> np.ndarray | None:
+        return np.asarray(self.fparams[n.name]) if n.op is Op.PARAM else None
+
+    # --- patterns -----------------------------------------------------------------
+    def absorb(self, start: Node, channels: int, bias_shapes) -> tuple[Node, np.ndarray, bool]:
+        """Follow bias add and relu after a conv/dense: (end node, bias float (O,), relu)."""
+        end, bias, relu = start, np.zeros(channels, np.float64), False
+        nxt = self.sole.get(end)
+        if nxt is not None and nxt.op is Op.ADD and len(nxt.src) == 2:
+            other = nxt.src[1] if nxt.src[0] is end else nxt.src[0]
+            b = self.param(other)
+            if b is not None and other is not end and tuple(b.shape) in bias_shapes(channels):
+                bias = np.broadcast_to(b.reshape(-1), (channels,)).astype(np.float64)
+                self.absorbed.add(end)
+                end = nxt
+        nxt = self.sole.get(end)
+        if nxt is not None and nxt.op is Op.RELU:
+            self.absorbed.add(end)
+            end, relu = nxt, True
+        return end, bias, relu
+
+    def gemm_node(self, n: Node, kind: QOp) -> bool:
+        x, wn = n.src[0], n.src[1]
+        w = self.param(wn)
+        if w is None or len(n.src) != 2:
+            return False
+        if kind is QOp.CONV2D:
+            a = n.attr_dict
+            pads = tuple(a.get("pads", (0, 0, 0, 0)))
+            if (a.get("groups", 1) != 1 or tuple(a.get("dilations", (1, 1))) != (1, 1)
+                    or pads[0] != pads[2] or pads[1] != pads[3] or max(pads) > 15 or len(n.shape) != 4):
+                return False
+            attrs = {"strides": tuple(a.get("strides", (1, 1))), "padding": (pads[0], pads[1])}
+            shapes = lambda o: {(o,), (o, 1, 1), (1, o, 1, 1)}  # noqa: E731
+        else:
+            if len(x.shape) != 2:
+                return False
+            attrs = {}
+            shapes = lambda o: {(o,), (1, o)}  # noqa: E731
+        O = w.shape[0]
+        end, bias, relu = self.absorb(n, O, shapes)
+        xi = self.as_int(x)
+        ex = self.nodes[xi].exp
+        wq, ew = _weight(w)
+        ea = ex + ew
+        ey = min(self.exp_of(end), ea)
+        ey = max(ey, ea - 31)
+        shift = ea - ey
+        bq = np.rint(bias * 2.0 ** ea) + ((1 << (shift - 1)) if shift else 0)
+        bq = np.clip(bq, -2 ** 31, 2 ** 31 - 1).astype(np.int32)
+        k = len(self.nodes)
+        pw, pb = f"q{k}.weight", f"q{k}.bias"
+        self.params[pw], self.params[pb] = wq, bq
+        attrs.update(shift=int(shift), relu=relu, ew=int(ew))
+        self.of[end] = self.emit(QNode(kind, (xi,), end.shape, "int8", int(ey), attrs, (pw, pb),
+                                       name=n.label or f"{kind.value}{k}"))
+        return True
+
+    def residual_add(self, n: Node) -> bool:
+        a, b = n.src
+        if a.op is Op.PARAM or b.op is Op.PARAM or a.shape != n.shape or b.shape != n.shape:
+            return False
+        ai, bi = self.as_int(a), self.as_int(b)
+        ea, eb = self.nodes[ai].exp, self.nodes[bi].exp
+        end, relu = n, False
+        nxt = self.sole.get(n)
+        if nxt is not None and nxt.op is Op.RELU:
+            self.absorbed.add(n)
+            end, relu = nxt, True
+        E = max(ea, eb)
+        eo = max(min(self.exp_of(end), E), E - 31)
+        self.of[end] = self.emit(QNode(QOp.ADD, (ai, bi), end.shape, "int8", int(eo),
+                                       {"la": E - ea, "lb": E - eb, "shift": E - eo, "relu": relu},
+                                       name=n.label or "add"))
+        return True
+
+    def visit(self, n: Node) -> None:
+        if n in self.of or n in self.absorbed or n.op is Op.PARAM:
+            return
+        if n.op is Op.INPUT:
+            self.of[n] = self.emit(QNode(QOp.INPUT, (), n.shape, "float32", name=n.name))
+            return
+        if n.op is Op.CONV2D and self.gemm_node(n, QOp.CONV2D):
+            return
+        if n.op is Op.DENSE and self.gemm_node(n, QOp.DENSE):
+            return
+        if n.op is Op.ADD and self.residual_add(n):
+            return
+        acts = [s for s in n.src if s.op is not Op.PARAM]
+        if n.op is Op.GLOBAL_AVG_POOL:
+            xi = self.as_int(n.src[0])
+            self.of[n] = self.emit(QNode(QOp.MEAN, (xi,), n.shape, "int8", self.nodes[xi].exp,
+                                         name=n.label or "mean"))
+            return
+        if n.op in INT8_OPS and len(acts) == len(n.src) == 1:
+            xi = self.as_int(n.src[0])
+            self.of[n] = self.emit(QNode(QOp.INT8, (xi,), n.shape, "int8", self.nodes[xi].exp,
+                                         {"op": n.op.name, "attrs": n.attr_dict},
+                                         name=n.label or n.op.name.lower()))
+            return
+        # float fallback: params become float constants of the node
+        srcs = []
+        for s in n.src:
+            if s.op is Op.PARAM:
+                key = f"f{len(self.nodes)}.{s.name}"
+                self.params[key] = np.asarray(self.fparams[s.name])
+                srcs.append(self.emit(QNode(QOp.FLOAT, (), s.shape, s.dtype,
+                                            attrs={"op": "PARAM", "attrs": {}}, params=(key,),
+                                            name=key)))
+            else:
+                srcs.append(self.as_float(s))
+        self.of[n] = self.emit(QNode(QOp.FLOAT, tuple(srcs), n.shape, n.dtype,
+                                     attrs={"op": n.op.name, "attrs": n.attr_dict},
+                                     name=n.label or n.op.name.lower()))
+
+
+def quantize(graph: Graph, params: Mapping[str, np.ndarray],
+             calib: Mapping[str, np.ndarray], *, prepared: bool = False) -> QGraph:
+    """Quantize a float graph (module docstring).
+
+    Args:
+        graph, params: the float graph (from ``compiler.frontend.from_onnx``), static shapes.
+        calib: input name -> sample array (``calibrate``).
+        prepared: ``graph`` already went through ``prepare``.
+
+    Returns:
+        QGraph whose outputs are float32 (dequantized), in the graph's output order.
+    """
+    if not prepared:
+        graph, params = prepare(graph, params)
+    stats = calibrate(graph, params, calib)
+    b = _Builder(graph, params, stats)
+    for n in graph.nodes():
+        b.visit(n)
+    outs = [b.as_float(o) for o in graph.outputs]
+    names = list(graph.output_names) or [f"output{i}" for i in range(len(outs))]
+    return QGraph(b.nodes, [b.of[i] for i in graph.inputs], outs, names, b.params)

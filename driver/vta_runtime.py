@@ -1,0 +1,120 @@
+"""Run a ``vtamod-vta-1`` module folder (``compiler.quant.module``) on a ``driver.device.Device``.
+
+The plan's steps run in order: ``cpu`` steps in numpy (``compiler.quant.qgraph.eval_node``,
+the oracle's own code), ``pack``/``unpack`` convert layouts, ``vta`` steps copy the
+packed input into the node's program, run it on the device and copy the output out.
+
+Usage::
+
+    m = load_vta_module("out/digits_vta.vtamod", device="tsim")
+    logits, = m.run({"image": x})
+    m.stats()   # cycles, GEMM utilization, DRAM bytes, per accelerator node
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from vta_hw.config import VTAConfig
+from vta_hw.program import Program
+
+from .device import Device
+
+# the plan's pieces (compiler.quant) load with the first module, so that ``is_vta_module``
+# costs the CPU runtime nothing (it runs without llvmlite and onnx)
+
+FORMAT = "vtamod-vta-1"
+
+
+def is_vta_module(path) -> bool:
+    p = Path(path) / "graph.json"
+    if not p.exists():
+        return False
+    try:
+        return json.loads(p.read_text()).get("format") == FORMAT
+    except ValueError:
+        return False
+
+
+class VtaModule:
+    """A loaded accelerator module (module docstring)."""
+
+    def __init__(self, path, device: Device | str = "tsim", *, dram_timing=None,
+                 timeout_s: float | None = None):
+        from compiler.quant.partition import Step
+        from compiler.quant.qgraph import QGraph
+        path = Path(path)
+        doc = json.loads((path / "graph.json").read_text())
+        if doc.get("format") != FORMAT:
+            raise ValueError(f"{path}: format {doc.get('format')!r}, expected {FORMAT!r}")
+        self.path, self.doc = path, doc
+        self.cfg = VTAConfig.from_dict(doc["config"])
+        with np.load(path / "params.npz") as z:
+            params = {k: z[k] for k in z.files}
+        self.qgraph = QGraph.from_json(doc["qgraph"], params)
+        self.steps = [Step.from_json(s) for s in doc["steps"]]
+        self.programs = {int(k): Program.load(path / f) for k, f in doc["programs"].items()}
+        if isinstance(device, str):
+            device = Device(device, config=self.cfg, dram_timing=dram_timing)
+        self.device = device
+        self.loaded = {k: device.load(p) for k, p in self.programs.items()}
+        self.timeout_s = timeout_s
+        self.layer_counters: dict[int, dict] = {}
+
+    def input_info(self):
+        return [(i["name"], tuple(i["shape"]), i["dtype"]) for i in self.doc["inputs"]]
+
+    def output_info(self):
+        return [(o["name"], tuple(o["shape"]), o["dtype"]) for o in self.doc["outputs"]]
+
+    def run(self, inputs: dict[str, np.ndarray], *, keep: bool = False):
+        """Outputs (a list, graph output order); with ``keep`` a dict of every value by name."""
+        from compiler.quant.partition import pack_value, unpack_value
+        from compiler.quant.qgraph import eval_node
+        qg = self.qgraph
+        vals: dict[str, np.ndarray] = {}
+        for i in qg.inputs:
+            n = qg.nodes[i]
+            x = np.asarray(inputs[n.name], np.float32)
+            if x.shape != n.shape:
+                raise ValueError(f"input {n.name!r} has shape {list(x.shape)}, the module was "
+                                 f"compiled for {list(n.shape)}")
+            vals[f"%{i}"] = x
+        for s in self.steps:
+            n = qg.nodes[s.node]
+            if s.kind == "cpu":
+                vals[s.output] = eval_node(n, [vals[v] for v in s.inputs], qg.params)
+            elif s.kind == "pack":
+                h = self.loaded[s.node]
+                vals[s.output] = pack_value(self.cfg, vals[s.inputs[0]], h.program.buffer("data").shape)
+            elif s.kind == "unpack":
+                vals[s.output] = unpack_value(vals[s.inputs[0]], n.shape)
+            elif s.kind == "vta":
+                h = self.loaded[s.node]
+                h.copy_in("data", vals[s.inputs[0]])
+                r = self.device.run_sync(h, self.timeout_s)
+                c = self.layer_counters.setdefault(s.node, {"name": n.name, "runs": 0, "cycles": 0,
+                                                            "gemm_macs": 0, "dram_bytes": 0})
+                c["runs"] += 1
+                c["cycles"] += r.cycles or 0
+                c["gemm_macs"] += r.gemm_macs or 0
+                c["dram_bytes"] += (r.dram_read_bytes or 0) + (r.dram_write_bytes or 0)
+                vals[s.output] = h.copy_out("out")
+            else:
+                raise ValueError(f"unknown plan step kind {s.kind!r}")
+        if keep:
+            return vals
+        return [vals[f"%{o}"] for o in qg.outputs]
+
+    def stats(self) -> dict:
+        c = self.device.counters
+        return {"device": self.device.backend_name, "runs": c["runs"], "cycles": c["cycles"],
+                "gemm_utilization": self.device.gemm_utilization(),
+                "dram_bytes": c["dram_read_bytes"] + c["dram_write_bytes"],
+                "layers": self.layer_counters}
+
+
+def load_vta_module(path, device: str | Device = "tsim", **kw) -> VtaModule:
+    return VtaModule(path, device, **kw)
