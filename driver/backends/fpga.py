@@ -213,6 +213,30 @@ class FpgaDevice:
                           {m: self.read_reg(r) for m, r in P.REG_BUSY.items()})
 
 
+class FpgaBackend:
+    """The device-backend face of a board (``driver.backends.base``): ``run(program,
+    image, max_cycles)`` -> ``BackendResult``. ``device`` is an open ``FpgaDevice``
+    (default: ``open_serial(port, baud)``); ``max_cycles`` becomes the WAIT timeout at
+    the board's clock (default 10 s). The SoC's bitstream must be built for ``cfg``."""
+    name = "fpga"
+
+    def __init__(self, cfg, port: str | None = None, baud: int = P.DEFAULT_BAUD,
+                 device: FpgaDevice | None = None):
+        if device is None and port is None:
+            raise ValueError("FpgaBackend needs a serial port (e.g. /dev/ttyUSB0) or a device")
+        self.cfg = cfg
+        self.device = device or open_serial(port, baud)
+
+    def run(self, program, image, max_cycles=None):
+        from driver.backends.base import BackendResult
+        if program.config != self.cfg:
+            raise ValueError(f"program is for config {program.config.name}, the board's "
+                             f"backend for {self.cfg.name}")
+        timeout_s = max_cycles / self.device.info().clk_hz if max_cycles else 10.0
+        r = self.device.run(program, image, timeout_s=timeout_s)
+        return BackendResult(r.dram, r.cycles, None, None, None, {"busy": dict(r.busy)})
+
+
 def _cmd_name(cmd: int) -> str:
     return {v: k for k, v in P.COMMANDS.items()}.get(cmd, f"command {cmd}")
 

@@ -16,7 +16,7 @@ from cocotb.clock import Clock
 from cocotb.task import bridge
 from cocotb.triggers import ClockCycles
 
-from driver.backends.fpga import FpgaDevice, FpgaError
+from driver.backends.fpga import FpgaBackend, FpgaDevice, FpgaError
 from fpga import protocol as P
 from uart_model import CocotbTransport, UartModel
 
@@ -114,9 +114,10 @@ async def gemm_matches_functional_sim(dut):
     program, expected = gemm_program(cfg, 16, 16, 16, shift=4, seed=3)
     img = program.dram_image()
     want = F.run(program, img.copy()).dram
-    res = await bridge(lambda: dev.run(program, img, timeout_s=5e-3))()
+    backend = FpgaBackend(cfg, device=dev)
+    res = await bridge(lambda: backend.run(program, img, max_cycles=500_000))()
     assert np.array_equal(res.dram, want), "SoC DRAM image differs from sim.functional"
     c = unpack(program.read(res.dram, "C"))
     assert np.array_equal(c, expected)
-    assert res.cycles > 0 and res.busy["compute"] > 0
-    dut._log.info("gemm 16x16x16: %d cycles, busy %s", res.cycles, res.busy)
+    assert res.cycles > 0 and res.extra["busy"]["compute"] > 0
+    dut._log.info("gemm 16x16x16: %d cycles, busy %s", res.cycles, res.extra["busy"])

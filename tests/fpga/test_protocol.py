@@ -122,3 +122,16 @@ def test_serial_transport_names_a_bad_port():
     from driver.backends.fpga import SerialTransport
     with pytest.raises(FpgaError, match="cannot open serial port"):
         SerialTransport("/dev/does-not-exist-vta")
+
+
+def test_fpga_backend_checks_its_arguments():
+    from driver.backends.fpga import FpgaBackend
+    from driver.examples.gemm import gemm_program
+    from vta_hw.config import load_config
+    small, mid = load_config("1x4_i8w8a32_10_10_10_11_bus32"), load_config("1x8_i8w8a32_11_12_13_14")
+    with pytest.raises(ValueError, match="needs a serial port"):
+        FpgaBackend(small)
+    backend = FpgaBackend(small, device=FpgaDevice(ModelSoC(), timeout_s=0.01))
+    program, _ = gemm_program(mid, 16, 16, 16)
+    with pytest.raises(ValueError, match="for config 1x8_i8w8a32_11_12_13_14"):
+        backend.run(program, None)

@@ -77,7 +77,7 @@ def test_quantize_patterns_and_closeness(rng):
     assert got.dtype == np.float32 and np.abs(got - ref).max() < 0.05
 
 
-def test_batch_norm_is_folded_before_quantizing():
+def test_resnet18_batch_norm_folded_and_int8_tracks_float():
     from tests.models.builders import build_resnet18
     g, p = from_onnx(build_resnet18(size=32), input_shapes={"input": (1, 3, 32, 32)})
     qg = quantize(g, p, {"input": np.random.default_rng(0).standard_normal((2, 3, 32, 32))})
@@ -85,6 +85,12 @@ def test_batch_norm_is_folded_before_quantizing():
     assert "BATCH_NORM" not in names
     assert sum(n.op is QOp.CONV2D for n in qg.nodes) == 20
     assert sum(n.op is QOp.ADD for n in qg.nodes) == 8
+    from compiler.graph import optimize, run as frun
+    opt = optimize(g, p)
+    x = np.random.default_rng(1).standard_normal((1, 3, 32, 32)).astype(np.float32)
+    f = frun(opt.graph, opt.params, {"input": x})[0].ravel()
+    q = run(qg, {"input": x})[0].ravel()
+    assert f @ q / np.linalg.norm(f) / np.linalg.norm(q) > 0.98  # int8 tracks float
 
 
 def test_digits_quantized_accuracy_within_one_point():

@@ -49,3 +49,24 @@ def test_module_folder_round_trip(tmp_path):
     assert doc["format"] == "vtamod-vta-1"
     assert sorted(doc["programs"].values()) == ["programs/n3.vtaprog", "programs/n5.vtaprog"]
     assert doc["inputs"] == [{"name": "image", "shape": [2, 1, 8, 8], "dtype": "float32"}]
+
+
+def test_dense_rows_pack_as_one_image_row_and_back():
+    from compiler.quant.partition import compile_node, pack_value, unpack_value
+    from compiler.quant.qgraph import QGraph, QNode, QOp, eval_node
+    from sim import functional
+    rng = np.random.default_rng(3)
+    for preset in ("1x16_i8w8a32_15_15_18_17", "2x16_i8w8a32_15_15_18_18"):
+        cfg = load_config(preset)
+        x = rng.integers(-128, 128, (5, 40), dtype=np.int8)
+        params = {"w": rng.integers(-128, 128, (20, 40), dtype=np.int8),
+                  "b": rng.integers(-999, 999, 20).astype(np.int32)}
+        qg = QGraph([QNode(QOp.QUANTIZE, (), (5, 40), "int8", 0),
+                     QNode(QOp.DENSE, (0,), (5, 20), "int8", 0, {"shift": 6, "relu": True},
+                           ("w", "b"))], [], [1], ["y"], params)
+        k = compile_node(qg, 1, cfg)
+        data = pack_value(cfg, x, k.program.buffer("data").shape)
+        np.testing.assert_array_equal(unpack_value(data, (5, 40)), x)
+        out = functional.run(k.program, k.program.dram_image({"data": data})).dram
+        got = unpack_value(k.program.read(out, "out"), (5, 20))
+        np.testing.assert_array_equal(got, eval_node(qg.nodes[1], [x], params))
