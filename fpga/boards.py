@@ -9,8 +9,8 @@ known to fit with timing met at the default clock (measured with
 accelerator RTL closes at today: its slowest path (ACC SRAM read -> ALU
 compare/add -> ACC SRAM write, one cycle) gives 36.8 MHz (1x4) and 30.8 MHz
 (1x8) on the ULX3S's ECP5-85F speed 6, so ULX3S runs at its 25 MHz
-oscillator; ECPIX-5 (same 85k die, speed 8) is listed from the same
-figures. No preset fits the iCEBreaker's UP5K yet: even ``TINY`` (a 1x4
+oscillator; on the ECPIX-5's speed 8 part they reach 55.6 and 49.4 MHz, so
+it runs at 40 MHz from its PLL. No preset fits the iCEBreaker's UP5K yet: even ``TINY`` (a 1x4
 with 256-byte buffers) needs 10.6 k LCs, 28 DSPs and 58 block RAMs of its
 5280, 8 and 30. ``open_flow`` is False for boards whose
 bitstream needs a vendor tool: ``vta fpga build`` writes their Verilog and
@@ -78,7 +78,7 @@ BOARDS = {b.name: b for b in (
     Board("ulx3s-85f", "Radiona ULX3S with LFE5U-85F", "ecp5", "LFE5U-85F-6BG381C",
           mem_bytes=64 * 1024, clock_mhz=25.0, totals=ECP5_85, fits=(SMALL, MID), smallest=SMALL),
     Board("ecpix5-85", "LambdaConcept ECPIX-5 with LFE5UM5G-85F", "ecp5", "LFE5UM5G-85F-8BG554I",
-          mem_bytes=64 * 1024, clock_mhz=25.0, totals=ECP5_85, fits=(SMALL, MID), smallest=SMALL),
+          mem_bytes=64 * 1024, clock_mhz=40.0, totals=ECP5_85, fits=(SMALL, MID), smallest=SMALL),
     Board("icebreaker", "1BitSquared iCEBreaker with iCE40UP5K", "ice40", "iCE40UP5K-SG48",
           mem_bytes=4 * 1024, clock_mhz=12.0,
           totals={"LUT": 5280, "FF": 5280, "DSP": 8, "BRAM": 30}, fits=(), smallest=TINY),
