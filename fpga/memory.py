@@ -7,7 +7,13 @@ of ``mem_bytes`` bytes, ``bus_width`` bits a row, one burst at a time:
 - a read burst accepted in cycle g puts beat k on ``rd_data`` in cycle
   g + 2 + k (latency 2, one beat a cycle);
 - a write burst raises ``wr_ready`` from cycle g + 1, takes one beat a cycle
-  and pulses ``wr_done`` the cycle after the last beat.
+  and pulses ``wr_done`` two cycles after the last beat;
+- the next burst is accepted from the cycle after the last read beat or
+  after ``wr_done``.
+
+This is ``vta_hw.timing.DramTiming(latency=2, bytes_per_cycle=bus bytes)``,
+so ``sim.cycle`` with that timing predicts the SoC's cycle counts exactly
+(checked in ``tests/fpga/soc_tb.py``).
 
 Addresses wrap modulo ``mem_bytes`` (the host bridge checks its own ranges).
 
@@ -93,6 +99,10 @@ class BlockRamMemory(wiring.Component):
                     m.d.comb += wr.en.eq(-1)
                     m.d.sync += [row.eq(row + 1), left.eq(left - 1)]
                     with m.If(left == 1):
-                        m.d.sync += mem.wr_done.eq(1)
-                        m.next = "IDLE"
+                        m.next = "WRITE_DONE"
+            with m.State("WRITE_DONE"):  # last beat + 1: wr_done is high in the next cycle
+                m.d.sync += mem.wr_done.eq(1)
+                m.next = "WRITE_IDLE"
+            with m.State("WRITE_IDLE"):  # last beat + 2, as DramTiming(latency=2)
+                m.next = "IDLE"
         return m

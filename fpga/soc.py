@@ -4,8 +4,9 @@
 (input, idle high), ``tx`` (output) and ``done`` (the accelerator's ``irq``,
 for an LED). A host speaks ``fpga.protocol`` over the UART at
 ``clk_hz / divisor`` baud. The block RAM (``fpga.memory``) holds a program's
-whole DRAM image at byte 0; the accelerator runs at latency 2, one beat a
-cycle, so its cycle counts differ from ``sim.cycle``'s default DRAM timing.
+whole DRAM image at byte 0; it answers bursts as
+``DramTiming(latency=2, bytes_per_cycle=cfg.bus_bytes)``, which is what
+``sim.cycle`` must be given to predict the SoC's cycle counts.
 
 ``soc_verilog`` gives the Verilog (module ``soc``, ports ``clk``, ``rst``,
 ``rx``, ``tx``, ``done``) that the cocotb testbench and the Vivado project use.
@@ -23,6 +24,14 @@ from fpga.protocol import IDLE_BYTES
 from fpga.uart import UartRx, UartTx
 from vta_hw.config import VTAConfig
 from vta_hw.rtl.top import VTA, RtlParams
+from vta_hw.timing import DramTiming
+
+
+def soc_dram_timing(cfg: VTAConfig, params: RtlParams | None = None) -> DramTiming:
+    """The DRAM timing of the SoC's block RAM (``fpga.memory``), for ``sim.cycle``."""
+    p = params or RtlParams()
+    return DramTiming(latency=2, bytes_per_cycle=cfg.bus_bytes,
+                      max_burst_beats=p.max_burst_beats, page_bytes=p.page_bytes)
 
 
 class SoC(wiring.Component):

@@ -105,7 +105,8 @@ async def errors_get_status_replies(dut):
 
 @cocotb.test()
 async def gemm_matches_functional_sim(dut):
-    """A real program end to end: its DRAM image equals sim.functional's."""
+    """A real program end to end: its DRAM image equals sim.functional's, and its
+    cycle count sim.cycle's with the block RAM's timing."""
     import sim.functional as F
     from driver.examples.gemm import gemm_program, unpack
     from vta_hw.config import load_config
@@ -119,5 +120,9 @@ async def gemm_matches_functional_sim(dut):
     assert np.array_equal(res.dram, want), "SoC DRAM image differs from sim.functional"
     c = unpack(program.read(res.dram, "C"))
     assert np.array_equal(c, expected)
-    assert res.cycles > 0 and res.extra["busy"]["compute"] > 0
+    import sim.cycle as C
+    from fpga.soc import soc_dram_timing
+    predicted = C.run(program, img.copy(), dram_timing=soc_dram_timing(cfg), values=False).cycles
+    assert res.cycles == predicted, f"SoC took {res.cycles} cycles, sim.cycle says {predicted}"
+    assert res.extra["busy"]["compute"] > 0
     dut._log.info("gemm 16x16x16: %d cycles, busy %s", res.cycles, res.extra["busy"])
