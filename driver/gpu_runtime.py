@@ -42,10 +42,17 @@ class _Cuda:
         try:
             from cuda.bindings import driver
         except ImportError:
-            raise GpuModuleError("running a CUDA module needs cuda-bindings (pip install "
-                                 "cuda-bindings) and an NVIDIA driver") from None
+            raise GpuModuleError(f"{path} is a CUDA module: running it needs cuda-bindings (pip "
+                                 "install cuda-bindings) and an NVIDIA driver; or compile with "
+                                 "--target llvm or opencl") from None
         self.drv = driver
-        self._check(driver.cuInit(0), "cuInit")
+        try:
+            self._check(driver.cuInit(0), "cuInit")
+        except Exception as e:  # DynamicLibNotFoundError (no libcuda), CUDA_ERROR_NO_DEVICE, ...
+            if isinstance(e, GpuModuleError):
+                raise
+            raise GpuModuleError(f"{path} is a CUDA module and no NVIDIA driver was found; "
+                                 "compile with --target llvm or opencl") from None
         dev = self._check(driver.cuDeviceGet(0), "cuDeviceGet")
         self.ctx = self._check(driver.cuDevicePrimaryCtxRetain(dev), "cuDevicePrimaryCtxRetain")
         self._check(driver.cuCtxSetCurrent(self.ctx), "cuCtxSetCurrent")

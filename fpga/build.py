@@ -94,10 +94,12 @@ def build(board_name: str, preset: str, clock_mhz: float | None = None,
         check_preset(preset)
     except BoardError as e:
         raise FpgaBuildError(str(e)) from None
+    if clock_mhz is not None and not clock_mhz > 0:
+        raise FpgaBuildError(f"--clock must be positive (MHz), not {clock_mhz:g}")
     cfg = load_config(preset)
     clock_mhz = float(clock_mhz or board.clock_mhz)
     out = Path(out_dir) if out_dir else default_out_dir(board.name, cfg.name, clock_mhz)
-    out.mkdir(parents=True, exist_ok=True)
+    # the build folder is made only once the design elaborates: no empty folder on an error
     if not board.open_flow:
         return _vendor_project(board, cfg, clock_mhz, out, log)
     tools = {t: find_tool(t) for t in FAMILY_TOOLS[board.family]}
@@ -109,6 +111,7 @@ def build(board_name: str, preset: str, clock_mhz: float | None = None,
             script_after_synth="tee -q -o top.stat.json stat -json",
             nextpnr_opts="--report top.report.json --timing-allow-fail --router router2",
             **({"synth_opts": "-dsp"} if board.family == "ice40" else {}))
+    out.mkdir(parents=True, exist_ok=True)
     plan.extract(out)
     for stale in ("top.report.json", "top.stat.json", "report.json"):
         (out / stale).unlink(missing_ok=True)
@@ -165,6 +168,7 @@ def _vendor_project(board, cfg, clock_mhz: float, out: Path, log) -> dict:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         plan = _prepare(board, cfg, clock_mhz, name="top")
+    out.mkdir(parents=True, exist_ok=True)
     plan.extract(out)
     log(f"[vta fpga] {board.name}: wrote the Verilog (top.v), constraints (top.xdc) and the "
         f"Vivado project script (top.tcl) to {out}.\n  This board needs Vivado, which is not "

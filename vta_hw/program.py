@@ -145,6 +145,49 @@ class DramLayout:
                        insn_base=insn_base, uop_base=uop_base, dram_bytes=dram_bytes)
 
 
+def _check_buffer_entry(path, k: int, e, payload_bytes: int, dram_bytes) -> None:
+    """Raise ProgramFormatError naming the file and the buffer if a header entry is malformed."""
+    if not isinstance(e, dict):
+        raise ProgramFormatError(f"{path}: bad header: buffer #{k} is not an object")
+    name = e.get("name")
+    where = f"{path}: buffer {name!r}" if isinstance(name, str) else f"{path}: buffer #{k}"
+    missing = [f for f in ("name", "offset", "shape", "dtype", "kind", "data_offset", "data_bytes")
+               if f not in e]
+    if missing:
+        raise ProgramFormatError(f"{where}: missing {', '.join(missing)}")
+    if not isinstance(name, str):
+        raise ProgramFormatError(f"{where}: name must be a string, not {name!r}")
+
+    def is_int(v):
+        return isinstance(v, int) and not isinstance(v, bool)
+    try:
+        dt = np.dtype(e["dtype"]) if isinstance(e["dtype"], str) else None
+    except TypeError:
+        dt = None
+    if dt is None or dt.kind not in "iufb":
+        raise ProgramFormatError(f"{where}: dtype {e['dtype']!r} is not a numeric numpy dtype "
+                                 "(e.g. 'int8', 'int32')")
+    shape = e["shape"]
+    if not isinstance(shape, list) or not all(is_int(d) and d >= 0 for d in shape):
+        raise ProgramFormatError(f"{where}: shape {shape!r} must be a list of non-negative ints")
+    if e["kind"] not in BUFFER_KINDS:
+        raise ProgramFormatError(f"{where}: kind {e['kind']!r} is not one of {BUFFER_KINDS}")
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
+    off = e["offset"]
+    if not is_int(off) or off < 0 or (is_int(dram_bytes) and off + nbytes > dram_bytes):
+        raise ProgramFormatError(f"{where}: offset {off!r} + {nbytes} bytes does not fit the "
+                                 f"DRAM image of {dram_bytes} bytes")
+    doff, dbytes = e["data_offset"], e["data_bytes"]
+    if doff is not None:
+        if (not is_int(doff) or not is_int(dbytes) or doff < 0
+                or doff + dbytes > payload_bytes):
+            raise ProgramFormatError(f"{where}: data_offset {doff!r} + data_bytes {dbytes!r} lies "
+                                     f"outside the payload of {payload_bytes} bytes")
+        if dbytes != nbytes:
+            raise ProgramFormatError(f"{where}: data_bytes {dbytes} != {nbytes} bytes of shape "
+                                     f"{tuple(shape)} {dt.name}")
+
+
 @dataclasses.dataclass
 class Program:
     """An instruction stream, its uops and its DRAM layout (see module docstring)."""
@@ -233,6 +276,9 @@ class Program:
         path = Path(path)
         fd, tmp = tempfile.mkstemp(dir=path.parent or ".", prefix=f".{path.name}.")
         try:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.fchmod(fd, 0o666 & ~umask)  # mkstemp makes 0600; outputs follow the umask
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
             os.replace(tmp, path)
@@ -250,6 +296,8 @@ class Program:
             OSError: the file cannot be opened.
         """
         data = Path(path).read_bytes()
+        if len(data) < 16 and MAGIC.startswith(data[:8]):
+            raise ProgramFormatError(f"{path}: truncated ({len(data)} bytes, header missing)")
         if data[:8] != MAGIC:
             raise ProgramFormatError(f"{path}: not a VTA program file (bad magic {data[:8]!r})")
         if len(data) < 16:
@@ -273,6 +321,9 @@ class Program:
         except (ValueError, KeyError, TypeError, ConfigError) as e:
             raise ProgramFormatError(f"{path}: bad header: {e}") from None
         payload = data[16 + hlen:]
+        if isinstance(h["payload_bytes"], int) and len(payload) > h["payload_bytes"]:
+            raise ProgramFormatError(f"{path}: has {len(payload) - h['payload_bytes']} bytes more "
+                                     "than the header says (trailing data)")
         if len(payload) != h["payload_bytes"]:
             raise ProgramFormatError(f"{path}: truncated: payload has {len(payload)} bytes, "
                                      f"header says {h['payload_bytes']}")
@@ -285,7 +336,10 @@ class Program:
         uops = [isa.decode_uop(int.from_bytes(payload[uo + 4 * k:uo + 4 * k + 4], "little"), cfg)
                 for k in range(nu)]
         bufs = []
-        for e in h["buffers"]:
+        if not isinstance(h["buffers"], list):
+            raise ProgramFormatError(f"{path}: bad header: 'buffers' must be a list")
+        for k, e in enumerate(h["buffers"]):
+            _check_buffer_entry(path, k, e, len(payload), h["dram_bytes"])
             data_arr = None
             if e["data_offset"] is not None:
                 raw = payload[e["data_offset"]:e["data_offset"] + e["data_bytes"]]

@@ -232,9 +232,18 @@ def compile_source(code: str, name: str = "kernel", arch: str = "sm_90", output:
         cmd = [nvcc, f"-{output}", arch_flag, "-O3", "-std=c++17", *options, "-o", out, src]
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:
-            raise RuntimeError(f"nvcc failed on kernel {name!r}:\n{r.stderr}\n--- source ---\n{code}")
+            raise CudaCompileError(f"nvcc failed on kernel {name!r}:\n{r.stderr}\n--- source ---\n"
+                                   f"{code}", name, r.stderr, code)
         with open(out, "rb") as f:
             return f.read()
+
+
+class CudaCompileError(RuntimeError):
+    """NVRTC or nvcc rejected a kernel; ``log`` is the compiler's output, ``source`` the code."""
+
+    def __init__(self, msg: str, kernel: str, log: str, source: str):
+        super().__init__(msg)
+        self.kernel, self.log, self.source = kernel, log, source
 
 
 def _compile_nvrtc(nvrtc, code, name, num, output, options) -> bytes:
@@ -248,8 +257,9 @@ def _compile_nvrtc(nvrtc, code, name, num, output, options) -> bytes:
             _, n = nvrtc.nvrtcGetProgramLogSize(prog)
             log = b" " * n
             nvrtc.nvrtcGetProgramLog(prog, log)
-            raise RuntimeError(f"NVRTC failed on kernel {name!r}:\n{log.decode(errors='replace')}"
-                               f"\n--- source ---\n{code}")
+            text = log.decode(errors="replace").rstrip("\0")
+            raise CudaCompileError(f"NVRTC failed on kernel {name!r}:\n{text}"
+                                   f"\n--- source ---\n{code}", name, text, code)
         if output == "cubin":
             err, n = nvrtc.nvrtcGetCUBINSize(prog)
             _nvrtc_check(nvrtc, err, "nvrtcGetCUBINSize")

@@ -143,8 +143,39 @@ def parse_target(spec: "str | Target") -> Target:
     except RuntimeError as err:
         raise ValueError(f"LLVM has no backend for triple {triple!r} (target {spec!r}): {err}") from None
     cpu = opts.get("-mcpu", host.cpu if is_host else "generic")
+    if cpu == "native" and is_host:
+        cpu = host.cpu
+    if "-mcpu" in opts and not _cpu_known(triple, cpu):
+        hint = (f"-mcpu=native (this machine: {host.cpu})" if is_host
+                else "a CPU of that architecture, or no -mcpu (generic)")
+        raise ValueError(f"-mcpu={cpu}: LLVM does not know this CPU for triple {triple!r} "
+                         f"(target {spec!r}); use {hint}")
     features = opts.get("-mattr", host.features if is_host and "-mcpu" not in opts else "")
     return Target(triple, cpu, features, is_host)
+
+
+@functools.cache
+def _cpu_known(triple: str, cpu: str) -> bool:
+    """Whether LLVM knows ``cpu`` for ``triple``. LLVM only prints "'x' is not a recognized
+    processor" on stderr (and may abort later, in codegen), so catch that message at fd 2."""
+    import os
+    import tempfile
+    init_llvm()
+    with tempfile.TemporaryFile() as cap:
+        try:
+            import sys
+            sys.stderr.flush()
+        except Exception:
+            pass
+        saved = os.dup(2)
+        try:
+            os.dup2(cap.fileno(), 2)
+            llvm.Target.from_triple(triple).create_target_machine(cpu=cpu, features="")
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        cap.seek(0)
+        return b"not a recognized processor" not in cap.read()
 
 
 def _same_machine(triple: str, host_triple: str) -> bool:

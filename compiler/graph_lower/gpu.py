@@ -85,7 +85,9 @@ def parse_gpu_target(target: str) -> tuple[str, str | None]:
         if kind == "cuda" and p.startswith("-arch="):
             arch = p[len("-arch="):]
         else:
-            raise ValueError(f"unknown option {p!r} in target {target!r}; cuda takes -arch=sm_XX")
+            raise ValueError(f"unknown option {p!r} in target {target!r}; "
+                             + ("cuda takes -arch=sm_XX only (e.g. 'cuda -arch=sm_80')"
+                                if kind == "cuda" else "opencl takes no options"))
     return kind, arch
 
 

@@ -5,13 +5,13 @@ import time
 
 import click
 
-from driver.cli.errors import friendly
+from driver.cli.errors import friendly, output_path, plural, read_npz
 
 
 def _progress(iterable, total, desc):
     from tqdm import tqdm
     return tqdm(iterable, total=total, desc=desc, unit="kernel" if desc == "lowering" else "group",
-                leave=False)
+                leave=False, disable=None)  # no bar when stderr is not a terminal
 
 
 @click.command("compile")
@@ -37,40 +37,64 @@ def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, inpu
     \b
     Example:
       vta compile examples/digits/digits_cnn.onnx -o out/digits.vtamod
-      vta compile model.onnx --target cuda -o out/model_cuda.vtamod   (no GPU needed)
+      vta compile examples/digits/digits_cnn.onnx --target cuda -o out/digits_cuda.vtamod
       vta run out/digits.vtamod --eval examples/digits/heldout.npz --eval-scale 0.0625
-      vta compile examples/digits/digits_cnn.onnx --target vta --input-shape image:120x1x8x8 \
-          --calibrate examples/digits/heldout.npz --calibrate-scale 0.0625 -o out/digits_vta.vtamod
+      vta compile examples/digits/digits_cnn.onnx --target vta --input-shape image:120x1x8x8 \\
+          --calibrate examples/digits/heldout.npz --calibrate-scale 0.0625 \\
+          -o out/digits_vta.vtamod
       vta run out/digits_vta.vtamod --device tsim --eval examples/digits/heldout.npz --eval-scale 0.0625
     """
     from compiler.build_model import build_model
     from compiler.frontend import parse_input_shape
 
+    output_path(output, "-o/--output", folder=True)
     kind = target.split()[0] if target.split() else ""
     if kind == "vta":
+        if target.split()[1:]:
+            raise click.ClickException(f"--target {target!r}: vta takes no options; choose the "
+                                       "accelerator with --config PRESET")
         _compile_vta(model, output, preset, calib_path, calibrate_scale,
                      dict(parse_input_shape(s) for s in input_shapes))
         return
     if preset or calib_path:
         raise click.ClickException("--config and --calibrate apply to --target vta only")
     if kind not in ("llvm", "cuda", "opencl"):
-        raise click.ClickException(f"--target {target!r}: `vta compile` builds host CPU modules "
-                                   "(--target llvm) or GPU modules (--target cuda, "
-                                   "'cuda -arch=sm_80', --target opencl)")
+        raise click.ClickException(f"--target {target!r}: unknown target; use --target llvm (host "
+                                   "CPU), --target cuda ('cuda -arch=sm_80'), --target opencl "
+                                   "or --target vta (the accelerator)")
     shapes = dict(parse_input_shape(s) for s in input_shapes)
     start = time.perf_counter()
-    cm = build_model(model, target=target, input_shapes=shapes,
-                     progress=None if quiet else _progress)
+    from compiler.codegen.cuda import CudaCompileError
+    try:
+        cm = build_model(model, target=target, input_shapes=shapes,
+                         progress=None if quiet else _progress)
+    except CudaCompileError as e:
+        raise click.ClickException(_cuda_error(target, e)) from None
     cm.save(output)
     st = cm.stats
-    click.echo(f"wrote {output}: {st['kernels']} kernels for {st['calls']} calls, "
-               f"{len(cm.params)} params, compiled in {time.perf_counter() - start:.1f} s "
+    click.echo(f"wrote {output}: {plural(st['kernels'], 'kernel')} for "
+               f"{plural(st['calls'], 'call')}, {plural(len(cm.params), 'param')}, compiled in {time.perf_counter() - start:.1f} s "
                f"(lowering {st['lower_s']:.1f} s, {'LLVM' if kind == 'llvm' else kind} "
                f"{st['llvm_s']:.1f} s)")
     for i in cm.graph_json["inputs"]:
         click.echo(f"  input  {i['name']}: {i['dtype']}{i['shape']}")
     for o in cm.graph_json["outputs"]:
         click.echo(f"  output {o['name']}: {o['dtype']}{o['shape']}")
+
+
+def _cuda_error(target, e) -> str:
+    """One line for a kernel NVRTC/nvcc rejected; the source goes to a file, not the terminal."""
+    import tempfile
+    fd, src = tempfile.mkstemp(prefix=f"vta-{e.kernel}-", suffix=".cu")
+    with open(fd, "w") as f:
+        f.write(e.source)
+    lines = [ln.strip() for ln in e.log.splitlines() if ln.strip()]
+    first = next((ln for ln in lines if "error" in ln), lines[0] if lines else "compile failed")
+    if "arch" in e.log:
+        arch = next((w.split("=", 1)[1] for w in target.split() if w.startswith("-arch=")), "sm_90")
+        return (f"--target {target!r}: the CUDA compiler rejects arch {arch!r} ({first}); "
+                f"use e.g. -arch=sm_80 or -arch=sm_90 (kernel source: {src})")
+    return f"--target {target!r}: kernel {e.kernel!r} does not compile: {first} (source: {src})"
 
 
 def _compile_vta(model, output, preset, calib_path, scale, shapes):
@@ -81,12 +105,16 @@ def _compile_vta(model, output, preset, calib_path, scale, shapes):
     graph, params = from_onnx(model, input_shapes=shapes)
     calib = None
     if calib_path:
+        read_npz(calib_path, "--calibrate",
+                 "an array named after the input, or 'images'")  # .npy / pickles: clear errors
         calib = {}
         for i in graph.inputs:
             try:
                 calib.update(load_calibration(calib_path, i.name, scale))
             except (OSError, ValueError) as exc:
                 raise click.ClickException(f"--calibrate: {exc}") from None
+            if calib[i.name].ndim == 0 or len(calib[i.name]) == 0:
+                raise click.ClickException(f"--calibrate {calib_path} holds no images")
     else:
         click.echo("warning: no --calibrate data; calibrating on seeded random normal inputs "
                    "(accuracy will suffer)")

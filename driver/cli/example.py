@@ -6,7 +6,7 @@ from pathlib import Path
 import click
 import numpy as np
 
-from driver.cli.errors import friendly
+from driver.cli.errors import friendly, output_path
 from driver.cli.options import config_option
 from driver.examples.gemm import gemm_program
 from vta_hw.config import load_config
@@ -33,6 +33,7 @@ def gemm(config_name: str, output: str, m: int, n: int, k: int, shift: int, seed
     Beside OUTPUT it writes OUTPUT's stem + ".expected.npz" holding the numpy
     result for buffer C (packed), for `vta sim --check`.
     """
+    output_path(output, "-o/--output")
     cfg = load_config(config_name)
     prog, expected = gemm_program(cfg, m, n, k, shift, seed)
     out = Path(output)

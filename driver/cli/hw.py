@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from driver.cli.errors import friendly
+from driver.cli.errors import friendly, output_path
 from driver.cli.options import config_option
 from vta_hw.config import load_config
 
@@ -33,6 +33,7 @@ def export(config_name: str, output: str, max_burst_beats: int, page_bytes: int)
     """
     from driver.rtl.build import export_verilog
     from vta_hw.rtl import RtlParams
+    output_path(output, "-o/--output")
     cfg = load_config(config_name)
     t0 = time.monotonic()
     text = export_verilog(cfg, RtlParams(max_burst_beats, page_bytes))

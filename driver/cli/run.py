@@ -1,10 +1,12 @@
 """``vta run``: execute a compiled ``.vtamod`` on the CPU (numpy + ctypes; no compiler needed)."""
 from __future__ import annotations
 
+import time
+
 import click
 import numpy as np
 
-from driver.cli.errors import friendly
+from driver.cli.errors import friendly, output_path, plural, read_npy, read_npz
 
 
 def _load_inputs(module, specs, seed):
@@ -17,10 +19,11 @@ def _load_inputs(module, specs, seed):
             if i >= len(info):
                 raise click.ClickException(f"--input {spec}: the module has only {len(info)} input(s)")
             name = info[i][0]
-        try:
-            given[name] = np.load(path)
-        except (OSError, ValueError) as exc:
-            raise click.ClickException(f"--input {spec}: cannot read {path!r} as .npy: {exc}") from None
+        names = [n for n, _, _ in info]
+        if name not in names:
+            raise click.ClickException(f"--input {spec}: the module has no input {name!r}; "
+                                       f"inputs: {', '.join(names)}")
+        given[name] = read_npy(path, "--input")
     rng = np.random.default_rng(seed)
     out = {}
     for name, shape, dtype in info:
@@ -47,7 +50,8 @@ def _describe(name, y):
 @click.option("--input", "inputs", multiple=True, metavar="[NAME=]FILE.npy",
               help="input array (repeatable); inputs not given are seeded random normal")
 @click.option("--seed", default=0, show_default=True, help="seed of the random inputs")
-@click.option("--repeat", default=10, show_default=True, help="timed runs for the latency")
+@click.option("--repeat", default=10, show_default=True, type=click.IntRange(min=1),
+              help="timed runs for the latency")
 @click.option("--eval", "eval_path", type=click.Path(dir_okay=False), metavar="DATA.npz",
               help="accuracy over a labelled set: arrays 'images' (or 'x') and 'labels' (or 'y')")
 @click.option("--eval-scale", default=1.0, show_default=True,
@@ -62,11 +66,14 @@ def run_cmd(module_dir, inputs, seed, repeat, eval_path, eval_scale, save_output
 
     \b
     Examples:
-      vta run out/resnet18.vtamod                      seeded random input
-      vta run out/resnet18.vtamod --input x.npy        top-5 classes + latency
+      vta compile examples/digits/digits_cnn.onnx -o out/digits.vtamod
+      vta run out/digits.vtamod                        seeded random input, latency
+      vta run out/digits.vtamod --input image=x.npy    outputs of x.npy (float32[1, 1, 8, 8])
       vta run out/digits.vtamod --eval examples/digits/heldout.npz --eval-scale 0.0625
     """
     from driver.runtime import load_module, num_threads
+
+    output_path(save_output, "--save-output")
     from driver.vta_runtime import is_vta_module
 
     if is_vta_module(module_dir):
@@ -90,47 +97,47 @@ def run_cmd(module_dir, inputs, seed, repeat, eval_path, eval_scale, save_output
     if save_output:
         np.save(save_output, m.get_output(0))
         click.echo(f"wrote {save_output}")
-    if repeat > 0:
-        t = m.benchmark(repeat)
-        where = (m.graph["target"] if m.graph.get("format") == "vtamod-gpu-1"
-                 else f"{num_threads()} threads")
-        click.echo(f"latency: {t['median_s'] * 1e3:.3f} ms median, {t['min_s'] * 1e3:.3f} ms best of "
-                   f"{repeat} runs ({where})")
+    t = m.benchmark(repeat)
+    where = (m.graph["target"] if m.graph.get("format") == "vtamod-gpu-1"
+             else f"{num_threads()} threads")
+    click.echo(f"latency: {t['median_s'] * 1e3:.3f} ms median, {t['min_s'] * 1e3:.3f} ms best of "
+               f"{plural(repeat, 'run')} ({where})")
 
 
 def _evaluate(m, path, scale):
-    try:
-        data = np.load(path)
-    except (OSError, ValueError) as exc:
-        raise click.ClickException(f"--eval: cannot read {path!r}: {exc}") from None
-    xs = data["images"] if "images" in data else data.get("x")
-    ys = data["labels"] if "labels" in data else data.get("y")
-    if xs is None or ys is None:
-        raise click.ClickException(f"--eval {path}: needs arrays 'images' and 'labels' (or 'x' and "
-                                   f"'y'); it has {', '.join(data.files)}")
+    xs, ys = _read_eval(path)
     (name, shape, dtype), = m.input_info()
     per = int(np.prod(shape))
     if xs[0].size != per:
         raise click.ClickException(f"--eval: an example has {xs[0].size} values, input {name} "
                                    f"takes {per} ({list(shape)}); compile with batch 1")
-    correct = 0
+    correct, elapsed = 0, 0.0
     for x, y in zip(xs, ys):
         m.set_input(name, (x.astype(np.float64) * scale).astype(dtype).reshape(shape))
+        t0 = time.perf_counter()
         m.run()
+        elapsed += time.perf_counter() - t0
         correct += int(np.argmax(m.get_output(0).reshape(-1)) == int(y))
     click.echo(f"accuracy: {correct / len(ys) * 100:.2f} % ({correct} / {len(ys)}) on {path}")
+    click.echo(f"latency: {elapsed / len(ys) * 1e3:.3f} ms mean per image (batch 1)")
 
 
 def _read_eval(path):
-    try:
-        data = np.load(path)
-    except (OSError, ValueError) as exc:
-        raise click.ClickException(f"--eval: cannot read {path!r}: {exc}") from None
+    data = read_npz(path, "--eval", "arrays 'images' and 'labels' (or 'x' and 'y')")
     xs = data["images"] if "images" in data else data.get("x")
     ys = data["labels"] if "labels" in data else data.get("y")
     if xs is None or ys is None:
         raise click.ClickException(f"--eval {path}: needs arrays 'images' and 'labels' (or 'x' and "
-                                   f"'y'); it has {', '.join(data.files)}")
+                                   f"'y'); it has {', '.join(data) or 'no arrays'}")
+    if xs.ndim == 0 or len(xs) == 0:
+        raise click.ClickException(f"--eval {path} holds no images")
+    if ys.ndim != 1 or len(ys) != len(xs):
+        raise click.ClickException(f"--eval {path}: {len(xs)} images but "
+                                   f"{ys.size if ys.ndim != 1 else len(ys)} labels "
+                                   f"(labels shape {list(ys.shape)}); it needs one label per image")
+    if not (np.issubdtype(xs.dtype, np.number) and np.issubdtype(ys.dtype, np.number)):
+        raise click.ClickException(f"--eval {path}: images ({xs.dtype}) and labels ({ys.dtype}) "
+                                   "must be numeric arrays")
     return xs, ys
 
 
@@ -145,14 +152,18 @@ def _run_vta(module_dir, device, inputs, seed, eval_path, scale, save_output):
         batch = shape[0]
         xs = (xs.astype(np.float64) * scale).astype(np.float32).reshape((-1,) + tuple(shape[1:]))
         n = len(xs)
-        preds = []
+        preds, elapsed = [], 0.0
         for k in range(0, n, batch):
             idx = np.arange(k, k + batch) % n  # the last batch is padded with real samples
+            t0 = time.perf_counter()
             y = m.run({name: xs[idx]})[0]
+            elapsed += time.perf_counter() - t0
             preds.append(np.argmax(y.reshape(batch, -1), axis=1)[:min(batch, n - k)])
         correct = int((np.concatenate(preds) == ys).sum())
         click.echo(f"accuracy: {correct / n * 100:.2f} % ({correct} / {n}) on {eval_path} "
                    f"(device {device}, batches of {batch})")
+        click.echo(f"latency: {elapsed / len(preds) * 1e3:.3f} ms mean per batch of {batch}, "
+                   f"{elapsed / n * 1e3:.3f} ms per image (host wall clock, device {device})")
     else:
         feed, given = _load_inputs_info(m.input_info(), inputs, seed)
         outs = m.run(feed)
@@ -163,17 +174,17 @@ def _run_vta(module_dir, device, inputs, seed, eval_path, scale, save_output):
             click.echo(f"wrote {save_output}")
     st = m.stats()
     if device == "fsim":
-        click.echo(f"device fsim: {st['runs']} program runs, DRAM {st['dram_bytes']} B "
+        click.echo(f"device fsim: {plural(st['runs'], 'program run')}, DRAM {st['dram_bytes']} B "
                    "(the functional simulator has no cycles; use --device tsim)")
         return
     util = (f"GEMM utilization {100 * st['gemm_utilization']:.2f} %" if device == "tsim"
             else "GEMM utilization n/a (rtl counts no MACs)")
-    click.echo(f"device {device}: {st['runs']} program runs, total cycles {st['cycles']}, "
+    click.echo(f"device {device}: {plural(st['runs'], 'program run')}, total cycles {st['cycles']}, "
                f"{util}, DRAM {st['dram_bytes']} B")
     peak = m.device.peak_macs_per_cycle
     for c in st["layers"].values():
         u = f"{100 * c['gemm_macs'] / (c['cycles'] * peak):6.2f} %" if c["gemm_macs"] else "   n/a"
-        click.echo(f"  {c['name']:<16} {c['runs']:>4} runs {c['cycles']:>12} cycles  GEMM {u}  "
+        click.echo(f"  {c['name']:<16} {c['runs']:>4} {'run ' if c['runs'] == 1 else 'runs'} {c['cycles']:>12} cycles  GEMM {u}  "
                    f"DRAM {c['dram_bytes']} B")
 
 

@@ -6,21 +6,26 @@ import json
 import click
 import numpy as np
 
-from driver.cli.errors import friendly
+from driver.cli.errors import friendly, output_path, read_npz
 from sim import cycle, functional
 from vta_hw.program import Program
 
 
-def _check(prog: Program, dram: np.ndarray, ref_path: str) -> list[str]:
-    """Compare buffers with the arrays of an .npz file; returns mismatch lines."""
+def _check(prog: Program, dram: np.ndarray, ref: dict) -> list[str]:
+    """Compare buffers with the arrays of an .npz file (name -> array); returns mismatch lines."""
     bad = []
-    with np.load(ref_path) as ref:
-        for name in ref.files:
-            got, want = prog.read(dram, name), ref[name]
-            if got.shape != want.shape or not np.array_equal(got, want):
-                diff = int(np.count_nonzero(got != want)) if got.shape == want.shape else "shape"
-                bad.append(f"buffer {name}: {diff} of {want.size} values differ")
+    for name, want in ref.items():
+        got = prog.read(dram, name)
+        if got.shape != want.shape:
+            bad.append(f"buffer {name}: shape {_shape(want.shape)} != {_shape(got.shape)}")
+        elif not np.array_equal(got, want):
+            bad.append(f"buffer {name}: {int(np.count_nonzero(got != want))} of {want.size} "
+                       "values differ")
     return bad
+
+
+def _shape(shape) -> str:
+    return "(" + ",".join(str(d) for d in shape) + ")"
 
 
 def _format_value(v) -> str:
@@ -48,7 +53,16 @@ def sim(program: str, model: str, as_json: bool, ref: str | None, trace_path: st
     """Run PROGRAM on a simulator and print its report."""
     if model != "cycle" and (trace_path or plot_path):
         raise click.UsageError("--trace and --plot need --model cycle")
+    output_path(trace_path, "--trace")
+    output_path(plot_path, "--plot")
     prog = Program.load(program)
+    ref_arrays = (read_npz(ref, "--check", "expected buffers by name (e.g. C=...)")
+                  if ref else None)
+    for name in ref_arrays or ():
+        try:
+            prog.buffer(name)  # an unknown name is refused before simulating
+        except KeyError as e:
+            raise click.ClickException(f"--check {ref}: {e.args[0]}") from None
     head = {"program": program, "config": prog.config.name, "model": model}
     if model == "cycle":
         result = cycle.run(prog, trace=bool(trace_path or plot_path))
@@ -60,7 +74,7 @@ def sim(program: str, model: str, as_json: bool, ref: str | None, trace_path: st
                   "leftover_tokens": result.leftover_tokens}
         text = "\n".join(f"  {k:<28} {_format_value(v)}" for k, v in report["counters"].items())
     report["leftover_tokens"] = {k: v for k, v in report["leftover_tokens"].items() if v}
-    mismatches = _check(prog, result.dram, ref) if ref else []
+    mismatches = _check(prog, result.dram, ref_arrays) if ref else []
     if ref:
         report["check"] = {"reference": ref, "ok": not mismatches, "mismatches": mismatches}
     if trace_path:
