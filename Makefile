@@ -20,6 +20,9 @@ demo: setup
 	$(VTA) info
 	$(VTA) compile examples/digits/digits_cnn.onnx -o $(OUT)/digits.vtamod
 	$(VTA) run $(OUT)/digits.vtamod --eval examples/digits/heldout.npz --eval-scale 0.0625
+	$(VTA) compile examples/digits/digits_cnn.onnx --target vta --input-shape image:120x1x8x8 \
+		--calibrate examples/digits/calib.npz --calibrate-scale 0.0625 -o $(OUT)/digits_vta.vtamod
+	$(VTA) run $(OUT)/digits_vta.vtamod --device tsim --eval examples/digits/heldout.npz --eval-scale 0.0625
 	$(VTA) example gemm -o $(OUT)/gemm.vtaprog
 	$(VTA) sim $(OUT)/gemm.vtaprog --check $(OUT)/gemm.expected.npz
 

@@ -40,7 +40,7 @@ def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, inpu
       vta compile examples/digits/digits_cnn.onnx --target cuda -o out/digits_cuda.vtamod
       vta run out/digits.vtamod --eval examples/digits/heldout.npz --eval-scale 0.0625
       vta compile examples/digits/digits_cnn.onnx --target vta --input-shape image:120x1x8x8 \\
-          --calibrate examples/digits/heldout.npz --calibrate-scale 0.0625 \\
+          --calibrate examples/digits/calib.npz --calibrate-scale 0.0625 \\
           -o out/digits_vta.vtamod
       vta run out/digits_vta.vtamod --device tsim --eval examples/digits/heldout.npz --eval-scale 0.0625
     """

@@ -10,7 +10,8 @@ never trained on.
 
 Rerun (from the repository root; needs numpy, onnx, scikit-learn only):
     python examples/digits/train.py
-It rewrites examples/digits/digits_cnn.onnx and examples/digits/heldout.npz
+It rewrites examples/digits/digits_cnn.onnx, examples/digits/calib.npz (180
+training images for int8 calibration) and examples/digits/heldout.npz
 (held-out indices into load_digits(), their images as uint8 0..16, labels)
 and prints the held-out accuracy (numpy forward pass and onnxruntime when it
 is installed).
@@ -138,6 +139,10 @@ def export(model: CNN, path: Path) -> onnx.ModelProto:
     return onnx_model
 
 
+#: Training images saved for int8 calibration (``vta compile --target vta --calibrate``).
+CALIB_IMAGES = 180
+
+
 def main() -> None:
     digits = load_digits()
     images = digits.images.astype(np.float32)[:, None] / 16.0
@@ -148,6 +153,9 @@ def main() -> None:
     onnx_model = export(model, HERE / "digits_cnn.onnx")
     np.savez_compressed(HERE / "heldout.npz", indices=ho, images=digits.images[ho].astype(np.uint8),
                         labels=labels[ho])
+    calib = tr[:CALIB_IMAGES]
+    np.savez_compressed(HERE / "calib.npz", indices=calib,
+                        images=digits.images[calib].astype(np.uint8))
     print(f"held-out accuracy (numpy): {acc:.4f} on {len(ho)} images")
     try:
         import onnxruntime as ort

@@ -15,11 +15,17 @@ def _heldout():
     return (d["images"].astype(np.float32) / 16).reshape(-1, 1, 8, 8), d["labels"]
 
 
+def _calibration():
+    """Training images (never held out) for int8 calibration."""
+    d = np.load("examples/digits/calib.npz")
+    return (d["images"].astype(np.float32) / 16).reshape(-1, 1, 8, 8)
+
+
 @pytest.fixture(scope="module")
 def digits_module(tmp_path_factory):
-    x, _ = _heldout()
     path = tmp_path_factory.mktemp("vta") / "digits.vtamod"
-    build_vta_model(DIGITS, input_shapes={"image": (120, 1, 8, 8)}, calib={"image": x}).save(path)
+    build_vta_model(DIGITS, input_shapes={"image": (120, 1, 8, 8)},
+                    calib={"image": _calibration()}).save(path)
     return path
 
 
@@ -78,7 +84,7 @@ def test_cli_compile_and_run_vta(tmp_path):
     from driver.cli.main import cli
     out = tmp_path / "d.vtamod"
     r = CliRunner().invoke(cli, ["compile", DIGITS, "--target", "vta", "--input-shape",
-                                 "image:180x1x8x8", "--calibrate", "examples/digits/heldout.npz",
+                                 "image:180x1x8x8", "--calibrate", "examples/digits/calib.npz",
                                  "--calibrate-scale", "0.0625", "-o", str(out)])
     assert r.exit_code == 0, r.output
     assert "2 on the accelerator" in r.output
