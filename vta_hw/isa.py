@@ -69,9 +69,8 @@ class _Deps:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class Load(_Deps):
-    """DRAM -> SRAM ``mem``: ``y_size`` rows of ``x_size`` elements, rows
-    ``x_stride`` elements apart in DRAM, zero padding added on each side in SRAM."""
+class _MemOp(_Deps):
+    """Fields shared by LOAD and STORE (a 2-D strided DMA)."""
     mem: MemId = MemId.INP
     sram_base: int = 0
     dram_base: int = 0
@@ -82,22 +81,19 @@ class Load(_Deps):
     y_pad_1: int = 0
     x_pad_0: int = 0
     x_pad_1: int = 0
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Load(_MemOp):
+    """DRAM -> SRAM ``mem``: ``y_size`` rows of ``x_size`` elements, rows
+    ``x_stride`` elements apart in DRAM, zero padding added on each side in SRAM."""
     opcode = Opcode.LOAD
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class Store(_Deps):
+class Store(_MemOp):
     """OUT SRAM -> DRAM: ``y_size`` rows of ``x_size`` elements, ``x_stride`` apart in DRAM."""
     mem: MemId = MemId.OUT
-    sram_base: int = 0
-    dram_base: int = 0
-    y_size: int = 0
-    x_size: int = 0
-    x_stride: int = 0
-    y_pad_0: int = 0
-    y_pad_1: int = 0
-    x_pad_0: int = 0
-    x_pad_1: int = 0
     opcode = Opcode.STORE
 
 
