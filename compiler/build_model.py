@@ -45,7 +45,7 @@ def build_model(model, target: str = "llvm", params=None, input_shapes=None, pro
             ``Graph`` (then ``params`` holds its constants).
         target: an LLVM host target string (``"llvm"``), or a GPU target:
             ``"cuda"`` (``"cuda -arch=sm_90"`` is the default arch) or ``"opencl"``
-            (then the result is a ``graph_lower.gpu.GpuCompiledModel``, run by
+            (then the module's kernel files are GPU sources and binaries, run by
             ``driver.gpu_runtime``; see ``compiler/graph_lower/gpu.py``).
         params: constants of a ``Graph`` model (ignored for ONNX).
         input_shapes: name -> shape, overriding the model's (dynamic dimensions

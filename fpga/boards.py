@@ -6,8 +6,8 @@ the device's totals (LUT4/LUT6, FFs, DSPs, block RAMs; from the vendors'
 data sheets, for the report when nextpnr does not list one) and the presets
 known to fit with timing met at the default clock (measured with
 ``bench/fpga_fit.py``; largest last; none for PYNQ-Z1, never built here). The default clocks are what the
-accelerator RTL closes at today: its slowest path (ACC SRAM read -> ALU
-compare/add -> ACC SRAM write, one cycle) gives 36.8 MHz (1x4) and 30.8 MHz
+accelerator RTL closes at today: its slowest path (ACC SRAM read -> the ALU's
+one-cycle 32-bit MUL -> ACC SRAM write) gives 36.8 MHz (1x4) and 30.8 MHz
 (1x8) on the ULX3S's ECP5-85F speed 6, so ULX3S runs at its 25 MHz
 oscillator; on the ECPIX-5's speed 8 part they reach 55.6 and 49.4 MHz, so
 it runs at 40 MHz from its PLL. No preset fits the iCEBreaker's UP5K yet: even ``TINY`` (a 1x4

@@ -50,17 +50,19 @@ def _align(n: int) -> int:
 
 @dataclass
 class CompiledModel:
-    """A compiled model: graph JSON (dict), the shared library bytes, packed parameters.
+    """A compiled model: graph JSON (dict), kernel files, packed parameters.
 
     Attributes:
         graph_json: the execution plan (see the module docstring).
-        library: bytes of the shared library (``kernels.so``).
+        files: file name -> bytes of the kernels: ``kernels.so`` on the CPU;
+            ``kernels.cu`` + ``kernels.cubin`` or ``kernels.cl`` on a GPU
+            (``graph_lower.gpu``).
         params: name -> array, what the kernels read.
         stats: compile figures: ``kernels`` (distinct), ``calls``, ``seconds`` per phase.
     """
 
     graph_json: dict
-    library: bytes
+    files: dict
     params: dict
     stats: dict = field(default_factory=dict)
 
@@ -69,8 +71,9 @@ class CompiledModel:
         os.makedirs(path, exist_ok=True)
         with open(os.path.join(path, "graph.json"), "w") as f:
             json.dump(self.graph_json, f, indent=1)
-        with open(os.path.join(path, "kernels.so"), "wb") as f:
-            f.write(self.library)
+        for name, data in self.files.items():
+            with open(os.path.join(path, name), "wb") as f:
+                f.write(data)
         np.savez(os.path.join(path, "params.npz"), **self.params)
         return path
 
@@ -138,7 +141,7 @@ def compile_graph(graph: Graph, params: dict, memory_plan, target="llvm", progre
     }
     stats = {"kernels": len(kernels), "calls": len(calls), "lower_s": t1 - t0 + t2 - t1,
              "llvm_s": t3 - t2}
-    return CompiledModel(gj, library, out_params, stats)
+    return CompiledModel(gj, {"kernels.so": library}, out_params, stats)
 
 
 def plan_calls(graph: Graph, params: dict, memory_plan, progress=None):

@@ -25,18 +25,14 @@ graph.json is the CPU format ("vtamod-1", see ``build.py``) with:
 """
 from __future__ import annotations
 
-import json
-import os
 import time
-from dataclasses import dataclass, field
-
-import numpy as np
+from dataclasses import dataclass
 
 from compiler import te
 from compiler.graph import Graph
 from compiler.te.tensor import PlaceholderOp, tensors_read
 
-from .build import _nbytes, graph_outputs, plan_calls
+from .build import CompiledModel, _nbytes, graph_outputs, plan_calls
 
 FORMAT = "vtamod-gpu-1"
 TARGETS = ("cuda", "opencl")
@@ -49,27 +45,6 @@ class GpuStage:
 
     func: object
     arg_index: list
-
-
-@dataclass
-class GpuCompiledModel:
-    """A compiled GPU model: graph JSON (dict), files (name -> bytes), packed parameters."""
-
-    graph_json: dict
-    files: dict
-    params: dict
-    stats: dict = field(default_factory=dict)
-
-    def save(self, path: str) -> str:
-        """Write the folder ``path`` (created if needed); returns ``path``."""
-        os.makedirs(path, exist_ok=True)
-        with open(os.path.join(path, "graph.json"), "w") as f:
-            json.dump(self.graph_json, f, indent=1)
-        for name, data in self.files.items():
-            with open(os.path.join(path, name), "wb") as f:
-                f.write(data)
-        np.savez(os.path.join(path, "params.npz"), **self.params)
-        return path
 
 
 def parse_gpu_target(target: str) -> tuple[str, str | None]:
@@ -179,7 +154,7 @@ def _arg(x, index):
 
 
 def compile_graph_gpu(graph: Graph, params: dict, memory_plan, target: str = "cuda",
-                      progress=None) -> GpuCompiledModel:
+                      progress=None) -> CompiledModel:
     """Lower every group to GPU kernels, print them into one source, compile it (cuda).
 
     Raises:
@@ -255,4 +230,4 @@ def compile_graph_gpu(graph: Graph, params: dict, memory_plan, target: str = "cu
     }
     stats = {"kernels": len(kspec), "calls": len(gcalls), "lower_s": t2 - t0,
              "llvm_s": t3 - t2, "device_compile_s": t3 - t2}
-    return GpuCompiledModel(gj, files, out_params, stats)
+    return CompiledModel(gj, files, out_params, stats)
