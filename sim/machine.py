@@ -246,11 +246,28 @@ class Machine:
             self.acc[dst] = 0
         else:
             for k in range(0, n, _GEMM_CHUNK):
-                a = self.inp[src[k:k + _GEMM_CHUNK]].astype(np.int32)
-                w = self.wgt[wgt[k:k + _GEMM_CHUNK]].astype(np.int32)
-                np.add.at(self.acc, dst[k:k + _GEMM_CHUNK], a @ w.transpose(0, 2, 1))
+                self._accumulate(dst[k:k + _GEMM_CHUNK], src[k:k + _GEMM_CHUNK],
+                                 wgt[k:k + _GEMM_CHUNK])
         d = np.unique(dst)
         self.out[d] = self.acc[d].astype(np.int8)
+
+    def _accumulate(self, dst: np.ndarray, src: np.ndarray, wgt: np.ndarray) -> None:
+        """``acc[dst[i]] += inp[src[i]] @ wgt[wgt[i]]^T`` for every i, int32 wrapping.
+
+        Exact through floating point: an int8 x int8 dot product of BLOCK_IN <= 64
+        terms is at most 2**20 in magnitude, so float32 BLAS computes it exactly
+        (< 2**24); the per-dst sums are taken in float64 (exact below 2**53) and
+        wrapped to int32 once, which equals wrapping after every addition.
+        """
+        a = self.inp[src].astype(np.float32)
+        w = self.wgt[wgt].astype(np.float32)
+        prod = a @ w.transpose(0, 2, 1)
+        order = np.argsort(dst, kind="stable")
+        ds = dst[order]
+        starts = np.flatnonzero(np.r_[True, ds[1:] != ds[:-1]])
+        sums = np.add.reduceat(prod[order].astype(np.float64), starts, axis=0)
+        u = ds[starts]
+        self.acc[u] = (self.acc[u].astype(np.int64) + sums.astype(np.int64)).astype(np.int32)
 
     def alu(self, insn: Alu, index: int) -> None:
         """``acc[dst] = op(acc[dst], b)`` per uop iteration, in loop order, with
