@@ -6,7 +6,7 @@ compiles ``compiler.topi.vta.conv2d_program`` on the default preset, with two
 virtual threads (latency hiding) and with one, and times the program with the
 cycle-accurate model (``sim.cycle.run``, timing only) against a DRAM of
 ``--bytes-per-cycle`` bytes per cycle (default 8) and ``DramTiming``'s other
-defaults (latency 32 cycles, bursts of at most 16 beats). The tile search
+defaults (latency 32 cycles, bursts of at most 256 beats). The tile search
 measures its ``--tune-top`` best-estimated tilings with the same model (as
 TVM's autotuning measure function) unless ``--no-tune``; compile time
 includes that. With ``--check`` each program also runs on ``sim.functional``

@@ -5,8 +5,9 @@
 for an LED). A host speaks ``fpga.protocol`` over the UART at
 ``clk_hz / divisor`` baud. The block RAM (``fpga.memory``) holds a program's
 whole DRAM image at byte 0; it answers bursts as
-``DramTiming(latency=2, bytes_per_cycle=cfg.bus_bytes)``, which is what
-``sim.cycle`` must be given to predict the SoC's cycle counts.
+``DramTiming(latency=2, bytes_per_cycle=cfg.bus_bytes, max_burst_beats=16)``
+(``soc_dram_timing``), which is what ``sim.cycle`` must be given to predict the
+SoC's cycle counts.
 
 ``soc_verilog`` gives the Verilog (module ``soc``, ports ``clk``, ``rst``,
 ``rx``, ``tx``, ``done``) that the cocotb testbench and the Vivado project use.
@@ -27,9 +28,16 @@ from vta_hw.rtl.top import VTA, RtlParams
 from vta_hw.timing import DramTiming
 
 
+#: The SoC's burst rules. Its block RAM answers 2 cycles after a request, so long
+#: bursts buy nothing there, while fetch's staging queue holds one burst of
+#: instructions (``max_burst_beats / beats per instruction + 1`` entries of 128 bits,
+#: LUT RAM on the FPGA): 16 beats keeps it small.
+SOC_PARAMS = RtlParams(max_burst_beats=16)
+
+
 def soc_dram_timing(cfg: VTAConfig, params: RtlParams | None = None) -> DramTiming:
     """The DRAM timing of the SoC's block RAM (``fpga.memory``), for ``sim.cycle``."""
-    p = params or RtlParams()
+    p = params or SOC_PARAMS
     return DramTiming(latency=2, bytes_per_cycle=cfg.bus_bytes,
                       max_burst_beats=p.max_burst_beats, page_bytes=p.page_bytes)
 
@@ -45,7 +53,7 @@ class SoC(wiring.Component):
     def __init__(self, cfg: VTAConfig, *, mem_bytes: int, clk_hz: int, divisor: int,
                  params: RtlParams | None = None):
         self.cfg, self.mem_bytes, self.clk_hz, self.divisor = cfg, mem_bytes, int(clk_hz), divisor
-        self.params = params or RtlParams()
+        self.params = params or SOC_PARAMS
         # construct now so that parameter errors surface here
         self.vta = VTA(cfg, self.params)
         self.ram = BlockRamMemory(cfg.BUS_WIDTH, self.params.max_burst_beats, mem_bytes)

@@ -45,3 +45,19 @@ class Counters:
         """A plain, JSON-ready dict (nested dicts copied)."""
         return {k: (dict(v) if isinstance(v, dict) else v)
                 for k, v in dataclasses.asdict(self).items()}
+
+
+def program_gemm_macs(program) -> int:
+    """Multiply-accumulates the GEMMs of ``program`` (a ``vta_hw.program.Program``) do.
+
+    Every instruction runs exactly once, so this is a property of the stream: a
+    non-reset GEMM does ``iter_out * iter_in * (uop_end - uop_bgn)`` uop iterations
+    (none when ``uop_end <= uop_bgn``) of ``BATCH * BLOCK_IN * BLOCK_OUT`` MACs each.
+    It equals ``sim.cycle``'s ``gemm_macs``; backends that count cycles but not MACs
+    (RTL, FPGA) report it.
+    """
+    from vta_hw.isa import Gemm
+
+    uops = sum(i.iter_out * i.iter_in * max(0, i.uop_end - i.uop_bgn)
+               for i in program.insns if isinstance(i, Gemm) and not i.reset)
+    return uops * program.config.macs_per_cycle

@@ -141,7 +141,10 @@ class DramTiming:
             (and from a write's last beat to its completion).
         bytes_per_cycle: sustained bandwidth, bytes per cycle; a beat of
             ``bus_bytes`` takes ``ceil(bus_bytes / bytes_per_cycle)`` cycles.
-        max_burst_beats: longest burst, beats.
+        max_burst_beats: longest burst, beats. 256 is AXI4's longest INCR burst
+            and what VTA's memory engine issues (``lenBits = 8`` in the Chisel
+            ``VME``; Moreau et al., IEEE Micro 2019): a bulk read then pays the
+            latency once per 2 KiB on a 64-bit bus, not once per 128 bytes.
         page_bytes: bursts never cross a multiple of this many bytes (AXI: 4096).
 
     Raises:
@@ -150,7 +153,7 @@ class DramTiming:
 
     latency: int = 32
     bytes_per_cycle: int = 8
-    max_burst_beats: int = 16
+    max_burst_beats: int = 256
     page_bytes: int = 4096
 
     def __post_init__(self) -> None:

@@ -229,12 +229,14 @@ class FpgaBackend:
 
     def run(self, program, image, max_cycles=None):
         from driver.backends.base import BackendResult
+        from sim.counters import program_gemm_macs
         if program.config != self.cfg:
             raise ValueError(f"program is for config {program.config.name}, the board's "
                              f"backend for {self.cfg.name}")
         timeout_s = max_cycles / self.device.info().clk_hz if max_cycles else 10.0
         r = self.device.run(program, image, timeout_s=timeout_s)
-        return BackendResult(r.dram, r.cycles, None, None, None, {"busy": dict(r.busy)})
+        return BackendResult(r.dram, r.cycles, program_gemm_macs(program), None, None,
+                             {"busy": dict(r.busy)})
 
 
 def _cmd_name(cmd: int) -> str:

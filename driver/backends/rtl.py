@@ -12,9 +12,10 @@ class RtlBackend:
 
     def run(self, program, image, max_cycles=None) -> BackendResult:
         from driver.rtl.run import MAX_CYCLES, run_programs
+        from sim.counters import program_gemm_macs
         r, = run_programs(self.cfg, [(program, image)], self.dram_timing,
                           max_cycles=max_cycles or MAX_CYCLES)
-        return BackendResult(r.dram, r.cycles, None,
+        return BackendResult(r.dram, r.cycles, program_gemm_macs(program),
                              sum(b * self.cfg.bus_bytes for _, _, b, w in r.bursts if not w),
                              sum(b * self.cfg.bus_bytes for _, _, b, w in r.bursts if w),
                              {"busy": dict(r.busy), "wall_s": r.wall_s})

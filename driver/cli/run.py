@@ -104,9 +104,17 @@ def run_cmd(module_dir, inputs, seed, repeat, eval_path, eval_scale, save_output
                f"{plural(repeat, 'run')} ({where})")
 
 
+def _single_input(m):
+    info = m.input_info()
+    if len(info) != 1:
+        raise click.ClickException(f"--eval needs a model with one input; this one has "
+                                   f"{len(info)} ({', '.join(i[0] for i in info)}); use --input")
+    return info
+
+
 def _evaluate(m, path, scale):
     xs, ys = _read_eval(path)
-    (name, shape, dtype), = m.input_info()
+    (name, shape, dtype), = _single_input(m)
     per = int(np.prod(shape))
     if xs[0].size != per:
         raise click.ClickException(f"--eval: an example has {xs[0].size} values, input {name} "
@@ -146,10 +154,14 @@ def _run_vta(module_dir, device, inputs, seed, eval_path, scale, save_output):
     from driver.vta_runtime import load_vta_module
 
     m = load_vta_module(module_dir, device)
-    (name, shape, dtype), = m.input_info() if len(m.input_info()) == 1 else (None,)
     if eval_path:
         xs, ys = _read_eval(eval_path)
-        batch = shape[0]
+        (name, shape, _), = _single_input(m)
+        batch, per = shape[0], int(np.prod(shape[1:]))
+        if xs[0].size != per:
+            raise click.ClickException(f"--eval: an example has {xs[0].size} values, input {name} "
+                                       f"takes {per} per image ({list(shape[1:])}); give images "
+                                       "of the model's input size")
         xs = (xs.astype(np.float64) * scale).astype(np.float32).reshape((-1,) + tuple(shape[1:]))
         n = len(xs)
         preds, elapsed = [], 0.0
@@ -177,8 +189,7 @@ def _run_vta(module_dir, device, inputs, seed, eval_path, scale, save_output):
         click.echo(f"device fsim: {plural(st['runs'], 'program run')}, DRAM {st['dram_bytes']} B "
                    "(the functional simulator has no cycles; use --device tsim)")
         return
-    util = (f"GEMM utilization {100 * st['gemm_utilization']:.2f} %" if device == "tsim"
-            else "GEMM utilization n/a (rtl counts no MACs)")
+    util = f"GEMM utilization {100 * st['gemm_utilization']:.2f} %"
     click.echo(f"device {device}: {plural(st['runs'], 'program run')}, total cycles {st['cycles']}, "
                f"{util}, DRAM {st['dram_bytes']} B")
     peak = m.device.peak_macs_per_cycle

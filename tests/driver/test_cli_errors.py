@@ -220,3 +220,13 @@ def test_help_examples_and_eval_latency(cpu_module):
     assert "examples/digits" in text and "resnet18" not in text
     out = ok(["run", cpu_module, "--eval", HELDOUT, "--eval-scale", "0.0625"])
     assert "accuracy:" in out and "ms mean per image" in out
+
+
+def test_eval_images_of_the_wrong_size_for_an_accelerator_module(tmp_path):
+    mod = tmp_path / "d.vtamod"
+    ok(["compile", DIGITS, "--target", "vta", "--input-shape", "image:4x1x8x8", "-o", mod,
+        "--calibrate", REPO / "examples" / "digits" / "calib.npz", "--calibrate-scale", "0.0625",
+        "--quiet"])
+    np.savez(tmp_path / "small.npz", images=np.zeros((5, 6, 6)), labels=np.zeros(5, int))
+    fails(["run", mod, "--device", "fsim", "--eval", tmp_path / "small.npz"],
+          "an example has 36 values", "input image takes 64 per image")

@@ -127,3 +127,5 @@ def test_rtl_backend_matches_tsim():
         np.testing.assert_array_equal(got, want)
         _, r2 = _run(ts, ts.load(tiny.program), tiny, args)
         assert r.cycles == r2.cycles
+        assert r.gemm_macs == r2.gemm_macs > 0
+        assert rtl.gemm_utilization() == ts.gemm_utilization() > 0

@@ -3,7 +3,7 @@
 Every expected count is derived in the comments from the rules in
 ``sim/cycle.py``'s docstring (which follow ``vta_hw/timing.py`` and the RTL),
 on the default preset with ``DramTiming()``: 8-byte beats, one per cycle,
-read data 32 cycles after the accept, 16-beat bursts. ``D_G`` / ``D_A`` are
+read data 32 cycles after the accept, bursts of up to 256 beats. ``D_G`` / ``D_A`` are
 ``GEMM_PIPELINE_DEPTH`` / ``ALU_PIPELINE_DEPTH``. Notation: ``q`` accept,
 ``d`` dequeue (IDLE), ``s`` token pop (TOKENS), ``r`` RETIRE.
 """
@@ -126,21 +126,24 @@ def test_padding_costs_a_cycle_per_element():
 
 
 def test_bursts_split_at_max_burst_beats():
-    # a WGT element is 256 B = 32 beats: bursts accepted at 39 (beats 71..86) and 87
-    # (beats 119..134); FIN 135, r=136; FINISH s=137 r=138
+    # a WGT element is 256 B = 32 beats. Default (256-beat bursts): one burst accepted
+    # at 39, beats 71..102; FIN 103, r=104; FINISH s=105 r=106
     insns = [Load(mem=MemId.WGT, y_size=1, x_size=1, x_stride=1, push_next=True),
              Finish(pop_prev=True)]
-    assert cycles(insns).cycles == 139
+    assert cycles(insns).cycles == 107
+    # 16-beat bursts: accepted at 39 (beats 71..86) and 87 (beats 119..134); FIN 135,
+    # r=136; FINISH s=137 r=138
+    assert cycles(insns, dram_timing=DramTiming(max_burst_beats=16)).cycles == 139
     # a shorter max burst: 4 bursts of 8 beats, each 32 + 8 cycles after its REQ
     r = cycles(insns, dram_timing=DramTiming(max_burst_beats=8))
     assert r.cycles == 203  # q=39, 79, 119, 159; last beat 198; FIN 199, r=200; FINISH r=202
 
 
 def test_fetch_bursts_and_staging():
-    # 17 instructions = 34 beats: bursts of 16, 16, 2. Burst 1: q=1, beats 33..48;
+    # 16-beat bursts. 17 instructions = 34 beats: bursts of 16, 16, 2. Burst 1: q=1, beats 33..48;
     # staging empty at 50 -> q=50, beats 82..97; last dispatch 98 -> q=99, beats 131, 132.
     # Compute: GEMM k dequeued at 36 + k*(3+D_G); GEMM15 r = 83+16D_G; FINISH r = 86+16D_G.
-    r = cycles([gemm(1)] * 16 + [Finish()])
+    r = cycles([gemm(1)] * 16 + [Finish()], dram_timing=DramTiming(max_burst_beats=16))
     assert r.cycles == 87 + 16 * D_G
     f = r.modules["fetch"]
     assert f.busy + sum(f.stalls.values()) == 133  # REQ/BEATS from 1 to 133

@@ -12,8 +12,9 @@ from vta_hw.timing import DramTiming
     (0, 64, 8, DramTiming(), [(0, 8)]),
     # unaligned start and end: the beats holding the first and last byte count
     (4, 8, 8, DramTiming(), [(0, 2)]),
-    # longer than max_burst_beats (16 x 8 B = 128 B)
-    (0, 300, 8, DramTiming(), [(0, 16), (128, 16), (256, 6)]),
+    # longer than max_burst_beats (16 x 8 B = 128 B; default 256 x 8 B = 2 KiB)
+    (0, 300, 8, DramTiming(max_burst_beats=16), [(0, 16), (128, 16), (256, 6)]),
+    (0, 4096, 8, DramTiming(), [(0, 256), (2048, 256)]),
     # crossing a page boundary splits the burst at the page
     (4032, 128, 8, DramTiming(), [(4032, 8), (4096, 8)]),
     (4090, 10, 8, DramTiming(), [(4088, 1), (4096, 1)]),
@@ -37,11 +38,12 @@ def test_bursts(addr, nbytes, bus, timing, want):
 
 
 def test_rows_follow_stride():
-    d = DramModel(DramTiming(), 8)
+    d = DramModel(DramTiming(max_burst_beats=16), 8)
     # 3 rows of 2 elements of 16 bytes, rows 5 elements apart: 32 bytes per row
     assert d.rows(16, 10, 3, 2, 5) == [(4,), (4,), (4,)]
     # a row of 64 UOPs (4 B each) from element 1: bytes 4..260 -> beats 0..32
     assert d.rows(4, 1, 1, 64, 64) == [(16, 16, 1)]
+    assert DramModel(DramTiming(), 8).rows(4, 1, 1, 64, 64) == [(33,)]
 
 
 @pytest.mark.parametrize("bus, bpc, interval", [(8, 8, 1), (16, 8, 2), (4, 8, 1), (64, 8, 8),

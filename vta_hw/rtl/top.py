@@ -35,8 +35,8 @@ class RtlParams:
         ValueError: non-positive burst length, or a page size that is not a
             power of two.
     """
-    max_burst_beats: int = 16
-    page_bytes: int = 4096
+    max_burst_beats: int = timing.DramTiming().max_burst_beats
+    page_bytes: int = timing.DramTiming().page_bytes
 
     def __post_init__(self):
         if not isinstance(self.max_burst_beats, int) or self.max_burst_beats < 1:
