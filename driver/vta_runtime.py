@@ -1,8 +1,10 @@
-"""Run a ``vtamod-vta-1`` module folder (``compiler.quant.module``) on a ``driver.device.Device``.
+"""Run a ``vtamod-vta-2`` module folder (``compiler.quant.module``) on a ``driver.device.Device``.
 
 The plan's steps run in order: ``cpu`` steps in numpy (``compiler.quant.qgraph.eval_node``,
-the oracle's own code), ``pack``/``unpack`` convert layouts, ``vta`` steps copy the
-packed input into the node's program, run it on the device and copy the output out.
+the oracle's own code), ``pack``/``unpack`` convert layouts, ``vta`` steps copy their
+packed inputs into the node's program's "input" buffers (in order: "data" of a
+conv/dense, "lhs" and "rhs" of an add), run it on the device and copy "out" out.
+``vtamod-vta-1`` folders (single-input steps, no ``arg``) load too.
 
 Usage::
 
@@ -25,7 +27,9 @@ from .device import Device
 # the plan's pieces (compiler.quant) load with the first module, so that ``is_vta_module``
 # costs the CPU runtime nothing (it runs without llvmlite and onnx)
 
-FORMAT = "vtamod-vta-1"
+FORMAT = "vtamod-vta-2"
+#: formats this runtime reads (version 1: conv/dense steps only)
+FORMATS = ("vtamod-vta-1", FORMAT)
 
 
 def is_vta_module(path) -> bool:
@@ -33,7 +37,7 @@ def is_vta_module(path) -> bool:
     if not p.exists():
         return False
     try:
-        return json.loads(p.read_text()).get("format") == FORMAT
+        return json.loads(p.read_text()).get("format") in FORMATS
     except ValueError:
         return False
 
@@ -43,12 +47,13 @@ class VtaModule:
 
     def __init__(self, path, device: Device | str = "tsim", *, dram_timing=None,
                  timeout_s: float | None = None):
-        from compiler.quant.partition import Step
+        from compiler.quant.partition import Step, input_buffers
         from compiler.quant.qgraph import QGraph
         path = Path(path)
         doc = json.loads((path / "graph.json").read_text())
-        if doc.get("format") != FORMAT:
-            raise ValueError(f"{path}: format {doc.get('format')!r}, expected {FORMAT!r}")
+        if doc.get("format") not in FORMATS:
+            raise ValueError(f"{path}: format {doc.get('format')!r}, this runtime reads "
+                             f"{' or '.join(map(repr, FORMATS))}; recompile the model")
         self.path, self.doc = path, doc
         self.cfg = VTAConfig.from_dict(doc["config"])
         with np.load(path / "params.npz") as z:
@@ -60,6 +65,7 @@ class VtaModule:
             device = Device(device, config=self.cfg, dram_timing=dram_timing)
         self.device = device
         self.loaded = {k: device.load(p) for k, p in self.programs.items()}
+        self.inputs_of = {k: input_buffers(p) for k, p in self.programs.items()}
         self.timeout_s = timeout_s
         self.layer_counters: dict[int, dict] = {}
 
@@ -87,13 +93,14 @@ class VtaModule:
             if s.kind == "cpu":
                 vals[s.output] = eval_node(n, [vals[v] for v in s.inputs], qg.params)
             elif s.kind == "pack":
-                h = self.loaded[s.node]
-                vals[s.output] = pack_value(self.cfg, vals[s.inputs[0]], h.program.buffer("data").shape)
+                buf = self.loaded[s.node].program.buffer(self.inputs_of[s.node][s.arg])
+                vals[s.output] = pack_value(self.cfg, vals[s.inputs[0]], buf.shape)
             elif s.kind == "unpack":
                 vals[s.output] = unpack_value(vals[s.inputs[0]], n.shape)
             elif s.kind == "vta":
                 h = self.loaded[s.node]
-                h.copy_in("data", vals[s.inputs[0]])
+                for name, v in zip(self.inputs_of[s.node], s.inputs, strict=True):
+                    h.copy_in(name, vals[v])
                 r = self.device.run_sync(h, self.timeout_s)
                 c = self.layer_counters.setdefault(s.node, {"name": n.name, "runs": 0, "cycles": 0,
                                                             "gemm_macs": 0, "dram_bytes": 0})

@@ -1,13 +1,18 @@
 """``build_vta_model``: ONNX -> quantized, partitioned, compiled model; its ``.vtamod`` folder.
 
-Folder layout (format ``vtamod-vta-1``; ``driver.vta_runtime`` runs it)::
+Folder layout (format ``vtamod-vta-2``; ``driver.vta_runtime`` runs it)::
 
     graph.json          format, config (VTAConfig fields), inputs/outputs (name, shape,
-                        dtype), the quantized graph (``QGraph.to_json``), the plan steps,
-                        programs (node index -> file), compile figures
+                        dtype), the quantized graph (``QGraph.to_json``), the plan steps
+                        (``Step.to_json``: kind, node, inputs, output, arg), programs
+                        (node index -> file), compile figures
     params.npz          the quantized graph's params (int8 weights, int32 biases); the
                         CPU nodes read them, and the oracle
-    programs/nK.vtaprog one accelerator program per offloaded node, weights baked in
+    programs/nK.vtaprog one accelerator program per offloaded node (conv2d, dense, add),
+                        weights and identity blocks baked in
+
+Version 2 (residual adds on the accelerator): a ``vta`` step has one input per
+"input" buffer of its program, a ``pack`` step names the buffer by ``arg``.
 """
 from __future__ import annotations
 
@@ -27,7 +32,7 @@ from .partition import Plan, build_plan
 from .qgraph import QGraph
 from .quantize import quantize
 
-FORMAT = "vtamod-vta-1"
+FORMAT = "vtamod-vta-2"
 
 
 @dataclasses.dataclass
@@ -79,7 +84,8 @@ def build_vta_model(model, *, config: VTAConfig | str | None = None,
                     calib: Mapping[str, np.ndarray] | None = None,
                     input_shapes: Mapping[str, tuple] | None = None, params=None,
                     vthreads: int = 2, dram: DramTiming | None = None, measure=None,
-                    min_channels: int | None = None, seed: int = 0) -> VtaCompiledModel:
+                    min_channels: int | None = None, seed: int = 0,
+                    per_channel: bool = False) -> VtaCompiledModel:
     """Quantize, partition and compile a model for the accelerator.
 
     Args:
@@ -89,6 +95,8 @@ def build_vta_model(model, *, config: VTAConfig | str | None = None,
             standard-normal samples (a smoke calibration; pass real data for accuracy).
         input_shapes: static input shapes (the batch the programs are compiled for).
         vthreads, dram, measure: passed to ``conv2d_program``.
+        min_channels: ``partition``'s channel rule.
+        per_channel: per-output-channel weight exponents (``quantize``).
 
     Returns:
         VtaCompiledModel (``.save(path)`` writes the module folder).
@@ -104,7 +112,7 @@ def build_vta_model(model, *, config: VTAConfig | str | None = None,
         calib = {i.name: rng.standard_normal((8,) + tuple(i.shape[1:])).astype(np.float32)
                  for i in graph.inputs}
     t0 = time.perf_counter()
-    qg = quantize(graph, fparams, calib)
+    qg = quantize(graph, fparams, calib, per_channel=per_channel)
     tq = time.perf_counter() - t0
     plan = build_plan(qg, cfg, vthreads=vthreads, dram=dram, measure=measure,
                       min_channels=min_channels)

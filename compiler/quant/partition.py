@@ -1,23 +1,35 @@
 """Partition a ``QGraph`` between the accelerator and the CPU, and compile the accelerator part.
 
-``partition(qg, cfg)`` marks each CONV2D / DENSE node ``target="vta"`` when the
-accelerator can run it and packing pays: at least ``min_channels`` input
-channels (default BLOCK_IN / 4; a first conv over 1 or 3 image channels would
-waste 15/16 or 13/16 of every GEMM and stays on the CPU). Everything else
-(pooling, residual adds, reshapes, float ops, quantize/dequantize) runs on the CPU.
+``partition(qg, cfg)`` marks a node ``target="vta"`` when the accelerator can run
+it and packing pays:
 
-``build_plan(qg, cfg)`` compiles each accelerator node with
-``compiler.topi.vta.conv2d_program`` (weights and bias baked into the program's
-"kernel"/"bias" buffers) and lays out the execution plan: a list of ``Step``s in
-order, with the data movement inserted:
+- CONV2D / DENSE (GEMM + bias + requantize + relu + clip, ``conv2d_program``; per-tensor
+  or per-channel shifts) with at least ``min_channels`` input channels (default
+  BLOCK_IN / 4; a first conv over 1 or 3 image channels would waste 15/16 or 13/16 of
+  every GEMM and stays on the CPU);
+- ADD, the residual add (``add_program``: GEMM against identity blocks to widen the
+  int8 operands into the accumulator, ALU shifts, rounding, relu, clip), on 2-D or
+  4-D tensors with ``la``, ``lb`` and ``shift`` in [0, 31] (what int32 shifts allow;
+  the quantizer's are small), else on the CPU.
+
+Everything else (pooling, MEAN, reshapes, resize, concat, float ops such as
+softmax, quantize/dequantize) runs on the CPU.
+
+``build_plan(qg, cfg)`` compiles each accelerator node (weights, bias and identity
+blocks baked into its program's "param" buffers) and lays out the execution plan:
+a list of ``Step``s in order, with the data movement inserted:
 
     cpu     node             run the node in numpy (``qgraph.eval_node``)
-    pack    value -> packed  NCHW int8 -> the accelerator's NCHWnc (``layout.pack_nchw``)
-    vta     packed -> packed run the node's program: "data" in, "out" out
+    pack    value -> packed  NCHW int8 -> the accelerator's NCHWnc (``layout.pack_nchw``),
+                             the shape of input ``arg`` of the node's program
+    vta     packed.. -> packed  run the node's program: its "input" buffers ("data" for
+                             conv/dense, "lhs" and "rhs" for add) in, "out" out
     unpack  packed -> value  NCHWnc -> NCHW, cropped to the real channels
 
 A packed output feeds the next accelerator node directly when its layout is that
-node's input layout (same block sizes): no unpack/pack round trip.
+node's input layout (same packed shape): conv -> add -> conv chains stay packed,
+with no unpack/pack round trip. A CPU value packs once per packed shape, however
+many accelerator nodes read it.
 """
 from __future__ import annotations
 
@@ -26,7 +38,7 @@ import time
 
 import numpy as np
 
-from compiler.topi.vta import conv2d_program
+from compiler.topi.vta import add_program, conv2d_program
 from compiler.topi.vta.environment import Env
 from vta_hw.config import VTAConfig
 from vta_hw.program import Program
@@ -42,14 +54,15 @@ class Step:
     node: int                 # the QGraph node this step belongs to
     inputs: tuple[str, ...]
     output: str
+    arg: int = 0              # pack: which input buffer of the node's program
 
     def to_json(self) -> dict:
         return {"kind": self.kind, "node": self.node, "inputs": list(self.inputs),
-                "output": self.output}
+                "output": self.output, "arg": self.arg}
 
     @classmethod
     def from_json(cls, d: dict) -> "Step":
-        return cls(d["kind"], d["node"], tuple(d["inputs"]), d["output"])
+        return cls(d["kind"], d["node"], tuple(d["inputs"]), d["output"], d.get("arg", 0))
 
 
 @dataclasses.dataclass
@@ -75,6 +88,9 @@ def partition(qg: QGraph, cfg: VTAConfig, *, min_channels: int | None = None) ->
             w = qg.params[n.params[0]]
             if w.shape[1] >= min_channels:
                 target = "vta"
+        elif n.op is QOp.ADD and len(n.shape) in (2, 4) and all(
+                0 <= n.attrs[k] <= 31 for k in ("la", "lb", "shift")):
+            target = "vta"
         nodes.append(dataclasses.replace(n, target=target))
     return QGraph(nodes, list(qg.inputs), list(qg.outputs), list(qg.output_names), qg.params)
 
@@ -83,13 +99,27 @@ def _value(i: int) -> str:
     return f"%{i}"
 
 
+def input_buffers(prog: Program) -> list[str]:
+    """Names of a program's "input" buffers, in the order of its node's sources."""
+    return [b.name for b in prog.buffers if b.kind == "input"]
+
+
+def _as_image(shape) -> tuple[int, ...]:
+    """The NCHW shape an accelerator program sees for a 2-D (N, C) or 4-D value."""
+    return (1, shape[1], 1, shape[0]) if len(shape) == 2 else tuple(shape)
+
+
 def compile_node(qg: QGraph, i: int, cfg: VTAConfig, *, vthreads: int = 2,
                  dram: DramTiming | None = None, measure=None):
-    """The ``Conv2dKernel`` of accelerator node ``i``, weights/bias baked into its program."""
+    """The kernel of accelerator node ``i``: a ``Conv2dKernel`` (conv2d/dense, weights and
+    bias baked into its program) or an ``AddKernel`` (add)."""
     n = qg.nodes[i]
+    a = n.attrs
+    if n.op is QOp.ADD:
+        return add_program(cfg, _as_image(n.shape), la=a["la"], lb=a["lb"], shift=a["shift"],
+                           relu=a["relu"], vthreads=vthreads, dram=dram, measure=measure)
     x = qg.nodes[n.src[0]]
     w, b = (qg.params[p] for p in n.params)
-    a = n.attrs
     if n.op is QOp.CONV2D:
         k = conv2d_program(cfg, x.shape, w.shape, a["strides"], a["padding"], shift=a["shift"],
                            relu=a["relu"], bias=True, vthreads=vthreads, dram=dram, measure=measure)
@@ -97,12 +127,11 @@ def compile_node(qg: QGraph, i: int, cfg: VTAConfig, *, vthreads: int = 2,
         # dense (N, C) x (O, C) as a 1x1 conv over a 1 x N image: the rows become pixels
         # of one image row, so the tile search blocks them and each DMA row moves many
         # (N batch blocks of one pixel each would run one pixel per tile: 5x the cycles)
-        N, C = x.shape
-        k = conv2d_program(cfg, (1, C, 1, N), w.shape + (1, 1), shift=a["shift"],
+        k = conv2d_program(cfg, _as_image(x.shape), w.shape + (1, 1), shift=a["shift"],
                            relu=a["relu"], bias=True, vthreads=vthreads, dram=dram,
                            measure=measure)
         w = w[:, :, None, None]
-    baked = {"kernel": k.pack_weight(w), "bias": k.pack_bias(b)}
+    baked = k.params(w, b)   # kernel, bias and, with per-channel weights, the shifts
     bufs = [dataclasses.replace(s, data=baked[s.name]) if s.name in baked else s
             for s in k.program.buffers]
     k.program = dataclasses.replace(k.program, buffers=bufs)
@@ -115,7 +144,8 @@ def build_plan(qg: QGraph, cfg: VTAConfig, *, vthreads: int = 2, dram: DramTimin
     t0 = time.perf_counter()
     qg = partition(qg, cfg, min_channels=min_channels)
     programs, stats, steps = {}, {}, []
-    packed_of: dict[int, str] = {}     # node -> name of its packed value
+    packed_of: dict[int, str] = {}     # node -> name of its packed value (a program's "out")
+    packed_cpu: dict[tuple, str] = {}  # (node, packed shape) -> name of a CPU value packed
     have_plain: set[int] = set(qg.inputs)
     unpack_needed = {i: False for i in range(len(qg.nodes))}
     for i, n in enumerate(qg.nodes):
@@ -131,6 +161,17 @@ def build_plan(qg: QGraph, cfg: VTAConfig, *, vthreads: int = 2, dram: DramTimin
             have_plain.add(s)
         return _value(s)
 
+    def packed(s: int, i: int, arg: int, want: tuple) -> str:
+        """Node ``s``'s value in the packed shape ``want`` of input ``arg`` of node ``i``."""
+        src_prog = programs.get(s)
+        if s in packed_of and src_prog is not None and src_prog.buffer("out").shape == want:
+            return packed_of[s]
+        if (s, want) not in packed_cpu:
+            name = f"{_value(s)}.packed@{i}" + (f".{arg}" if arg else "")
+            steps.append(Step("pack", i, (plain(s),), name, arg))
+            packed_cpu[(s, want)] = name
+        return packed_cpu[(s, want)]
+
     for i, n in enumerate(qg.nodes):
         if n.op is QOp.INPUT:
             continue
@@ -140,25 +181,24 @@ def build_plan(qg: QGraph, cfg: VTAConfig, *, vthreads: int = 2, dram: DramTimin
             continue
         k = compile_node(qg, i, cfg, vthreads=vthreads, dram=dram, measure=measure)
         programs[i] = k.program
-        stats[i] = {"name": n.name, "compile_s": k.compile_s, "tiling": str(k.tiling),
+        stats[i] = {"name": n.name, "op": n.op.value, "compile_s": k.compile_s,
+                    "tiling": str(k.tiling),
                     "insns": len(k.program.insns), "uops": len(k.program.uops)}
-        s = n.src[0]
-        want = k.program.buffer("data").shape
-        src_prog = programs.get(s)
-        if s in packed_of and src_prog is not None and src_prog.buffer("out").shape == tuple(want):
-            data = packed_of[s]
-        else:
-            data = f"{_value(s)}.packed@{i}"
-            steps.append(Step("pack", i, (plain(s),), data))
+        names = input_buffers(k.program)
+        if len(names) != len(n.src):
+            raise ValueError(f"node %{i} {n.name!r} ({n.op.value}) has {len(n.src)} inputs but "
+                             f"its program takes {len(names)} ({names})")
+        ins = tuple(packed(s, i, j, tuple(k.program.buffer(b).shape))
+                    for j, (s, b) in enumerate(zip(n.src, names)))
         packed_of[i] = f"{_value(i)}.packed"
-        steps.append(Step("vta", i, (data,), packed_of[i]))
+        steps.append(Step("vta", i, ins, packed_of[i]))
         if unpack_needed[i]:
             plain(i)
     return Plan(qg, steps, programs, cfg, stats, time.perf_counter() - t0)
 
 
 def pack_value(cfg: VTAConfig, x: np.ndarray, shape) -> np.ndarray:
-    """NCHW (or dense (N, C)) int8 -> the packed ``shape`` of a program's "data" buffer."""
+    """NCHW (or dense (N, C)) int8 -> the packed ``shape`` of a program's input buffer."""
     from compiler.topi.vta.layout import pack_nchw
     env = Env(cfg)
     x = np.asarray(x, np.int8)
@@ -166,7 +206,8 @@ def pack_value(cfg: VTAConfig, x: np.ndarray, shape) -> np.ndarray:
         x = x.T[None, :, None, :]
     p = pack_nchw(x, env.BATCH, env.BLOCK_IN)
     if p.shape != tuple(shape):
-        raise ValueError(f"packed value has shape {p.shape}, the program's data buffer {tuple(shape)}")
+        raise ValueError(f"packed value has shape {p.shape}, the program's input buffer "
+                         f"{tuple(shape)}; the module and its plan disagree, recompile it")
     return p
 
 

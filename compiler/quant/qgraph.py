@@ -8,17 +8,19 @@ indices of earlier nodes). Every value is either
 - ``float32`` (graph inputs, outputs, and ops that run in float on the CPU).
 
 Ops (``QOp``) and their integer semantics, the same as the accelerator's
-(``compiler.topi.vta.layout.conv2d_reference``)::
+(``compiler.topi.vta.layout.conv2d_reference``, ``add_reference``)::
 
     INPUT       float input (name)
     QUANTIZE    float -> int8: clip(round_half_even(x * 2**exp), -128, 127)
     DEQUANTIZE  int8 -> float32: q * 2**-exp(src)
     CONV2D      int8 x, params weight (OIHW int8), bias ((O,) int32):
                 acc = sum x*w (int32) + bias; y = clip(relu?(acc >> shift), -128, 127)
-                attrs: strides, padding (symmetric h, w), shift, relu
+                attrs: strides, padding (symmetric h, w), shift, relu, ew (weight
+                exponent); with per-channel weights shift and ew are tuples of O ints
     DENSE       the same on (N, C) x (O, C)
-    ADD         int8 a, int8 b: ((a << la) + (b << lb) [+ round]) >> shift, relu?, clip
-                attrs: la, lb (left shifts to a common exponent), shift, relu
+    ADD         int8 a, int8 b (same shape): ((a << la) + (b << lb) [+ round]) >> shift,
+                relu?, clip; int32 wrapping, round = 2**(shift-1) when shift > 0
+                attrs: la, lb (left shifts to a common exponent), shift, relu (0..31)
     MEAN        global average pool on int8: floor((sum + HW // 2) / HW), same exp
     INT8        a graph op (``compiler.graph.Op`` name in attrs "op", its attributes
                 in "attrs") that moves or selects values only (reshape, max pool,
@@ -37,7 +39,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from compiler.topi.vta.layout import conv2d_reference
+from compiler.topi.vta.layout import add_reference, conv2d_reference
 
 
 class QOp(str, enum.Enum):
@@ -48,8 +50,8 @@ class QOp(str, enum.Enum):
     # accelerator-able (GEMM + ALU)
     CONV2D = "conv2d"
     DENSE = "dense"
-    # integer CPU ops
     ADD = "add"
+    # integer CPU ops
     MEAN = "mean"
     INT8 = "int8"
     # float CPU fallback
@@ -99,9 +101,11 @@ class QGraph:
                    list(d["outputs"]), list(d["output_names"]), dict(params))
 
     def summary(self) -> str:
+        def short(v):  # per-channel shifts and exponents: their range
+            return f"{min(v)}..{max(v)}" if isinstance(v, tuple) and len(v) > 4 else v
         lines = []
         for i, n in enumerate(self.nodes):
-            a = ", ".join(f"{k}={v}" for k, v in n.attrs.items() if k != "attrs")
+            a = ", ".join(f"{k}={short(v)}" for k, v in n.attrs.items() if k != "attrs")
             lines.append(f"%{i} = {n.op.value}{'@' + n.target if n.target != 'cpu' else ''}"
                          f"({', '.join(f'%{s}' for s in n.src)}) {n.dtype}{list(n.shape)}"
                          f"{'' if n.exp is None else f' exp={n.exp}'}{' ' + a if a else ''}")
@@ -157,10 +161,7 @@ def eval_node(node: QNode, args: list[np.ndarray], params: Mapping[str, np.ndarr
         return conv2d_reference(args[0][:, :, None, None], w[:, :, None, None], b,
                                 shift=a["shift"], relu=a["relu"])[:, :, 0, 0]
     if op is QOp.ADD:
-        s = (args[0].astype(np.int32) << a["la"]) + (args[1].astype(np.int32) << a["lb"])
-        if a["shift"]:
-            s = (s + (1 << (a["shift"] - 1))) >> a["shift"]
-        return _clip8(s, a["relu"])
+        return add_reference(args[0], args[1], a["la"], a["lb"], a["shift"], a["relu"])
     if op is QOp.MEAN:
         x = args[0]
         axes = tuple(range(2, x.ndim))

@@ -16,12 +16,18 @@ their own exponent the same way; a conv's int32 accumulator then has exponent
 ``ex + ew`` and is requantized to the output's exponent ``ey`` by an arithmetic
 right shift of ``ex + ew - ey`` (0..31), which the accelerator's ALU does (SHR).
 The bias is quantized at the accumulator's exponent, with ``2**(shift-1)`` added
-so that the shift rounds to nearest instead of down.
+so that the shift rounds to nearest instead of down. With ``per_channel=True``
+each output channel ``o`` of a conv/dense weight gets its own exponent ``ew[o]``
+(from that channel's largest magnitude), hence its own accumulator exponent and
+shift: the ALU shifts by a vector, one shift per lane (``conv2d_program`` with a
+tuple ``shift``).
 
 Patterns fused into one accelerator-able node: conv2d [+ per-channel bias add]
-[+ relu], dense [+ bias add] [+ relu]. Residual adds (+ relu) become integer ADD
-nodes, global average pooling MEAN, data movement (reshape, transpose, max pool,
-relu) runs on the int8 values; any other op runs in float on the CPU between a
+[+ relu], dense [+ bias add] [+ relu], residual add [+ relu] (integer ADD: both
+operands shifted left to the larger exponent, summed, rounded and shifted right to
+the output's). Global average pooling becomes MEAN; data movement (reshape,
+transpose, slice, max pool, relu, nearest resize, and concat of inputs at one
+exponent) runs on the int8 values; any other op runs in float on the CPU between a
 DEQUANTIZE and a QUANTIZE.
 """
 from __future__ import annotations
@@ -36,8 +42,9 @@ from compiler.graph import run as run_float
 
 from .qgraph import QGraph, QNode, QOp, quantize_array
 
-#: graph ops that only move or select values: exact on int8, same exponent
-INT8_OPS = {Op.RESHAPE, Op.TRANSPOSE, Op.MAX_POOL, Op.RELU, Op.SLICE}
+#: graph ops that only move or select values: exact on int8, same exponent (RESIZE in
+#: nearest mode only; CONCAT when its inputs share one exponent, ``_Builder.concat_int8``)
+INT8_OPS = {Op.RESHAPE, Op.TRANSPOSE, Op.MAX_POOL, Op.RELU, Op.SLICE, Op.RESIZE}
 EXP_MIN, EXP_MAX = -20, 30
 
 
@@ -103,9 +110,21 @@ def _weight(w: np.ndarray) -> tuple[np.ndarray, int]:
     return quantize_array(w, ew), ew
 
 
+def _weight_per_channel(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """int8 weights and one exponent per output channel (axis 0), (O,) int64. Exponents
+    more than 31 above the smallest are lowered to it + 31, so that every channel's
+    requantizing shift fits [0, 31] (such a channel is ~2**-31 of the largest: zeros)."""
+    m = np.abs(w.reshape(w.shape[0], -1)).max(axis=1)
+    ew = np.array([exponent_for(float(v)) for v in m], np.int64)
+    ew = np.minimum(ew, ew.min() + 31)
+    q = np.stack([quantize_array(w[o], int(e)) for o, e in enumerate(ew)])
+    return q, ew
+
+
 class _Builder:
-    def __init__(self, graph: Graph, params, stats):
+    def __init__(self, graph: Graph, params, stats, per_channel: bool = False):
         self.graph, self.fparams, self.stats = graph, params, stats
+        self.per_channel = per_channel
         self.nodes: list[QNode] = []
         self.params: dict[str, np.ndarray] = {}
         self.of: dict[Node, int] = {}        # float node -> qnode index
@@ -185,17 +204,21 @@ class _Builder:
         end, bias, relu = self.absorb(n, O, shapes)
         xi = self.as_int(x)
         ex = self.nodes[xi].exp
-        wq, ew = _weight(w)
-        ea = ex + ew
-        ey = min(self.exp_of(end), ea)
-        ey = max(ey, ea - 31)
+        wq, ew = _weight_per_channel(w) if self.per_channel else _weight(w)
+        ea = ex + np.asarray(ew, np.int64)       # accumulator exponent(s)
+        ey = min(self.exp_of(end), int(ea.min()))
+        ey = max(ey, int(ea.max()) - 31)
         shift = ea - ey
-        bq = np.rint(bias * 2.0 ** ea) + ((1 << (shift - 1)) if shift else 0)
+        bq = np.rint(bias * 2.0 ** ea) + np.where(shift > 0, 1 << np.maximum(shift - 1, 0), 0)
         bq = np.clip(bq, -2 ** 31, 2 ** 31 - 1).astype(np.int32)
         k = len(self.nodes)
         pw, pb = f"q{k}.weight", f"q{k}.bias"
         self.params[pw], self.params[pb] = wq, bq
-        attrs.update(shift=int(shift), relu=relu, ew=int(ew))
+        if self.per_channel:
+            attrs.update(shift=tuple(int(v) for v in shift), relu=relu,
+                         ew=tuple(int(v) for v in ew))
+        else:
+            attrs.update(shift=int(shift), relu=relu, ew=int(ew))
         self.of[end] = self.emit(QNode(kind, (xi,), end.shape, "int8", int(ey), attrs, (pw, pb),
                                        name=n.label or f"{kind.value}{k}"))
         return True
@@ -218,6 +241,19 @@ class _Builder:
                                        name=n.label or "add"))
         return True
 
+    def concat_int8(self, n: Node) -> bool:
+        """Concat on int8 when every input is int8 at one exponent (exact); else False."""
+        srcs = [self.of.get(s) for s in n.src]
+        if any(i is None or self.nodes[i].dtype != "int8" for i in srcs):
+            return False
+        exps = {self.nodes[i].exp for i in srcs}
+        if len(exps) != 1:
+            return False
+        self.of[n] = self.emit(QNode(QOp.INT8, tuple(srcs), n.shape, "int8", exps.pop(),
+                                     {"op": n.op.name, "attrs": n.attr_dict},
+                                     name=n.label or "concat"))
+        return True
+
     def visit(self, n: Node) -> None:
         if n in self.of or n in self.absorbed or n.op is Op.PARAM:
             return
@@ -236,6 +272,10 @@ class _Builder:
             self.of[n] = self.emit(QNode(QOp.MEAN, (xi,), n.shape, "int8", self.nodes[xi].exp,
                                          name=n.label or "mean"))
             return
+        if n.op is Op.CONCAT and len(acts) == len(n.src) and self.concat_int8(n):
+            return
+        if n.op is Op.RESIZE and n.attr_dict.get("mode") != "nearest":
+            acts = []  # linear interpolation makes new values: float
         if n.op in INT8_OPS and len(acts) == len(n.src) == 1:
             xi = self.as_int(n.src[0])
             self.of[n] = self.emit(QNode(QOp.INT8, (xi,), n.shape, "int8", self.nodes[xi].exp,
@@ -259,13 +299,17 @@ class _Builder:
 
 
 def quantize(graph: Graph, params: Mapping[str, np.ndarray],
-             calib: Mapping[str, np.ndarray], *, prepared: bool = False) -> QGraph:
+             calib: Mapping[str, np.ndarray], *, prepared: bool = False,
+             per_channel: bool = False) -> QGraph:
     """Quantize a float graph (module docstring).
 
     Args:
         graph, params: the float graph (from ``compiler.frontend.from_onnx``), static shapes.
         calib: input name -> sample array (``calibrate``).
         prepared: ``graph`` already went through ``prepare``.
+        per_channel: one power-of-two weight exponent per output channel of every
+            conv2d/dense (attrs ``ew`` and ``shift`` become tuples of O ints) instead of
+            one per tensor.
 
     Returns:
         QGraph whose outputs are float32 (dequantized), in the graph's output order.
@@ -273,7 +317,7 @@ def quantize(graph: Graph, params: Mapping[str, np.ndarray],
     if not prepared:
         graph, params = prepare(graph, params)
     stats = calibrate(graph, params, calib)
-    b = _Builder(graph, params, stats)
+    b = _Builder(graph, params, stats, per_channel)
     for n in graph.nodes():
         b.visit(n)
     outs = [b.as_float(o) for o in graph.outputs]

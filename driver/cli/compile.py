@@ -27,11 +27,15 @@ def _progress(iterable, total, desc):
               help="--target vta: calibration samples (array named after the input, or 'images')")
 @click.option("--calibrate-scale", default=1.0, show_default=True,
               help="--target vta: multiply the calibration samples by this (digits: 0.0625)")
+@click.option("--per-channel", is_flag=True,
+              help="--target vta: one power-of-two weight scale per output channel of every "
+                   "conv/dense (the accelerator shifts each lane by its own amount)")
 @click.option("--input-shape", "input_shapes", multiple=True, metavar="NAME:1x3x224x224",
               help="static shape of an input (repeatable); dynamic dimensions default to 1")
 @click.option("--quiet", is_flag=True, help="no progress bar")
 @friendly
-def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, input_shapes, quiet):
+def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_channel,
+                input_shapes, quiet):
     """Compile the ONNX MODEL for the CPU or a GPU into the module folder OUTPUT.
 
     \b
@@ -54,10 +58,11 @@ def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, inpu
             raise click.ClickException(f"--target {target!r}: vta takes no options; choose the "
                                        "accelerator with --config PRESET")
         _compile_vta(model, output, preset, calib_path, calibrate_scale,
-                     dict(parse_input_shape(s) for s in input_shapes))
+                     dict(parse_input_shape(s) for s in input_shapes), per_channel)
         return
-    if preset or calib_path:
-        raise click.ClickException("--config and --calibrate apply to --target vta only")
+    if preset or calib_path or per_channel:
+        raise click.ClickException("--config, --calibrate and --per-channel apply to --target "
+                                   "vta only")
     if kind not in ("llvm", "cuda", "opencl"):
         raise click.ClickException(f"--target {target!r}: unknown target; use --target llvm (host "
                                    "CPU), --target cuda ('cuda -arch=sm_80'), --target opencl "
@@ -97,7 +102,7 @@ def _cuda_error(target, e) -> str:
     return f"--target {target!r}: kernel {e.kernel!r} does not compile: {first} (source: {src})"
 
 
-def _compile_vta(model, output, preset, calib_path, scale, shapes):
+def _compile_vta(model, output, preset, calib_path, scale, shapes, per_channel=False):
     from compiler.frontend.onnx import from_onnx
     from compiler.quant import build_vta_model, load_calibration
 
@@ -118,7 +123,8 @@ def _compile_vta(model, output, preset, calib_path, scale, shapes):
     else:
         click.echo("warning: no --calibrate data; calibrating on seeded random normal inputs "
                    "(accuracy will suffer)")
-    cm = build_vta_model(graph, params=params, config=preset, calib=calib)
+    cm = build_vta_model(graph, params=params, config=preset, calib=calib,
+                         per_channel=per_channel)
     cm.save(output)
     qg = cm.qgraph
     n_vta = sum(1 for n in qg.nodes if n.target == "vta")
@@ -126,8 +132,11 @@ def _compile_vta(model, output, preset, calib_path, scale, shapes):
                f"({cm.plan.config.name}), compiled in {time.perf_counter() - start:.1f} s")
     for n in qg.nodes:
         if n.target == "vta":
-            click.echo(f"  vta  {n.op.value:<7} {n.name}: int8{list(n.shape)} shift {n.attrs['shift']}"
-                       f"{' relu' if n.attrs['relu'] else ''}")
+            lshift = (f" la {n.attrs['la']} lb {n.attrs['lb']}" if "la" in n.attrs else "")
+            sh = n.attrs["shift"]
+            sh = f"{min(sh)}..{max(sh)} per channel" if isinstance(sh, tuple) else sh
+            click.echo(f"  vta  {n.op.value:<7} {n.name}: int8{list(n.shape)}{lshift} shift "
+                       f"{sh}{' relu' if n.attrs['relu'] else ''}")
     ins, outs = cm.io()
     for i in ins:
         click.echo(f"  input  {i['name']}: {i['dtype']}{i['shape']}")

@@ -140,3 +140,35 @@ def build_bert_layer(seq: int = 32, hidden: int = 256, heads: int = 4, ffn: int 
     h = b.node("Gelu", [linear(x, hidden, ffn)])
     out = layer_norm(b.node("Add", [linear(h, ffn, hidden), x]))
     return b.model([_io("input", [1, seq, hidden])], [_io(out, None)], opset)
+
+
+def build_upsample_concat(size: int = 16, seed: int = 0, opset: int = 13,
+                          repeat_names: bool = True) -> onnx.ModelProto:
+    """A small U-Net-like CNN: conv stem, a stride-2 conv, nearest Resize x2, Concat with
+    the skip branch, a conv, a residual Add + ReLU and a 1x1 head; input "input" float32
+    [1, 3, size, size], output [1, 8, size, size] listed twice.
+
+    With ``repeat_names`` every Conv is named "conv", every Relu "relu" and the rest ""
+    (the ONNX checker allows repeated and empty node names; onnxruntime refuses repeated
+    ones, so compare against it with ``repeat_names=False``). The MaxPool (1x1, a no-op)
+    leaves its optional Indices output unnamed ("").
+    """
+    b = OnnxBuilder(seed)
+    relu = lambda t: b.node("Relu", [t])  # noqa: E731
+    stem = relu(b.conv("input", 3, 16, 3, bias=True))
+    skip = relu(b.conv(stem, 16, 32, 3, bias=True))
+    pooled = b.fresh("maxpool_out")
+    b.nodes.append(helper.make_node("MaxPool", [skip], [pooled, ""], name=b.fresh("maxpool"),
+                                    kernel_shape=[1, 1]))
+    down = relu(b.conv(pooled, 32, 32, 3, stride=2, bias=True))
+    scales = b.const(np.array([1, 1, 2, 2], np.float32), "scales")
+    up = b.node("Resize", [down, "", scales], mode="nearest")
+    cat = b.node("Concat", [up, skip], axis=1)
+    y = b.conv(cat, 64, 32, 3, bias=True)
+    y = relu(b.node("Add", [y, skip]))
+    out = b.conv(y, 32, 8, 1, bias=True)
+    if repeat_names:
+        for n in b.nodes:
+            n.name = {"Conv": "conv", "Relu": "relu"}.get(n.op_type, "")
+    shape = [1, 8, size, size]
+    return b.model([_io("input", [1, 3, size, size])], [_io(out, shape), _io(out, shape)], opset)

@@ -20,9 +20,11 @@ DMAs worse for overlap than grouping each thread's loads as here:
   ``dma_copy`` whose zero padding the LOAD's pad fields make) and the weight
   tile into ``local.wgt_buffer``, and run the GEMM intrinsic over
   ``(oc, ic, kh, kw, y, x)`` in a uop scope (``y``, ``x`` fold into the GEMM
-  loops); then ALU: ADD bias, SHR shift, MAX 0 (relu) or -128, MIN 127; then
-  store the tile (a ``dma_copy`` from ``local.acc_buffer``; OUT holds the int8
-  truncation, exact after the clip).
+  loops); then ALU: ADD bias, SHR shift (an immediate, or with per-channel weight
+  scales a per-lane shift vector loaded into ACC like the bias and used as the
+  ALU's tensor operand), MAX 0 (relu) or -128, MIN 127; then store the tile
+  (a ``dma_copy`` from ``local.acc_buffer``; OUT holds the int8 truncation,
+  exact after the clip).
 
 ``conv2d_program(cfg, data_shape, kernel_shape, strides, padding, shift, relu,
 bias)`` returns a ``Conv2dKernel``: the ``Program`` plus pack/unpack helpers.
@@ -77,18 +79,20 @@ def _unguard(st: ir.Stmt) -> ir.Stmt:
 
 
 def conv2d_ir(env: Env, s: Conv2dShape, t: Tiling, *, shift: int = 0, relu: bool = False,
-              bias: bool = True, name: str = "conv2d") -> ir.PrimFunc:
+              bias: bool = True, shifts: bool = False, name: str = "conv2d") -> ir.PrimFunc:
     """The scheduled conv2d as loop IR for ``compiler.codegen.vta`` (module docstring).
 
     Parameters (DRAM buffers): data ``(NB, CB, H, W, B, BI)`` int8, kernel
-    ``(OB, CB, KH, KW, BO, BI)`` int8, [bias ``(OB, B, BO)`` int32], out
-    ``(NB, OB, OH, OW, B, BO)`` int8.
+    ``(OB, CB, KH, KW, BO, BI)`` int8, [bias ``(OB, B, BO)`` int32], [shift
+    ``(OB, B, BO)`` int32: per-output-channel right shifts, with ``shifts``; then
+    ``shift`` is ignored], out ``(NB, OB, OH, OW, B, BO)`` int8.
     """
     B, BI, BO = env.BATCH, env.BLOCK_IN, env.BLOCK_OUT
     EI, EW, EA = B * BI, BO * BI, B * BO
     data = ir.Buffer("data", "int8", (s.NB, s.CB, s.H, s.W, B, BI))
     kernel = ir.Buffer("kernel", "int8", (s.OB, s.CB, s.KH, s.KW, BO, BI))
     bias_d = ir.Buffer("bias", "int32", (s.OB, B, BO))
+    shift_d = ir.Buffer("shift", "int32", (s.OB, B, BO))
     out = ir.Buffer("out", "int8", (s.NB, s.OB, s.OH, s.OW, B, BO))
     rows_max, cols_max = t.rows_in(s), t.cols_in(s)
     inp = ir.Buffer("inp", "int8", (t.tic * rows_max * cols_max, B, BI), scope=INP_SCOPE)
@@ -96,6 +100,7 @@ def conv2d_ir(env: Env, s: Conv2dShape, t: Tiling, *, shift: int = 0, relu: bool
     wgt = ir.Buffer("wgt", "int8", (wgt_n, BO, BI), scope=WGT_SCOPE)
     acc = ir.Buffer("acc", "int32", (t.toc * t.th * t.tw, B, BO), scope=ACC_SCOPE)
     accb = ir.Buffer("acc_bias", "int32", (t.toc, B, BO), scope=ACC_SCOPE)
+    accs = ir.Buffer("acc_shift", "int32", (t.toc, B, BO), scope=ACC_SCOPE)
     gemm = I.gemm_intrin(env)
 
     n_oh, n_ow, n_oc = -(-s.OH // t.th), -(-s.OW // t.tw), -(-s.OB // t.toc)
@@ -169,9 +174,10 @@ def conv2d_ir(env: Env, s: Conv2dShape, t: Tiling, *, shift: int = 0, relu: bool
                      else ((o * TIC + c) * TKH + kh)) * s.KW + kw))))
     body = [reset]
     alu_nest = [("o", TOC), ("y", TH), ("x", TW)]
-    if bias:
-        body.append(dma(_nest([("o", TOC)], lambda o: _store(
-            accb, ir.load(bias_d, (oc0 + o, 0, 0), EA), (o, 0, 0)))))
+    for on, vec, dram in ((bias, accb, bias_d), (shifts, accs, shift_d)):
+        if on:
+            body.append(dma(_nest([("o", TOC)], lambda o, vec=vec, dram=dram: _store(
+                vec, ir.load(dram, (oc0 + o, 0, 0), EA), (o, 0, 0)))))
     # one statement for both loads: each virtual thread's loads stay together, so
     # thread 0's next tile loads while thread 1 computes
     loads = load_inp if t.wres else ir.seq(load_inp, load_wgt)
@@ -179,7 +185,10 @@ def conv2d_ir(env: Env, s: Conv2dShape, t: Tiling, *, shift: int = 0, relu: bool
     if bias:
         body.append(kern(_nest(alu_nest, lambda o, y, x: I.alu(
             "ADD", ev(acc, acc_at(o, y, x)), src=ev(accb, o)))))
-    if shift:
+    if shifts:
+        body.append(kern(_nest(alu_nest, lambda o, y, x: I.alu(
+            "SHR", ev(acc, acc_at(o, y, x)), src=ev(accs, o)))))
+    elif shift:
         body.append(kern(_nest(alu_nest, lambda o, y, x: I.alu(
             "SHR", ev(acc, acc_at(o, y, x)), imm=shift))))
     for op, imm in (("MAX", 0 if relu else -128), ("MIN", 127)):
@@ -194,12 +203,13 @@ def conv2d_ir(env: Env, s: Conv2dShape, t: Tiling, *, shift: int = 0, relu: bool
         # thread 1's GEMM instead of delaying the next reset
         body = [guard(ir.seq(*(_unguard(b) for b in body)))]
     stmt = ir.seq(*body)
-    for b in ([accb] if bias else []) + [acc] + ([] if t.wres else [wgt]) + [inp]:
+    vecs = ([accb] if bias else []) + ([accs] if shifts else [])
+    for b in vecs + [acc] + ([] if t.wres else [wgt]) + [inp]:
         stmt = ir.Allocate(b, stmt)
     stmt = _for(to, -(-T // t.vt), _for(vt, t.vt, stmt, thread="vthread"))
     if t.wres:
         stmt = _for(oct_, n_oc, ir.Allocate(wgt, ir.seq(load_all_wgt, stmt)))
-    params = (data, kernel) + ((bias_d,) if bias else ()) + (out,)
+    params = (data, kernel) + ((bias_d,) if bias else ()) + ((shift_d,) if shifts else ()) + (out,)
     return inject_virtual_thread(ir.PrimFunc(name, params, stmt))
 
 
@@ -208,9 +218,10 @@ class Conv2dKernel:
     """A compiled conv2d: the program and how to feed it.
 
     ``pack_data(x NCHW int8)``, ``pack_weight(w OIHW int8)``, ``pack_bias(b (O,) int32)``
-    give the buffers' contents; ``inputs(x, w, b)`` a dict for ``Program.dram_image``;
-    ``unpack(out)`` turns the packed output into NCHW int8; ``reference(x, w, b)`` is the
-    numpy result the program must match bit for bit.
+    give the buffers' contents; ``params(w, b)`` the param buffers (kernel, bias, and
+    the per-channel shifts when ``shift`` is a tuple); ``inputs(x, w, b)`` a dict for
+    ``Program.dram_image``; ``unpack(out)`` turns the packed output into NCHW int8;
+    ``reference(x, w, b)`` is the numpy result the program must match bit for bit.
     """
     program: Program
     env: Env
@@ -219,7 +230,7 @@ class Conv2dKernel:
     N: int
     C: int
     O: int
-    shift: int
+    shift: int | tuple[int, ...]   # a tuple: one right shift per output channel
     relu: bool
     bias: bool
     stats: vta_codegen.BuildStats
@@ -234,11 +245,20 @@ class Conv2dKernel:
     def pack_bias(self, b: np.ndarray) -> np.ndarray:
         return pack_bias(np.asarray(b, np.int32), self.env.BATCH, self.env.BLOCK_OUT)
 
-    def inputs(self, x, w, b=None) -> dict[str, np.ndarray]:
-        d = {"data": self.pack_data(x), "kernel": self.pack_weight(w)}
+    @property
+    def per_channel(self) -> bool:
+        return isinstance(self.shift, tuple)
+
+    def params(self, w, b=None) -> dict[str, np.ndarray]:
+        d = {"kernel": self.pack_weight(w)}
         if self.bias:
             d["bias"] = self.pack_bias(b if b is not None else np.zeros(self.O, np.int32))
+        if self.per_channel:
+            d["shift"] = self.pack_bias(np.asarray(self.shift, np.int32))
         return d
+
+    def inputs(self, x, w, b=None) -> dict[str, np.ndarray]:
+        return {"data": self.pack_data(x), **self.params(w, b)}
 
     def unpack(self, out: np.ndarray) -> np.ndarray:
         return unpack_nchw(out, self.N, self.O)
@@ -259,7 +279,7 @@ def _pair(v, what: str) -> tuple[int, int]:
 
 
 def conv2d_program(cfg: VTAConfig, data_shape, kernel_shape, strides=1, padding=0, *,
-                   shift: int = 0, relu: bool = False, bias: bool = True,
+                   shift=0, relu: bool = False, bias: bool = True,
                    vthreads: int = 2, tiling: Tiling | None = None,
                    dram: DramTiming | None = None,
                    measure: Callable[[Program], float] | None = None,
@@ -271,7 +291,9 @@ def conv2d_program(cfg: VTAConfig, data_shape, kernel_shape, strides=1, padding=
         data_shape: (N, C, H, W) of the NCHW int8 input (any N, C; padded to blocks).
         kernel_shape: (O, C, KH, KW) of the OIHW int8 weights.
         strides, padding: ints or (h, w) pairs; padding is symmetric, at most 15.
-        shift: arithmetic right shift of the int32 accumulators (0..31).
+        shift: arithmetic right shift of the int32 accumulators (0..31), or a sequence
+            of O such shifts, one per output channel (per-channel weight scales: the
+            program gets a "shift" param buffer, packed as the bias).
         relu: clamp at 0 before the int8 clip.
         bias: add an int32 per-output-channel bias (a DRAM buffer "bias").
         vthreads: virtual threads for latency hiding (1 disables; 2 is the default).
@@ -282,7 +304,7 @@ def conv2d_program(cfg: VTAConfig, data_shape, kernel_shape, strides=1, padding=
             best-estimated tilings is kept. None: the best estimate, no measuring.
 
     Returns:
-        Conv2dKernel (program with buffers "data", "kernel", ["bias"], "out").
+        Conv2dKernel (program with buffers "data", "kernel", ["bias"], ["shift"], "out").
 
     Raises:
         ValueError: bad shapes/arguments; TilingError, CodegenError as named.
@@ -293,17 +315,27 @@ def conv2d_program(cfg: VTAConfig, data_shape, kernel_shape, strides=1, padding=
     O, C2, KH, KW = kernel_shape
     if C2 != C:
         raise ValueError(f"kernel has {C2} input channels, data has {C}; they must match")
-    if not 0 <= shift <= 31:
-        raise ValueError(f"shift must be in [0, 31], not {shift}")
+    per_channel = not isinstance(shift, (int, np.integer))
+    if per_channel:
+        shift = tuple(int(v) for v in np.asarray(shift).reshape(-1))
+        if len(shift) != O:
+            raise ValueError(f"per-channel shift has {len(shift)} entries, the kernel {O} output "
+                             "channels; give one shift per output channel")
+    for v in (shift if per_channel else (shift,)):
+        if not 0 <= v <= 31:
+            raise ValueError(f"shift must be in [0, 31], not {v}")
     (sh, sw), (ph, pw) = _pair(strides, "strides"), _pair(padding, "padding")
     s = Conv2dShape(-(-N // env.BATCH), -(-C // env.BLOCK_IN), H, W, -(-O // env.BLOCK_OUT),
                     KH, KW, sh, sw, ph, pw)
-    kinds = {"data": "input", "kernel": "param", "bias": "param", "out": "output"}
-    tilings = [tiling] if tiling else candidates(s, cfg, bias, vthreads, dram,
+    kinds = {"data": "input", "kernel": "param", "bias": "param", "shift": "param",
+             "out": "output"}
+    vectors = int(bias) + int(per_channel)  # per-channel ACC vectors per channel block
+    tilings = [tiling] if tiling else candidates(s, cfg, vectors, vthreads, dram,
                                                  tune_top if measure else 1)
     best = None
     for t in tilings:
-        func = conv2d_ir(env, s, t, shift=shift, relu=relu, bias=bias)
+        func = conv2d_ir(env, s, t, shift=0 if per_channel else shift, relu=relu, bias=bias,
+                         shifts=per_channel)
         stats = vta_codegen.BuildStats()
         prog = vta_codegen.build(func, cfg, kinds, stats=stats)
         cost = measure(prog) if measure and len(tilings) > 1 else 0.0
@@ -314,7 +346,7 @@ def conv2d_program(cfg: VTAConfig, data_shape, kernel_shape, strides=1, padding=
                         time.perf_counter() - t0)
 
 
-def dense_program(cfg: VTAConfig, data_shape, weight_shape, *, shift: int = 0,
+def dense_program(cfg: VTAConfig, data_shape, weight_shape, *, shift=0,
                   relu: bool = False, bias: bool = True, vthreads: int = 2) -> "DenseKernel":
     """Compile a quantized dense layer: ``x`` (N, C) int8 times ``w`` (O, C) int8 -> (N, O).
 

@@ -5,12 +5,14 @@ Layouts (channels zero-padded to block multiples, batch to BATCH):
 - activations NCHW -> ``NCHW{BATCH}n{BLOCK_IN}c``: shape ``(N/B, C/BI, H, W, B, BI)``;
 - weights OIHW -> ``OIHW{BLOCK_OUT}o{BLOCK_IN}i``: ``(O/BO, C/BI, KH, KW, BO, BI)``;
 - bias (O,) int32 -> ``(O/BO, B, BO)`` (the same row for every batch lane: one ACC element per
-  output-channel block);
+  output-channel block); per-channel shifts (O,) pack the same way;
 - outputs ``(N/B, O/BO, OH, OW, B, BO)`` -> NCHW, cropped to the real N and O.
 
 ``conv2d_reference`` is the op the accelerator computes, on the unpacked
 tensors: int8 x int8 products summed in int32 (wrapping), plus bias, arithmetic
 shift right, relu (max 0), clip to [-128, 127], cast to int8.
+``add_reference`` is the residual add: int8 operands shifted left to a common
+exponent and summed in int32 (wrapping), rounded, shifted right, relu, clip.
 """
 from __future__ import annotations
 
@@ -54,18 +56,24 @@ def unpack_nchw(y: np.ndarray, n: int, c: int) -> np.ndarray:
     return np.ascontiguousarray(y.transpose(0, 4, 1, 5, 2, 3).reshape(NB * B, CB * BO, H, W)[:n, :c])
 
 
-def requantize(acc: np.ndarray, shift: int, relu: bool) -> np.ndarray:
-    """int32 accumulators -> int8: ``>> shift`` (arithmetic), relu, clip, cast."""
-    y = acc.astype(np.int32) >> np.int32(shift)
+def requantize(acc: np.ndarray, shift, relu: bool) -> np.ndarray:
+    """int32 accumulators -> int8: ``>> shift`` (arithmetic), relu, clip, cast.
+
+    ``shift``: an int, or one int per channel (axis 1 of ``acc``; per-channel weights)."""
+    sh = np.asarray(shift, np.int32)
+    if sh.ndim:
+        sh = sh.reshape((1, -1) + (1,) * (acc.ndim - 2))
+    y = acc.astype(np.int32) >> sh
     if relu:
         y = np.maximum(y, 0)
     return np.clip(y, -128, 127).astype(np.int8)
 
 
 def conv2d_reference(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None = None,
-                     strides=(1, 1), padding=(0, 0), shift: int = 0,
+                     strides=(1, 1), padding=(0, 0), shift=0,
                      relu: bool = False) -> np.ndarray:
-    """Quantized conv2d on NCHW int8 ``x`` and OIHW int8 ``w`` (module docstring); NCHW int8."""
+    """Quantized conv2d on NCHW int8 ``x`` and OIHW int8 ``w`` (module docstring); NCHW int8.
+    ``shift``: an int, or one per output channel (O,)."""
     sh, sw = strides
     ph, pw = padding
     N, C, H, W = x.shape
@@ -85,7 +93,19 @@ def conv2d_reference(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None = Non
 
 
 def dense_reference(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None = None,
-                    shift: int = 0, relu: bool = False) -> np.ndarray:
+                    shift=0, relu: bool = False) -> np.ndarray:
     """Quantized dense: ``x`` (N, C) int8, ``w`` (O, C) int8 -> (N, O) int8."""
     return conv2d_reference(x[:, :, None, None], w[:, :, None, None], bias,
                             shift=shift, relu=relu)[:, :, 0, 0]
+
+
+def add_reference(a: np.ndarray, b: np.ndarray, la: int, lb: int, shift: int,
+                  relu: bool) -> np.ndarray:
+    """Quantized residual add of int8 ``a``, ``b`` (one shape): ``s = (a << la) + (b << lb)``
+    in int32 (wrapping); ``(s + 2**(shift-1)) >> shift`` when ``shift`` > 0; relu; clip;
+    int8 of the same shape. Shifts are in [0, 31]."""
+    s = (a.astype(np.int64) << la) + (b.astype(np.int64) << lb)
+    if shift:
+        s += 1 << (shift - 1)
+    s = ((s + (1 << 31)) % (1 << 32) - (1 << 31)).astype(np.int32)  # int32 wrapping
+    return requantize(s, shift, relu)

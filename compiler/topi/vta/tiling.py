@@ -81,11 +81,13 @@ class Tiling:
     def cols_in(self, s: Conv2dShape) -> int:
         return (self.tw - 1) * s.sw + s.KW
 
-    def buffers(self, s: Conv2dShape, bias: bool) -> dict[str, int]:
-        """Entries each virtual thread needs per SRAM."""
+    def buffers(self, s: Conv2dShape, bias: int) -> dict[str, int]:
+        """Entries each virtual thread needs per SRAM. ``bias``: per-output-channel int32
+        vectors held in ACC per channel block (0 or False: none; 1 or True: the bias;
+        2: the bias and per-channel shifts)."""
         return {"inp": self.tic * self.rows_in(s) * self.cols_in(s),
                 "wgt": self.toc * (s.CB * s.KH if self.wres else self.tic * self.tkh) * s.KW,
-                "acc": self.toc * self.th * self.tw + (self.toc if bias else 0),
+                "acc": self.toc * self.th * self.tw + self.toc * int(bias),
                 "uop": self.toc * self.tic * self.tkh * s.KW}
 
 
@@ -107,7 +109,7 @@ def _dma_cycles(rows: int, row_bytes: int, cfg: VTAConfig, dram: DramTiming) -> 
     return rows * (2 + bursts * (dram.latency + 1) + beats * dram.beat_interval(cfg.bus_bytes))
 
 
-def estimate(t: Tiling, s: Conv2dShape, cfg: VTAConfig, bias: bool,
+def estimate(t: Tiling, s: Conv2dShape, cfg: VTAConfig, bias: int,
              dram: DramTiming | None = None) -> float:
     """Estimated cycles of a tiling (a ranking, not a prediction)."""
     dram = dram or DramTiming()
@@ -138,10 +140,10 @@ def estimate(t: Tiling, s: Conv2dShape, cfg: VTAConfig, bias: bool,
     return T * per_tile + inp + wgt + R * 10 * T + resident
 
 
-def candidates(s: Conv2dShape, cfg: VTAConfig, bias: bool = True, vt: int = 2,
+def candidates(s: Conv2dShape, cfg: VTAConfig, bias: int = 1, vt: int = 2,
                dram: DramTiming | None = None, top: int = 1) -> list[Tiling]:
     """The ``top`` best-ranked tilings with ``vt`` virtual threads (with 1 if 2 fit nothing),
-    best first.
+    best first. ``bias``: per-channel ACC vectors per channel block (``Tiling.buffers``).
 
     Raises:
         TilingError: not even the smallest tile fits; names the buffer.
@@ -171,7 +173,7 @@ def candidates(s: Conv2dShape, cfg: VTAConfig, bias: bool = True, vt: int = 2,
                       f"buffer(s) hold {[caps_all[k] for k in bad]}")
 
 
-def search(s: Conv2dShape, cfg: VTAConfig, bias: bool = True, vt: int = 2,
+def search(s: Conv2dShape, cfg: VTAConfig, bias: int = 1, vt: int = 2,
            dram: DramTiming | None = None) -> Tiling:
     """The best-ranked tiling (``candidates(...)[0]``)."""
     return candidates(s, cfg, bias, vt, dram, 1)[0]

@@ -104,3 +104,61 @@ def test_digits_quantized_accuracy_within_one_point():
 
 def test_quantize_array_rounds_half_even_and_saturates():
     assert quantize_array(np.array([0.5, 1.5, -300.0, 300.0]), 0).tolist() == [0, 2, -128, 127]
+
+
+def _int8_or_float(op, rng, **attrs):
+    """The QOp a single data-movement op over two differently scaled inputs becomes."""
+    x = input_node("x", (1, 4, 3, 3))
+    params = {}
+    if op is Op.CONCAT:
+        params["k"] = np.full((1, 1, 1, 1), attrs.pop("k"), np.float32)
+        big = make(Op.MUL, x, param_node("k", params["k"]))
+        n = make(op, make(Op.RELU, x), make(Op.RELU, big), axis=1)
+    else:
+        n = make(op, make(Op.RELU, x), **attrs)
+    g = Graph((x,), (n,), ("y",))
+    qg = quantize(g, params, {"x": rng.standard_normal((4, 4, 3, 3)).astype(np.float32)})
+    from compiler.graph import run as frun
+    xs = rng.standard_normal((1, 4, 3, 3)).astype(np.float32)
+    assert np.abs(run(qg, {"x": xs})[0] - frun(g, params, {"x": xs})[0]).max() < 0.2
+    return [(q.op, q.attrs.get("op")) for q in qg.nodes if q.op in (QOp.INT8, QOp.FLOAT)]
+
+
+def test_nearest_resize_and_equal_exponent_concat_stay_int8(rng):
+    resize = dict(mode="nearest", coordinate_transformation_mode="asymmetric",
+                  nearest_mode="floor", scales=(1.0, 1.0, 2.0, 2.0), sizes=(1, 4, 6, 6))
+    assert _int8_or_float(Op.RESIZE, rng, **resize)[-1] == (QOp.INT8, "RESIZE")
+    linear = dict(resize, mode="linear", coordinate_transformation_mode="half_pixel")
+    assert _int8_or_float(Op.RESIZE, rng, **linear)[-1] == (QOp.FLOAT, "RESIZE")
+    assert _int8_or_float(Op.CONCAT, rng, k=1.0)[-1] == (QOp.INT8, "CONCAT")
+    assert _int8_or_float(Op.CONCAT, rng, k=8.0)[-1] == (QOp.FLOAT, "CONCAT")
+
+
+def test_per_channel_weight_exponents(rng):
+    g, params = _small_graph(rng)
+    params["w"][3] *= 0.01                     # one channel 100x smaller than the rest
+    xs = rng.standard_normal((6, 16, 6, 6)).astype(np.float32)
+    per_t, per_c = quantize(g, params, {"x": xs}), quantize(g, params, {"x": xs}, per_channel=True)
+    conv_t, conv_c = per_t.nodes[2], per_c.nodes[2]
+    assert isinstance(conv_t.attrs["ew"], int)
+    ew = conv_c.attrs["ew"]
+    assert len(ew) == 16 and len(conv_c.attrs["shift"]) == 16
+    assert ew[3] >= max(ew) - 1 and ew[3] >= min(ew) + 6      # 2**-6.6: its own scale
+    assert all(e == s - conv_c.attrs["shift"][0] + ew[0] for e, s in zip(ew, conv_c.attrs["shift"]))
+    w = per_c.params[conv_c.params[0]]
+    assert np.abs(w[3]).max() >= 64                           # uses the int8 range
+    assert np.abs(per_t.params[conv_t.params[0]][3]).max() <= 2
+    from compiler.graph import run as frun
+    ref = frun(g, params, {"x": xs[:2]})[0]
+    assert np.abs(run(per_c, {"x": xs[:2]})[0] - ref).max() < 0.05
+
+
+def test_digits_per_channel_accuracy_at_least_per_tensor():
+    d = np.load("examples/digits/heldout.npz")
+    x = (d["images"].astype(np.float32) / 16).reshape(-1, 1, 8, 8)
+    c = np.load("examples/digits/calib.npz")["images"].astype(np.float32) / 16
+    c = c.reshape(-1, 1, 8, 8)
+    g, p = from_onnx(DIGITS, input_shapes={"image": (len(x), 1, 8, 8)})
+    acc = {pc: (run(quantize(g, p, {"image": c}, per_channel=pc), {"image": x})[0].argmax(1)
+                == d["labels"]).mean() for pc in (False, True)}
+    assert acc[True] >= acc[False] and acc[True] >= 0.9833 - 0.005, acc

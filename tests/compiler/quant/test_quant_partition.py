@@ -2,6 +2,7 @@
 import json
 
 import numpy as np
+import pytest
 
 from compiler.frontend.onnx import from_onnx
 from compiler.quant import build_plan, build_vta_model, partition, quantize
@@ -46,7 +47,7 @@ def test_module_folder_round_trip(tmp_path):
                         calib={"image": x.reshape(-1, 1, 8, 8)})
     m.save(tmp_path / "d.vtamod")
     doc = json.loads((tmp_path / "d.vtamod" / "graph.json").read_text())
-    assert doc["format"] == "vtamod-vta-1"
+    assert doc["format"] == "vtamod-vta-2"
     assert sorted(doc["programs"].values()) == ["programs/n3.vtaprog", "programs/n5.vtaprog"]
     assert doc["inputs"] == [{"name": "image", "shape": [2, 1, 8, 8], "dtype": "float32"}]
 
@@ -70,3 +71,82 @@ def test_dense_rows_pack_as_one_image_row_and_back():
         out = functional.run(k.program, k.program.dram_image({"data": data})).dram
         got = unpack_value(k.program.read(out, "out"), (5, 20))
         np.testing.assert_array_equal(got, eval_node(qg.nodes[1], [x], params))
+
+
+def _residual_graph(rng):
+    """conv -> relu -> add(., x) -> relu -> conv, 24 channels (not a block multiple)."""
+    from compiler.graph import Graph, Op, input_node, make, param_node
+    x = input_node("x", (1, 24, 6, 6))
+    w1 = rng.standard_normal((24, 24, 3, 3)).astype(np.float32) * 0.1
+    w2 = rng.standard_normal((8, 24, 1, 1)).astype(np.float32) * 0.2
+    c1 = make(Op.RELU, make(Op.CONV2D, x, param_node("w1", w1), strides=(1, 1),
+                            pads=(1, 1, 1, 1)))
+    r = make(Op.RELU, make(Op.ADD, c1, x))
+    y = make(Op.CONV2D, r, param_node("w2", w2), strides=(1, 1), pads=(0, 0, 0, 0))
+    return Graph((x,), (y,), ("y",)), {"w1": w1, "w2": w2}
+
+
+@pytest.mark.parametrize("per_channel", [False, True])
+def test_residual_add_on_accelerator_stays_packed(tmp_path, per_channel):
+    from compiler.quant import QOp, run
+    from driver.vta_runtime import load_vta_module
+    rng = np.random.default_rng(4)
+    g, params = _residual_graph(rng)
+    cm = build_vta_model(g, params=params, calib={"x": rng.standard_normal((4, 24, 6, 6))},
+                         per_channel=per_channel)
+    qg = cm.qgraph
+    conv = next(n for n in qg.nodes if n.op is QOp.CONV2D)
+    assert isinstance(conv.attrs["shift"], tuple) == per_channel
+    assert ("shift" in {b.name for b in cm.plan.programs[qg.nodes.index(conv)].buffers}
+            ) == per_channel
+    assert [n.op for n in qg.nodes if n.target == "vta"] == [QOp.CONV2D, QOp.ADD, QOp.CONV2D]
+    steps = [(s.kind, s.node, len(s.inputs)) for s in cm.plan.steps]
+    add = next(i for i, n in enumerate(qg.nodes) if n.op is QOp.ADD)
+    # x packs once and feeds both the conv and the add; conv -> add -> conv stay packed
+    assert [k for k, _, _ in steps] == ["cpu", "pack", "vta", "vta", "vta", "unpack", "cpu"]
+    assert ("vta", add, 2) in steps
+    cm.save(tmp_path / "res.vtamod")
+    m = load_vta_module(tmp_path / "res.vtamod", "fsim")
+    x = rng.standard_normal((1, 24, 6, 6)).astype(np.float32)
+    np.testing.assert_array_equal(m.run({"x": x})[0], run(qg, {"x": x})[0])
+
+
+def test_version_1_module_folder_still_runs(tmp_path):
+    """A ``vtamod-vta-1`` folder (steps without ``arg``) loads and runs as before."""
+    from compiler.quant import run
+    from driver.vta_runtime import load_vta_module
+    x = np.load("examples/digits/heldout.npz")["images"][:16].astype(np.float32) / 16
+    x = x.reshape(-1, 1, 8, 8)
+    m = build_vta_model(DIGITS, input_shapes={"image": (2, 1, 8, 8)}, calib={"image": x})
+    m.save(tmp_path / "d.vtamod")
+    path = tmp_path / "d.vtamod" / "graph.json"
+    doc = json.loads(path.read_text())
+    doc["format"] = "vtamod-vta-1"
+    for s in doc["steps"]:
+        del s["arg"]
+    path.write_text(json.dumps(doc))
+    got = load_vta_module(tmp_path / "d.vtamod", "fsim").run({"image": x[:2]})[0]
+    np.testing.assert_array_equal(got, run(m.qgraph, {"image": x[:2]})[0])
+
+
+def test_dense_then_2d_add_stays_packed(tmp_path):
+    """A 2-D residual add after a dense: (N, C) rows packed as one image row, as the dense's."""
+    from compiler.quant import QGraph, QNode, QOp, VtaCompiledModel, run
+    from driver.vta_runtime import load_vta_module
+    rng = np.random.default_rng(8)
+    params = {"w": rng.integers(-128, 128, (40, 40), dtype=np.int8),
+              "b": rng.integers(-999, 999, 40).astype(np.int32)}
+    nodes = [QNode(QOp.INPUT, (), (5, 40), "float32", name="x"),
+             QNode(QOp.QUANTIZE, (0,), (5, 40), "int8", 4),
+             QNode(QOp.DENSE, (1,), (5, 40), "int8", 4, {"shift": 9, "relu": True}, ("w", "b")),
+             QNode(QOp.ADD, (2, 1), (5, 40), "int8", 3, {"la": 0, "lb": 0, "shift": 1,
+                                                         "relu": False}),
+             QNode(QOp.DEQUANTIZE, (3,), (5, 40), "float32", attrs={"src_exp": 3})]
+    qg = QGraph(nodes, [0], [4], ["y"], params)
+    plan = build_plan(qg, load_config())
+    assert [(s.kind, s.node) for s in plan.steps] == [
+        ("cpu", 1), ("pack", 2), ("vta", 2), ("vta", 3), ("unpack", 3), ("cpu", 4)]
+    VtaCompiledModel(plan, 0.0).save(tmp_path / "m.vtamod")
+    x = rng.standard_normal((5, 40)).astype(np.float32) * 4
+    got = load_vta_module(tmp_path / "m.vtamod", "fsim").run({"x": x})[0]
+    np.testing.assert_array_equal(got, run(qg, {"x": x})[0])

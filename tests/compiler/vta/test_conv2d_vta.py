@@ -57,6 +57,31 @@ def test_dense_every_preset(preset, rng):
     assert got.shape == (3, 37) and races == []
 
 
+@pytest.mark.parametrize("preset", PRESETS)
+def test_per_channel_shifts_every_preset(preset, rng):
+    """Per-output-channel shifts: a shift vector loaded into ACC beside the bias and the
+    ALU's SHR with it as tensor operand, one shift per lane."""
+    shifts = tuple(int(v) for v in rng.integers(0, 16, 37))
+    k = check_conv(load_config(preset), rng, (2, 20, 5, 4), (37, 20, 3, 3), 1, 1,
+                   shift=shifts, relu=True, seed=5)
+    assert k.per_channel and k.program.buffer("shift").kind == "param"
+    assert k.stats.insns["ALU"] >= 4
+
+
+def test_per_channel_dense_and_errors(rng):
+    cfg = load_config()
+    shifts = tuple(range(10))
+    k = dense_program(cfg, (3, 40), (10, 40), shift=shifts)
+    x, w = rand_i8(rng, (3, 40)), rand_i8(rng, (10, 40))
+    b = rng.integers(-2000, 2000, 10).astype(np.int32)
+    got, _ = run_kernel(k.conv, x[:, :, None, None], w[:, :, None, None], b)
+    np.testing.assert_array_equal(got[:, :, 0, 0], k.reference(x, w, b))
+    with pytest.raises(ValueError, match="per-channel shift has 3 entries, the kernel 10 output"):
+        dense_program(cfg, (3, 40), (10, 40), shift=(1, 2, 3))
+    with pytest.raises(ValueError, match=r"shift must be in \[0, 31\], not 32"):
+        dense_program(cfg, (3, 40), (2, 40), shift=(1, 32))
+
+
 def test_255_output_channels(rng):
     check_conv(load_config(), rng, (1, 16, 4, 4), (255, 16, 3, 3), 1, 1, shift=6)
 
