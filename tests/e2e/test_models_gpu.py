@@ -22,22 +22,14 @@ import pytest
 from click.testing import CliRunner
 
 from compiler.build_model import build_model
-from compiler.codegen import cuda, opencl
 from driver.runtime import load_module
+from tests.gpu_marks import needs_cuda_compiler, needs_gpu, needs_opencl
 from tests.models import builders
 from tests.models.oracle import assert_close, ort_run
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 DIGITS = os.path.join(ROOT, "examples", "digits", "digits_cnn.onnx")
 HELDOUT = os.path.join(ROOT, "examples", "digits", "heldout.npz")
-
-needs_opencl = pytest.mark.skipif(
-    not opencl.available() and not os.environ.get("CI"),
-    reason="no OpenCL device: pip install pyopencl and apt-get install pocl-opencl-icd ocl-icd-libopencl1")
-needs_cuda_compiler = pytest.mark.skipif(
-    not (cuda.nvrtc_available() or cuda.nvcc_path()),
-    reason="no CUDA compiler: pip install cuda-bindings 'nvidia-cuda-nvrtc>=13.0,<13.1' or put nvcc on PATH")
-needs_gpu = pytest.mark.skipif(not cuda.gpu_available(), reason="no CUDA GPU (driver and device) on this machine")
 
 
 def small_bert():

@@ -3,24 +3,10 @@ from __future__ import annotations
 
 import json
 
-import pytest
-from click.testing import CliRunner
 
-from driver.cli.main import cli
+from tests.cli_util import run_cli as run
 from sim import cycle
 from vta_hw.program import Program
-
-
-@pytest.fixture(scope="module")
-def gemm_files(tmp_path_factory):
-    out = tmp_path_factory.mktemp("gemm") / "gemm.vtaprog"
-    res = CliRunner().invoke(cli, ["example", "gemm", "-o", str(out)])
-    assert res.exit_code == 0, res.output
-    return out, out.with_name("gemm.expected.npz")
-
-
-def run(*args):
-    return CliRunner().invoke(cli, list(map(str, args)))
 
 
 def test_json_report_and_check(gemm_files, tmp_path):

@@ -7,7 +7,8 @@ import pytest
 
 from compiler.codegen import cuda
 
-from gpu_kernel_cases import check_outputs, kernel_cases, needs_cuda_compiler, needs_gpu
+from gpu_kernel_cases import check_outputs, kernel_cases
+from tests.gpu_marks import needs_cuda_compiler, needs_gpu
 
 CASES = kernel_cases()
 ELF = b"\x7fELF"

@@ -6,7 +6,8 @@ import pytest
 from compiler.codegen import opencl
 from compiler.topi import gpu
 
-from gpu_kernel_cases import check_outputs, kernel_cases, needs_opencl
+from gpu_kernel_cases import check_outputs, kernel_cases
+from tests.gpu_marks import needs_opencl
 
 CASES = kernel_cases()
 

@@ -9,7 +9,7 @@ from compiler.codegen.gpu_barriers import insert_barriers
 from compiler.topi import gpu
 from compiler.topi.gpu import stage
 
-from gpu_kernel_cases import needs_opencl
+from tests.gpu_marks import needs_opencl
 
 
 def dense_group(m=8, n=16, k=64):
