@@ -98,8 +98,8 @@ class Store(_MemOp):
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class Gemm(_Deps):
-    """``acc[dst] += inp[src] . wgt[wgt]^T`` over two loops and a uop range."""
+class _UopLoops(_Deps):
+    """Fields shared by GEMM and ALU: the uop range and the two loops over it."""
     reset: bool = False
     uop_bgn: int = 0
     uop_end: int = 0
@@ -109,23 +109,19 @@ class Gemm(_Deps):
     dst_factor_in: int = 0
     src_factor_out: int = 0
     src_factor_in: int = 0
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Gemm(_UopLoops):
+    """``acc[dst] += inp[src] . wgt[wgt]^T`` over two loops and a uop range."""
     wgt_factor_out: int = 0
     wgt_factor_in: int = 0
     opcode = Opcode.GEMM
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class Alu(_Deps):
+class Alu(_UopLoops):
     """``acc[dst] = op(acc[dst], imm or acc[src])`` over two loops and a uop range."""
-    reset: bool = False
-    uop_bgn: int = 0
-    uop_end: int = 0
-    iter_out: int = 0
-    iter_in: int = 0
-    dst_factor_out: int = 0
-    dst_factor_in: int = 0
-    src_factor_out: int = 0
-    src_factor_in: int = 0
     alu_op: AluOp = AluOp.ADD
     use_imm: bool = False
     imm: int = 0
