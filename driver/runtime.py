@@ -59,6 +59,49 @@ def _aligned_copy(a: np.ndarray) -> np.ndarray:
     return buf
 
 
+def load_params(path: str) -> dict[str, np.ndarray]:
+    """The arrays of a module's ``params.npz``; RuntimeModuleError for a truncated or foreign
+    file (an interrupted copy), instead of zipfile's traceback."""
+    import zipfile
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            return {k: z[k] for k in z.files}
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, AttributeError) as exc:
+        raise RuntimeModuleError(f"{path}: cannot read the module's parameters ({exc}); the file "
+                                 "is truncated or damaged: recompile the module with `vta compile`"
+                                 ) from None
+
+
+def check_shared_library(path: str) -> None:
+    """RuntimeModuleError unless ``path`` is a whole ELF shared library: ``dlopen`` of a
+    truncated one maps pages past the end of the file and the process dies of SIGBUS."""
+    import struct
+    import sys
+    if not sys.platform.startswith("linux"):
+        return  # other platforms' library formats: left to the loader
+    size = os.path.getsize(path)
+    with open(path, "rb") as f:
+        head = f.read(64)
+    bad = None
+    if len(head) < 64 or head[:4] != b"\x7fELF" or head[4] != 2 or head[5] != 1:
+        bad = "not a 64-bit little-endian ELF shared library"
+    else:
+        phoff, shoff = struct.unpack_from("<QQ", head, 32)
+        phentsize, phnum, shentsize, shnum = struct.unpack_from("<HHHH", head, 54)
+        end = max(phoff + phentsize * phnum, shoff + shentsize * shnum)
+        with open(path, "rb") as f:
+            f.seek(phoff)
+            ph = f.read(phentsize * phnum)
+        if len(ph) == phentsize * phnum:
+            for k in range(phnum):
+                _, _, off, _, _, filesz = struct.unpack_from("<IIQQQQ", ph, k * phentsize)
+                end = max(end, off + filesz)
+        if end > size:
+            bad = f"truncated: {size} bytes, its headers need {end}"
+    if bad:
+        raise RuntimeModuleError(f"{path}: {bad}; recompile the module with `vta compile`")
+
+
 _GOMP = None
 
 
@@ -122,9 +165,9 @@ class GraphModule:
                                      f"runtime reads {FORMAT!r}; recompile the model")
         self.graph = g
         _load_libgomp()
+        check_shared_library(files["kernels.so"])
+        self._params = {k: _aligned_copy(v) for k, v in load_params(files["params.npz"]).items()}
         self._lib = ctypes.CDLL(os.path.abspath(files["kernels.so"]))
-        with np.load(files["params.npz"]) as z:
-            self._params = {k: _aligned_copy(z[k]) for k in z.files}
         self._slots = [_aligned(n) for n in g["slots"]]
         self._workspace = _aligned(g["workspace_bytes"])
         self._inputs = [_aligned(int(np.prod(i["shape"])) * np.dtype(i["dtype"]).itemsize)

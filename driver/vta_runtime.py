@@ -33,13 +33,17 @@ FORMATS = ("vtamod-vta-1", FORMAT)
 
 
 def is_vta_module(path) -> bool:
+    """True for a folder whose graph.json names an accelerator format; also for one whose
+    graph.json is damaged but sits beside ``programs/`` (so that loading it names the damage
+    instead of the CPU runtime asking for a kernels.so)."""
     p = Path(path) / "graph.json"
-    if not p.exists():
+    if not p.is_file():
         return False
     try:
-        return json.loads(p.read_text()).get("format") in FORMATS
-    except ValueError:
-        return False
+        doc = json.loads(p.read_text())
+    except (ValueError, OSError):
+        return (Path(path) / "programs").is_dir()
+    return isinstance(doc, dict) and doc.get("format") in FORMATS
 
 
 class VtaModule:
@@ -49,17 +53,30 @@ class VtaModule:
                  timeout_s: float | None = None):
         from compiler.quant.partition import Step, input_buffers
         from compiler.quant.qgraph import QGraph
+        from .runtime import load_params
         path = Path(path)
-        doc = json.loads((path / "graph.json").read_text())
-        if doc.get("format") not in FORMATS:
-            raise ValueError(f"{path}: format {doc.get('format')!r}, this runtime reads "
+        try:
+            doc = json.loads((path / "graph.json").read_text())
+        except ValueError as exc:
+            raise ValueError(f"{path / 'graph.json'} is not valid JSON ({exc}); the file is "
+                             "truncated or damaged: recompile the module with `vta compile`"
+                             ) from None
+        if not isinstance(doc, dict) or doc.get("format") not in FORMATS:
+            fmt = doc.get("format") if isinstance(doc, dict) else None
+            raise ValueError(f"{path}: format {fmt!r}, this runtime reads "
                              f"{' or '.join(map(repr, FORMATS))}; recompile the model")
         self.path, self.doc = path, doc
         self.cfg = VTAConfig.from_dict(doc["config"])
-        with np.load(path / "params.npz") as z:
-            params = {k: z[k] for k in z.files}
+        if not (path / "params.npz").is_file():
+            raise ValueError(f"module {str(path)!r} has no params.npz; recompile it with "
+                             "`vta compile`")
+        params = load_params(str(path / "params.npz"))
         self.qgraph = QGraph.from_json(doc["qgraph"], params)
         self.steps = [Step.from_json(s) for s in doc["steps"]]
+        missing = [f for f in doc["programs"].values() if not (path / f).is_file()]
+        if missing:
+            raise ValueError(f"module {str(path)!r} has no {missing[0]} (named in graph.json); "
+                             "recompile it with `vta compile`")
         self.programs = {int(k): Program.load(path / f) for k, f in doc["programs"].items()}
         if isinstance(device, str):
             device = Device(device, config=self.cfg, dram_timing=dram_timing)
@@ -86,7 +103,9 @@ class VtaModule:
             x = np.asarray(inputs[n.name], np.float32)
             if x.shape != n.shape:
                 raise ValueError(f"input {n.name!r} has shape {list(x.shape)}, the module was "
-                                 f"compiled for {list(n.shape)}")
+                                 f"compiled for {list(n.shape)}; give an array of that shape or "
+                                 f"recompile with --input-shape "
+                                 f"{n.name}:{'x'.join(map(str, x.shape))}")
             vals[f"%{i}"] = x
         for s in self.steps:
             n = qg.nodes[s.node]

@@ -78,8 +78,11 @@ def _input_shape(value: onnx.ValueInfoProto, override) -> tuple[int, ...]:
     if override is not None:
         override = tuple(int(d) for d in override)
         if t.HasField("shape") and len(override) != len(dims):
+            declared = "x".join(str(d) if d else labels[i] for i, d in enumerate(dims))
             raise FrontendError(f"input_shapes[{value.name!r}] = {override} has rank {len(override)}, "
-                                f"but the model declares rank {len(dims)}")
+                                f"but the model declares rank {len(dims)} ({declared}); give "
+                                f"{len(dims)} dimensions (CLI: --input-shape {value.name}:"
+                                f"{'x'.join(str(d or 1) for d in dims)})")
         if any(d <= 0 for d in override):
             raise FrontendError(f"input_shapes[{value.name!r}] = {override}: dimensions must be positive")
         return override
@@ -114,7 +117,8 @@ def from_onnx(model_or_path, input_shapes: Mapping[str, tuple[int, ...]] | None 
     unknown = set(overrides) - {v.name for v in graph_inputs}
     if unknown:
         raise FrontendError(f"input_shapes names {sorted(unknown)} are not graph inputs; the inputs are "
-                            f"{[v.name for v in graph_inputs]}")
+                            f"{[v.name for v in graph_inputs]} (CLI: --input-shape NAME:DIMS takes "
+                            "one of those names)")
     for t in g.initializer:
         ctx.tensors[t.name] = ctx.param(numpy_helper.to_array(t), t.name)
     inputs = []

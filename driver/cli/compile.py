@@ -6,6 +6,7 @@ import time
 import click
 
 from driver.cli.errors import friendly, output_path, plural, read_npz
+from vta_hw.config import DEFAULT_PRESET, preset_names
 
 
 def _progress(iterable, total, desc):
@@ -22,9 +23,11 @@ def _progress(iterable, total, desc):
               help="llvm (host CPU), cuda (sm_90 cubin; 'cuda -arch=sm_80'), opencl, or vta "
                    "(the accelerator: int8, calibrated)")
 @click.option("--config", "preset", default=None, metavar="PRESET",
-              help="--target vta: accelerator preset or config JSON (default preset)")
+              help="--target vta: accelerator preset or config JSON (default "
+                   f"{DEFAULT_PRESET}; presets: {', '.join(preset_names())})")
 @click.option("--calibrate", "calib_path", type=click.Path(dir_okay=False), metavar="DATA.npz",
-              help="--target vta: calibration samples (array named after the input, or 'images')")
+              help="--target vta: calibration samples, [N, *input dims] (array named after "
+                   "the input, or 'images'; default: seeded random normal samples)")
 @click.option("--calibrate-scale", default=1.0, show_default=True,
               help="--target vta: multiply the calibration samples by this (digits: 0.0625)")
 @click.option("--per-channel", is_flag=True,
@@ -36,7 +39,8 @@ def _progress(iterable, total, desc):
 @friendly
 def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_channel,
                 input_shapes, quiet):
-    """Compile the ONNX MODEL for the CPU or a GPU into the module folder OUTPUT.
+    """Compile the ONNX MODEL for the CPU, a GPU or the accelerator (--target vta) into the
+    module folder OUTPUT (an earlier module there is replaced whole).
 
     \b
     Example:
@@ -49,16 +53,17 @@ def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_
       vta run out/digits_vta.vtamod --device tsim --eval examples/digits/heldout.npz --eval-scale 0.0625
     """
     from compiler.build_model import build_model
-    from compiler.frontend import parse_input_shape
+    from compiler.frontend import parse_input_shapes
 
     output_path(output, "-o/--output", folder=True)
+    _check_output_folder(output)
     kind = target.split()[0] if target.split() else ""
     if kind == "vta":
         if target.split()[1:]:
             raise click.ClickException(f"--target {target!r}: vta takes no options; choose the "
                                        "accelerator with --config PRESET")
         _compile_vta(model, output, preset, calib_path, calibrate_scale,
-                     dict(parse_input_shape(s) for s in input_shapes), per_channel)
+                     parse_input_shapes(input_shapes), per_channel)
         return
     if preset or calib_path or per_channel:
         raise click.ClickException("--config, --calibrate and --per-channel apply to --target "
@@ -67,7 +72,7 @@ def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_
         raise click.ClickException(f"--target {target!r}: unknown target; use --target llvm (host "
                                    "CPU), --target cuda ('cuda -arch=sm_80'), --target opencl "
                                    "or --target vta (the accelerator)")
-    shapes = dict(parse_input_shape(s) for s in input_shapes)
+    shapes = parse_input_shapes(input_shapes)
     start = time.perf_counter()
     from compiler.codegen.cuda import CudaCompileError
     try:
@@ -75,7 +80,7 @@ def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_
                          progress=None if quiet else _progress)
     except CudaCompileError as e:
         raise click.ClickException(_cuda_error(target, e)) from None
-    cm.save(output)
+    _save(cm, output)
     st = cm.stats
     click.echo(f"wrote {output}: {plural(st['kernels'], 'kernel')} for "
                f"{plural(st['calls'], 'call')}, {plural(len(cm.params), 'param')}, compiled in {time.perf_counter() - start:.1f} s "
@@ -85,6 +90,62 @@ def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_
         click.echo(f"  input  {i['name']}: {i['dtype']}{i['shape']}")
     for o in cm.graph_json["outputs"]:
         click.echo(f"  output {o['name']}: {o['dtype']}{o['shape']}")
+
+
+def _check_calibration(path, key, a, name, shape) -> None:
+    """Calibration samples must be numeric, finite, and whole inputs (the trailing dims)."""
+    import numpy as np
+    if not (np.issubdtype(a.dtype, np.number) or a.dtype == np.bool_):
+        raise click.ClickException(f"--calibrate {path}: array {key!r} holds {a.dtype} values; "
+                                   "it needs numeric samples")
+    if a.ndim == 0 or len(a) == 0:
+        raise click.ClickException(f"--calibrate {path} holds no images")
+    per = int(np.prod(shape[1:]))
+    if a.ndim < 2 or a[0].size % per:  # N samples of whole inputs (any layout of their values)
+        dims = "x".join(map(str, shape[1:]))
+        raise click.ClickException(
+            f"--calibrate {path}: array {key!r} has shape {list(a.shape)}, but input {name!r} "
+            f"takes {list(shape)}; give N samples of {dims} (shape [N, {', '.join(map(str, shape[1:]))}])")
+    if np.issubdtype(a.dtype, np.floating) and not np.isfinite(a).all():
+        raise click.ClickException(f"--calibrate {path}: array {key!r} holds NaN or infinite "
+                                   "values; calibration needs finite samples")
+
+
+def _check_output_folder(output: str) -> None:
+    """-o may name a new folder or an earlier module (replaced), never another folder."""
+    from pathlib import Path
+    out = Path(output)
+    if out.is_dir() and any(out.iterdir()) and not (out / "graph.json").is_file():
+        raise click.ClickException(f"-o/--output {output}: is a folder that holds no compiled "
+                                   "module (no graph.json); name a new folder (e.g. "
+                                   "out/model.vtamod) or an earlier module to replace")
+
+
+def _save(cm, output: str) -> None:
+    """Write the module into a hidden folder beside ``output``, then move it into place, so
+    an interrupted or failed write leaves the earlier module (or nothing), never half of one."""
+    import os
+    import shutil
+    import tempfile
+    from pathlib import Path
+    out = Path(output)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o777 & ~umask)  # mkdtemp makes it 0700
+        cm.save(str(tmp))
+        if out.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+            old.rmdir()
+            os.rename(out, old)
+            os.rename(tmp, out)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.rename(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
 
 
 def _cuda_error(target, e) -> str:
@@ -103,29 +164,41 @@ def _cuda_error(target, e) -> str:
 
 
 def _compile_vta(model, output, preset, calib_path, scale, shapes, per_channel=False):
-    from compiler.frontend.onnx import from_onnx
+    from compiler.build_model import _static_shapes
+    from compiler.frontend.onnx import from_onnx, load_model
     from compiler.quant import build_vta_model, load_calibration
+    from vta_hw.config import load_config
 
     start = time.perf_counter()
-    graph, params = from_onnx(model, input_shapes=shapes)
+    if preset is not None:
+        try:
+            load_config(preset)  # a bad --config fails before any work
+        except ValueError as exc:
+            raise click.ClickException(f"--config {preset}: {exc}") from None
+    proto = load_model(model)
+    # dynamic dimensions (e.g. batch) default to 1, as for the CPU targets
+    graph, params = from_onnx(proto, input_shapes=_static_shapes(proto, shapes))
     calib = None
     if calib_path:
-        read_npz(calib_path, "--calibrate",
-                 "an array named after the input, or 'images'")  # .npy / pickles: clear errors
+        arrays = read_npz(calib_path, "--calibrate",
+                          "an array named after the input, or 'images'")  # .npy / pickles
         calib = {}
         for i in graph.inputs:
-            try:
-                calib.update(load_calibration(calib_path, i.name, scale))
-            except (OSError, ValueError) as exc:
-                raise click.ClickException(f"--calibrate: {exc}") from None
-            if calib[i.name].ndim == 0 or len(calib[i.name]) == 0:
-                raise click.ClickException(f"--calibrate {calib_path} holds no images")
+            keys = list(dict.fromkeys((i.name, "images", "x", "calib")))
+            key = next((k for k in keys if k in arrays), None)
+            if key is None:
+                raise click.ClickException(
+                    f"--calibrate {calib_path}: no array for input {i.name!r} (looked for "
+                    f"{', '.join(map(repr, keys))}; it has {', '.join(arrays) or 'no arrays'}); "
+                    f"save the samples with np.savez(..., {i.name}=samples)")
+            _check_calibration(calib_path, key, arrays[key], i.name, tuple(i.shape))
+            calib.update(load_calibration(calib_path, i.name, scale))
     else:
         click.echo("warning: no --calibrate data; calibrating on seeded random normal inputs "
-                   "(accuracy will suffer)")
+                   "(accuracy will suffer)", err=True)
     cm = build_vta_model(graph, params=params, config=preset, calib=calib,
                          per_channel=per_channel)
-    cm.save(output)
+    _save(cm, output)
     qg = cm.qgraph
     n_vta = sum(1 for n in qg.nodes if n.target == "vta")
     click.echo(f"wrote {output}: {len(qg.nodes)} quantized nodes, {n_vta} on the accelerator "

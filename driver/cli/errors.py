@@ -22,6 +22,8 @@ def friendly(fn):
     def wrapper(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
+        except BrokenPipeError:
+            raise  # `vta ... | head`: click exits quietly, no "Error: Broken pipe"
         except user_errors() as e:
             msg = e.args[0] if isinstance(e, KeyError) and e.args else e
             raise click.ClickException(str(msg)) from None
@@ -89,4 +91,13 @@ def output_path(path: str | None, option: str, folder: bool = False) -> str | No
     except OSError as e:
         raise click.ClickException(f"{option} {path}: cannot create its folder {str(p.parent)!r} "
                                    f"({e.strerror or e})") from None
+    # a probe file, so an unwritable place fails now, not after minutes of work
+    import tempfile
+    try:
+        with tempfile.NamedTemporaryFile(dir=p.parent, prefix=".vta-probe-"):
+            pass
+    except OSError as e:
+        raise click.ClickException(f"{option} {path}: cannot write in the folder "
+                                   f"{str(p.parent)!r} ({e.strerror or e}); pick a writable "
+                                   "place") from None
     return path

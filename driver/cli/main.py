@@ -44,3 +44,7 @@ cli.add_command(__import__("driver.cli.run", fromlist=["run_cmd"]).run_cmd)
 
 def main() -> None:
     cli(prog_name="vta")
+
+
+if __name__ == "__main__":  # python -m driver.cli.main (python -m driver.cli avoids runpy's warning)
+    main()

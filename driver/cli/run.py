@@ -1,4 +1,5 @@
-"""``vta run``: execute a compiled ``.vtamod`` on the CPU (numpy + ctypes; no compiler needed)."""
+"""``vta run``: execute a compiled ``.vtamod``: on the CPU (numpy + ctypes; no compiler needed),
+a GPU, or (``--target vta`` modules) an accelerator device: fsim, tsim or the RTL."""
 from __future__ import annotations
 
 import time
@@ -51,7 +52,7 @@ def _describe(name, y):
               help="input array (repeatable); inputs not given are seeded random normal")
 @click.option("--seed", default=0, show_default=True, help="seed of the random inputs")
 @click.option("--repeat", default=10, show_default=True, type=click.IntRange(min=1),
-              help="timed runs for the latency")
+              help="timed runs for the latency (CPU and GPU modules)")
 @click.option("--eval", "eval_path", type=click.Path(dir_okay=False), metavar="DATA.npz",
               help="accuracy over a labelled set: arrays 'images' (or 'x') and 'labels' (or 'y')")
 @click.option("--eval-scale", default=1.0, show_default=True,
@@ -62,7 +63,8 @@ def _describe(name, y):
               help="accelerator modules (--target vta): the device backend [default: tsim]")
 @friendly
 def run_cmd(module_dir, inputs, seed, repeat, eval_path, eval_scale, save_output, device):
-    """Run the compiled MODULE (a folder from `vta compile`) and print its outputs and latency.
+    """Run the compiled MODULE (a folder from `vta compile`) and print its outputs and latency;
+    for an accelerator module (--target vta) also cycles, GEMM utilization and DRAM bytes.
 
     \b
     Examples:
@@ -70,6 +72,7 @@ def run_cmd(module_dir, inputs, seed, repeat, eval_path, eval_scale, save_output
       vta run out/digits.vtamod                        seeded random input, latency
       vta run out/digits.vtamod --input image=x.npy    outputs of x.npy (float32[1, 1, 8, 8])
       vta run out/digits.vtamod --eval examples/digits/heldout.npz --eval-scale 0.0625
+      vta run out/digits_vta.vtamod --device fsim      on the functional simulator (no cycles)
     """
     from driver.runtime import load_module, num_threads
 
@@ -188,6 +191,9 @@ def _run_vta(module_dir, device, inputs, seed, eval_path, scale, save_output):
     if device == "fsim":
         click.echo(f"device fsim: {plural(st['runs'], 'program run')}, DRAM {st['dram_bytes']} B "
                    "(the functional simulator has no cycles; use --device tsim)")
+        for c in st["layers"].values():
+            click.echo(f"  {c['name']:<16} {c['runs']:>4} {'run ' if c['runs'] == 1 else 'runs'}  "
+                       f"DRAM {c['dram_bytes']} B")
         return
     util = f"GEMM utilization {100 * st['gemm_utilization']:.2f} %"
     click.echo(f"device {device}: {plural(st['runs'], 'program run')}, total cycles {st['cycles']}, "

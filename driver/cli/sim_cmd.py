@@ -34,6 +34,19 @@ def _format_value(v) -> str:
     return str(v)
 
 
+def _check_plot_format(path: str) -> None:
+    """--plot's suffix must be an image format matplotlib writes (checked before simulating)."""
+    import os
+
+    from matplotlib.figure import Figure
+    kinds = Figure().canvas.get_supported_filetypes()
+    ext = os.path.splitext(path)[1].lstrip(".").lower()
+    if ext not in kinds:
+        what = f"suffix .{ext} is not an image format" if ext else "the name has no suffix"
+        raise click.ClickException(f"--plot {path}: {what}; name the file .png (or "
+                                   f"{', '.join('.' + k for k in sorted(kinds) if k != 'png')})")
+
+
 @click.command()
 @click.argument("program", type=click.Path(exists=True, dir_okay=False))
 @click.option("--model", type=click.Choice(["cycle", "functional"]), default="cycle",
@@ -55,6 +68,8 @@ def sim(program: str, model: str, as_json: bool, ref: str | None, trace_path: st
         raise click.UsageError("--trace and --plot need --model cycle")
     output_path(trace_path, "--trace")
     output_path(plot_path, "--plot")
+    if plot_path:
+        _check_plot_format(plot_path)
     prog = Program.load(program)
     ref_arrays = (read_npz(ref, "--check", "expected buffers by name (e.g. C=...)")
                   if ref else None)

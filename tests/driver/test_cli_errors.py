@@ -230,3 +230,167 @@ def test_eval_images_of_the_wrong_size_for_an_accelerator_module(tmp_path):
     np.savez(tmp_path / "small.npz", images=np.zeros((5, 6, 6)), labels=np.zeros(5, int))
     fails(["run", mod, "--device", "fsim", "--eval", tmp_path / "small.npz"],
           "an example has 36 values", "input image takes 64 per image")
+
+
+# trial 2 (a user's walk through the accelerator flow) --------------------------------------
+def _tiny_conv_onnx(path, batch="N"):
+    """conv 16->16 + relu with a dynamic (or fixed) batch dimension."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    w = numpy_helper.from_array(np.random.default_rng(0).standard_normal((16, 16, 3, 3))
+                                .astype(np.float32) * 0.1, "w")
+    g = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+         helper.make_node("Relu", ["c"], ["y"])], "tiny",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, 16, 4, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [batch, 16, 4, 4])], [w])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def vta_module(tmp_path_factory):
+    out = tmp_path_factory.mktemp("vtamod") / "digits_vta.vtamod"
+    ok(["compile", DIGITS, "--target", "vta", "--input-shape", "image:4x1x8x8", "-o", out,
+        "--calibrate", REPO / "examples" / "digits" / "calib.npz", "--calibrate-scale", "0.0625",
+        "--quiet"])
+    return out
+
+
+def _copy_module(src, dst):
+    import shutil
+    shutil.copytree(src, dst)
+    return dst
+
+
+def test_unwritable_output_fails_before_the_work(cpu_module, gemm, tmp_path):
+    """an output in a place nobody can write (/proc) is refused up front, naming the option"""
+    fails(["compile", DIGITS, "--target", "vta", "-o", "/proc/m.vtamod"],
+          "-o/--output /proc/m.vtamod", "cannot write", "writable")
+    fails(["example", "gemm", "-o", "/proc/g.vtaprog"], "-o/--output /proc/g.vtaprog")
+    fails(["sim", gemm, "--trace", "/proc/t.json"], "--trace /proc/t.json", "cannot write")
+    fails(["run", cpu_module, "--save-output", "/proc/y.npy"], "--save-output /proc/y.npy")
+
+
+def test_plot_suffix_is_checked(gemm, tmp_path):
+    fails(["sim", gemm, "--plot", tmp_path / "t.txt"], "--plot", "suffix .txt", ".png")
+    fails(["sim", gemm, "--plot", tmp_path / "t"], "--plot", "no suffix", ".png")
+    assert not list(tmp_path.iterdir())
+
+
+def test_damaged_module_files(cpu_module, vta_module, tmp_path):
+    """truncated params.npz / kernels.so / graph.json (an interrupted copy): one-line errors,
+    not a zipfile traceback or a SIGBUS from dlopen"""
+    c = _copy_module(cpu_module, tmp_path / "c.vtamod")
+    (c / "params.npz").write_bytes((cpu_module / "params.npz").read_bytes()[:300])
+    fails(["run", c], "params.npz", "truncated or damaged", "vta compile")
+    c = _copy_module(cpu_module, tmp_path / "k.vtamod")
+    (c / "kernels.so").write_bytes((cpu_module / "kernels.so").read_bytes()[:3000])
+    fails(["run", c], "kernels.so", "truncated", "vta compile")
+    (c / "kernels.so").write_text("not a library")
+    fails(["run", c], "kernels.so", "not a 64-bit", "vta compile")
+    v = _copy_module(vta_module, tmp_path / "v.vtamod")
+    (v / "params.npz").write_bytes((vta_module / "params.npz").read_bytes()[:300])
+    fails(["run", v, "--device", "fsim"], "params.npz", "truncated or damaged")
+    (v / "params.npz").unlink()
+    fails(["run", v, "--device", "fsim"], "no params.npz", "vta compile")
+    v = _copy_module(vta_module, tmp_path / "g.vtamod")
+    (v / "graph.json").write_text((vta_module / "graph.json").read_text()[:300])
+    fails(["run", v, "--device", "fsim"], "graph.json is not valid JSON", "vta compile")
+    v = _copy_module(vta_module, tmp_path / "p.vtamod")
+    victim = sorted((v / "programs").iterdir())[0]
+    victim.unlink()
+    fails(["run", v, "--device", "fsim"], f"no programs/{victim.name}", "vta compile")
+
+
+def test_compile_replaces_a_module_whole_and_never_another_folder(tmp_path, monkeypatch):
+    out = tmp_path / "m.vtamod"
+    ok(["compile", DIGITS, "-o", out, "--quiet"])
+    (out / "stale.txt").write_text("from an earlier build")
+    # a failure while writing leaves the earlier module as it was, and no partial folder
+    from compiler.quant.module import VtaCompiledModel
+
+    def broken_save(self, path):
+        (Path(path) / "graph.json").write_text("{")
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(VtaCompiledModel, "save", broken_save)
+    fails(["compile", DIGITS, "--target", "vta", "-o", out], "No space left")
+    assert (out / "kernels.so").is_file() and (out / "stale.txt").is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.vtamod"]
+    monkeypatch.undo()
+    ok(["compile", DIGITS, "--target", "vta", "-o", out, "--quiet"])
+    assert not (out / "stale.txt").exists() and (out / "programs").is_dir()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.vtamod"]
+    # a folder that is not a module is never written into (or replaced)
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "keep.txt").write_text("mine")
+    fails(["compile", DIGITS, "-o", tmp_path / "data"], "-o/--output", "no compiled module")
+    assert [p.name for p in (tmp_path / "data").iterdir()] == ["keep.txt"]
+
+
+def test_vta_compile_config_shapes_and_calibration(tmp_path):
+    model = _tiny_conv_onnx(str(tmp_path / "tiny.onnx"))
+    out = tmp_path / "t.vtamod"
+    # a bad preset fails first, naming the option, before any calibration warning
+    text = fails(["compile", model, "--target", "vta", "--config", "nope", "-o", out],
+                 "--config nope", "presets:", "1x4_i8w8a32_10_10_10_11_bus32")
+    assert "warning" not in text
+    # a dynamic batch defaults to 1, as for --target llvm
+    text = ok(["compile", model, "--target", "vta", "-o", out, "--quiet"])
+    assert "input  x: float32[1, 16, 4, 4]" in text
+    fails(["compile", model, "--target", "vta", "--input-shape", "x:1x16x4x4",
+           "--input-shape", "x:2x16x4x4", "-o", out], "'x' given twice")
+    cases = {"wrongname.npz": dict(foo=np.zeros((4, 16, 4, 4), np.float32)),
+             "shape.npz": dict(x=np.zeros((4, 3, 4, 4), np.float32)),
+             "nan.npz": dict(x=np.full((4, 16, 4, 4), np.nan, np.float32)),
+             "text.npz": dict(x=np.array(["a", "b"]))}
+    words = {"wrongname.npz": ["no array for input 'x'", "it has foo", "x=samples"],
+             "shape.npz": ["[4, 3, 4, 4]", "[N, 16, 4, 4]"],
+             "nan.npz": ["NaN", "finite"],
+             "text.npz": ["numeric"]}
+    for name, arrays in cases.items():
+        np.savez(tmp_path / name, **arrays)
+        fails(["compile", model, "--target", "vta", "--calibrate", tmp_path / name,
+               "-o", tmp_path / "c.vtamod"], "--calibrate", name, *words[name])
+        assert not (tmp_path / "c.vtamod").exists()
+    np.savez(tmp_path / "flat.npz", x=np.ones((4, 256), np.float32))
+    ok(["compile", model, "--target", "vta", "--calibrate", tmp_path / "flat.npz", "-o",
+        tmp_path / "c.vtamod", "--quiet"])
+
+
+def test_vta_run_input_shape_names_the_fix(vta_module, tmp_path):
+    np.save(tmp_path / "x.npy", np.zeros((1, 3, 8, 8), np.float32))
+    fails(["run", vta_module, "--device", "fsim", "--input", tmp_path / "x.npy"],
+          "[1, 3, 8, 8]", "[4, 1, 8, 8]", "--input-shape image:1x3x8x8")
+
+
+def test_fsim_and_tsim_print_the_same_dram_bytes(vta_module):
+    import re
+    dram = {}
+    for dev in ("fsim", "tsim"):
+        text = ok(["run", vta_module, "--device", dev])
+        dram[dev] = re.search(rf"device {dev}: .*DRAM (\d+) B", text).group(1)
+        assert re.search(r"conv2 .* DRAM \d+ B", text), text
+    assert dram["fsim"] == dram["tsim"]
+
+
+def test_python_dash_m_runs_the_cli(tmp_path):
+    """`python -m driver.cli` (and `-m driver.cli.main`) run the command, not nothing"""
+    import subprocess
+    import sys
+    for mod in ("driver.cli", "driver.cli.main"):
+        r = subprocess.run([sys.executable, "-m", mod, "info", "--json"], cwd=REPO,
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0 and json.loads(r.stdout)["config"], (mod, r.stdout, r.stderr)
+    r = subprocess.run([sys.executable, "-m", "driver.cli", "info", "--config", "nope"], cwd=REPO,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1 and "Error: " in r.stderr and "Traceback" not in r.stderr
+
+
+def test_input_shape_rank_and_name_errors_show_the_cli_fix(tmp_path):
+    model = _tiny_conv_onnx(str(tmp_path / "tiny.onnx"))
+    for target in ("llvm", "vta"):
+        fails(["compile", model, "--target", target, "--input-shape", "x:1x16", "-o",
+               tmp_path / "m.vtamod"], "rank 2", "Nx16x4x4", "--input-shape x:1x16x4x4")
+        fails(["compile", model, "--target", target, "--input-shape", "y:1x16x4x4", "-o",
+               tmp_path / "m.vtamod"], "['y']", "['x']", "--input-shape")

@@ -129,3 +129,21 @@ def test_rtl_backend_matches_tsim():
         assert r.cycles == r2.cycles
         assert r.gemm_macs == r2.gemm_macs > 0
         assert rtl.gemm_utilization() == ts.gemm_utilization() > 0
+
+
+@pytest.mark.parametrize("preset", ["1x4_i8w8a32_10_10_10_11_bus32", "1x16_i8w8a32_15_15_18_17",
+                                    "2x16_i8w8a32_15_15_18_18"])
+def test_fsim_counts_the_dram_bytes_of_tsim(preset):
+    """fsim reports bus bytes (whole beats, instruction fetch included) as tsim and the RTL do,
+    so `vta run --device fsim` and `--device tsim` print the same DRAM bytes."""
+    from sim.random_program import random_program
+    from vta_hw.config import load_config
+    cfg = load_config(preset)
+    for seed in range(6):
+        prog, _ = random_program(cfg, seed)
+        got = {}
+        for name in ("fsim", "tsim"):
+            with Device(name, config=cfg) as dev:
+                r = dev.run_sync(dev.load(prog))
+                got[name] = (r.dram_read_bytes, r.dram_write_bytes, r.gemm_macs)
+        assert got["fsim"] == got["tsim"], (seed, got)
