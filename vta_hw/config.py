@@ -341,6 +341,9 @@ def load_config(name_or_path: str | Path | None = None) -> VTAConfig:
     p = Path(name_or_path)
     if p.suffix == ".json" and p.exists():
         return VTAConfig.from_json(p)
+    if p.exists() and p.suffix != ".json":
+        raise ConfigError(f"{str(name_or_path)!r} is a file but not a JSON config (*.json); give a "
+                          f"preset name ({', '.join(preset_names())}) or a config .json file")
     preset = PRESET_DIR / f"{name_or_path}.json"
     if not preset.exists():
         raise ConfigError(

@@ -60,6 +60,10 @@ def test_config_from_json_file(tmp_path):
     bad.write_text("[1, 2]")
     with pytest.raises(ConfigError, match="must hold a JSON object, not list"):
         load_config(bad)
+    model = tmp_path / "model.onnx"
+    model.write_bytes(b"\x08\x07")
+    with pytest.raises(ConfigError, match="'.*model.onnx' is a file but not a JSON config"):
+        load_config(model)
 
 
 @pytest.mark.parametrize("kwargs,message", [
