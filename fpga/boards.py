@@ -35,6 +35,13 @@ class Board:
     fits: tuple               # presets known to fit, smallest first
     smallest: str             # the preset CI builds (and the default when none is known to fit)
     open_flow: bool = True
+    max_burst_beats: int = 16  # the SoC's longest memory burst, beats (``RtlParams``)
+
+    @property
+    def rtl_params(self):
+        """The accelerator's elaboration parameters in this board's SoC (``fpga.soc``)."""
+        from vta_hw.rtl.top import RtlParams
+        return RtlParams(max_burst_beats=self.max_burst_beats)
 
     @property
     def default_preset(self) -> str:
@@ -80,8 +87,9 @@ BOARDS = {b.name: b for b in (
     Board("ecpix5-85", "LambdaConcept ECPIX-5 with LFE5UM5G-85F", "ecp5", "LFE5UM5G-85F-8BG554I",
           mem_bytes=64 * 1024, clock_mhz=40.0, totals=ECP5_85, fits=(SMALL, MID), smallest=SMALL),
     Board("icebreaker", "1BitSquared iCEBreaker with iCE40UP5K", "ice40", "iCE40UP5K-SG48",
-          mem_bytes=4 * 1024, clock_mhz=12.0,
-          totals={"LUT": 5280, "FF": 5280, "DSP": 8, "BRAM": 30}, fits=(), smallest=TINY),
+          mem_bytes=128 * 1024, clock_mhz=12.0,
+          totals={"LUT": 5280, "FF": 5280, "DSP": 8, "BRAM": 30}, fits=(), smallest=TINY,
+          max_burst_beats=4),
     Board("pynq-z1", "Digilent PYNQ-Z1 with Zynq-7020 (Vivado, not run here)", "xilinx",
           "xc7z020clg400-1", mem_bytes=256 * 1024, clock_mhz=50.0,
           totals={"LUT": 53200, "FF": 106400, "DSP": 220, "BRAM": 140}, fits=(), smallest=SMALL,
