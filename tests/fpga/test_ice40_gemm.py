@@ -1,5 +1,5 @@
 """The GEMM's iCE40 UltraPlus products (``vta_hw.rtl.gemm``: SB_MAC16 pairs and
-shift-and-add multipliers) against the reference, under Verilator.
+Booth multipliers in logic) against the reference, under Verilator.
 
 ``MacArray`` is elaborated for the iCEBreaker's platform, so its products go on
 ``SB_MAC16`` instances (8x8 mode) and soft multipliers; Verilator runs it with
