@@ -27,8 +27,11 @@ for the ALU. It does not fit yet (no ``fits``): measured with Yosys 0.70 and
 nextpnr-ice40 (``bench/fpga_area.py`` gives the per-module table), it needs
 10.7 k LCs and 16 DSPs, 30 of 30 block RAMs. The ALU (``vta_hw/rtl/alu.py``:
 four 32-bit lanes of MIN/MAX/ADD/shift in logic, about 3.1 k LUTs, and a
-one-cycle 32x32 MUL on 12 DSPs) is the largest part; with the ALU removed
-the rest still needs 7.1 k LCs (6.1 k with all 8 DSPs on the GEMM). Before
+one-cycle 32x32 MUL on 12 DSPs) is the largest part: written lean (one
+comparator and one shifter a lane, no MUL) it still takes 2.8 k LCs, and with
+the ALU removed the rest needs 7.1 k LCs (6.1 k with all 8 DSPs on the GEMM).
+A fit needs an ALU that serves its lanes over several cycles (a contract
+change, as the multi-cycle MUL) and some 1.5 k LCs less elsewhere. Before
 these changes ``TINY`` needed 10.6 k LCs, 28 DSPs and 58 block RAMs (the three
 16 x 128-bit command queues alone were 24 block RAMs or 6 k flip-flops).
 """
@@ -47,7 +50,7 @@ class Board:
     device: str
     mem_bytes: int            # block RAM standing in for DRAM, bytes
     clock_mhz: float          # default SoC clock
-    totals: dict              # {"LUT": n, "FF": n, "DSP": n, "BRAM": n}
+    totals: dict              # {"LUT": n, "FF": n, "DSP": n, "BRAM": n[, "SPRAM": n]}
     fits: tuple               # presets known to fit, smallest first
     smallest: str             # the preset CI builds (and the default when none is known to fit)
     open_flow: bool = True
@@ -107,7 +110,8 @@ BOARDS = {b.name: b for b in (
           mem_bytes=64 * 1024, clock_mhz=40.0, totals=ECP5_85, fits=(SMALL, MID), smallest=SMALL),
     Board("icebreaker", "1BitSquared iCEBreaker with iCE40UP5K", "ice40", "iCE40UP5K-SG48",
           mem_bytes=128 * 1024, clock_mhz=12.0,
-          totals={"LUT": 5280, "FF": 5280, "DSP": 8, "BRAM": 30}, fits=(), smallest=ICE,
+          totals={"LUT": 5280, "FF": 5280, "DSP": 8, "BRAM": 30, "SPRAM": 4}, fits=(),
+          smallest=ICE,
           max_burst_beats=4),
     Board("pynq-z1", "Digilent PYNQ-Z1 with Zynq-7020 (Vivado, not run here)", "xilinx",
           "xc7z020clg400-1", mem_bytes=256 * 1024, clock_mhz=50.0,

@@ -52,7 +52,7 @@ def test_icebreaker_smallest_preset(fpga_build):
         assert rep is None
         msg = str(err)
         assert "does not fit icebreaker" in msg and "LUT" in msg, msg
-        assert "BRAM" not in msg, msg
+        assert "BRAM" not in msg and "SPRAM" not in msg, msg
         assert "no preset is known to fit icebreaker" in msg, msg
 
 
