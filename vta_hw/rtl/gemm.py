@@ -17,6 +17,8 @@ written without ``*`` so Yosys does not put them on DSPs). Everywhere else each
 product is ``x * w`` and the tools choose. The product registers of the DSP
 blocks have no reset (the Amaranth ones reset to 0); nothing reads a product
 before the cycle after its operands were sampled, so this is not observable.
+The DSP configuration is checked against Yosys's simulation model of
+``SB_MAC16`` (``tests/fpga/test_ice40_gemm.py``), not yet on a board.
 """
 from __future__ import annotations
 
