@@ -10,11 +10,30 @@ accelerator RTL closes at today: its slowest path (ACC SRAM read -> the ALU's
 one-cycle 32-bit MUL -> ACC SRAM write) gives 36.8 MHz (1x4) and 30.8 MHz
 (1x8) on the ULX3S's ECP5-85F speed 6, so ULX3S runs at its 25 MHz
 oscillator; on the ECPIX-5's speed 8 part they reach 55.6 and 49.4 MHz, so
-it runs at 40 MHz from its PLL. No preset fits the iCEBreaker's UP5K yet: even ``TINY`` (a 1x4
-with 256-byte buffers) needs 10.6 k LCs, 28 DSPs and 58 block RAMs of its
-5280, 8 and 30. ``open_flow`` is False for boards whose
+it runs at 40 MHz from its PLL. ``open_flow`` is False for boards whose
 bitstream needs a vendor tool: ``vta fpga build`` writes their Verilog and
 project script only.
+
+The iCEBreaker (iCE40 UP5K: 5280 LCs, 8 SB_MAC16 DSPs, 30 block RAMs of
+4 Kbit and at most 16 bits a row, 4 SPRAMs of 16 K x 16 bits) gets ``ICE``,
+a 1x4 with one-entry command queues (``VTAConfig.CMD_QUEUE_DEPTH``: a
+dispatch waits while the queue is full, in the RTL and in ``sim.cycle``
+alike), its SoC's 128 KiB memory in the four SPRAMs (``fpga.memory``) and
+4-beat bursts (the fetch staging queue holds one instruction). Its block RAMs
+are all the compute module's SRAMs (WGT 8, ACC 2 x 8 for its two read ports,
+INP, UOP, OUT 2 each: width-bound, so the buffers are as deep as those RAMs
+allow); 4 DSPs hold the GEMM's 16 products two by two, the other 4 are left
+for the ALU. It does not fit yet (no ``fits``): measured with Yosys 0.70 and
+nextpnr-ice40 (``bench/fpga_area.py`` gives the per-module table), it needs
+10.7 k LCs and 16 DSPs, 30 of 30 block RAMs. The ALU (``vta_hw/rtl/alu.py``:
+four 32-bit lanes of MIN/MAX/ADD/shift in logic, about 3.1 k LUTs, and a
+one-cycle 32x32 MUL on 12 DSPs) is the largest part: written lean (one
+comparator and one shifter a lane, no MUL) it still takes 2.8 k LCs, and with
+the ALU removed the rest needs 7.1 k LCs (6.1 k with all 8 DSPs on the GEMM).
+A fit needs an ALU that serves its lanes over several cycles (a contract
+change, as the multi-cycle MUL) and some 1.5 k LCs less elsewhere. Before
+these changes ``TINY`` needed 10.6 k LCs, 28 DSPs and 58 block RAMs (the three
+16 x 128-bit command queues alone were 24 block RAMs or 6 k flip-flops).
 """
 from __future__ import annotations
 
@@ -31,10 +50,17 @@ class Board:
     device: str
     mem_bytes: int            # block RAM standing in for DRAM, bytes
     clock_mhz: float          # default SoC clock
-    totals: dict              # {"LUT": n, "FF": n, "DSP": n, "BRAM": n}
+    totals: dict              # {"LUT": n, "FF": n, "DSP": n, "BRAM": n[, "SPRAM": n]}
     fits: tuple               # presets known to fit, smallest first
     smallest: str             # the preset CI builds (and the default when none is known to fit)
     open_flow: bool = True
+    max_burst_beats: int = 16  # the SoC's longest memory burst, beats (``RtlParams``)
+
+    @property
+    def rtl_params(self):
+        """The accelerator's elaboration parameters in this board's SoC (``fpga.soc``)."""
+        from vta_hw.rtl.top import RtlParams
+        return RtlParams(max_burst_beats=self.max_burst_beats)
 
     @property
     def default_preset(self) -> str:
@@ -73,6 +99,9 @@ def _pynq_z1():
 ECP5_85 = {"LUT": 83640, "FF": 83640, "DSP": 156, "BRAM": 208}
 SMALL, MID = "1x4_i8w8a32_10_10_10_11_bus32", "1x8_i8w8a32_11_12_13_14"
 TINY = "1x4_i8w8a32_8_8_8_9_bus32"
+#: The iCEBreaker's preset: 1x4 with one-entry command queues; its buffers are as deep as
+#: the 30 block RAMs of a UP5K allow at these widths (each 4 Kbit RAM is at most 16 bits wide).
+ICE = "1x4_i8w8a32_10_10_12_12_bus32_cq1"
 
 BOARDS = {b.name: b for b in (
     Board("ulx3s-85f", "Radiona ULX3S with LFE5U-85F", "ecp5", "LFE5U-85F-6BG381C",
@@ -80,8 +109,10 @@ BOARDS = {b.name: b for b in (
     Board("ecpix5-85", "LambdaConcept ECPIX-5 with LFE5UM5G-85F", "ecp5", "LFE5UM5G-85F-8BG554I",
           mem_bytes=64 * 1024, clock_mhz=40.0, totals=ECP5_85, fits=(SMALL, MID), smallest=SMALL),
     Board("icebreaker", "1BitSquared iCEBreaker with iCE40UP5K", "ice40", "iCE40UP5K-SG48",
-          mem_bytes=4 * 1024, clock_mhz=12.0,
-          totals={"LUT": 5280, "FF": 5280, "DSP": 8, "BRAM": 30}, fits=(), smallest=TINY),
+          mem_bytes=128 * 1024, clock_mhz=12.0,
+          totals={"LUT": 5280, "FF": 5280, "DSP": 8, "BRAM": 30, "SPRAM": 4}, fits=(),
+          smallest=ICE,
+          max_burst_beats=4),
     Board("pynq-z1", "Digilent PYNQ-Z1 with Zynq-7020 (Vivado, not run here)", "xilinx",
           "xc7z020clg400-1", mem_bytes=256 * 1024, clock_mhz=50.0,
           totals={"LUT": 53200, "FF": 106400, "DSP": 220, "BRAM": 140}, fits=(), smallest=SMALL,

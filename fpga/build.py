@@ -43,6 +43,13 @@ STEP_NAMES = {"yosys": "synthesis (yosys)", "nextpnr-ecp5": "place and route (ne
               "nextpnr-ice40": "place and route (nextpnr-ice40)",
               "ecppack": "bitstream (ecppack)", "icepack": "bitstream (icepack)"}
 
+#: Yosys options of iCE40 builds: UltraPlus DSPs (SB_MAC16) for the multipliers, and the
+#: SoC's memory (``fpga.memory``) in SPRAM. Amaranth gives every memory an initial value
+#: (zeros), which SPRAM cannot hold, so the memory's initializer is dropped right after
+#: reading the design: on the board the host writes every byte a program reads first.
+ICE40_SYNTH = {"synth_opts": "-dsp -spram",
+               "script_after_read": "delete top.soc.ram/t:$meminit_v2"}
+
 
 class FpgaBuildError(RuntimeError):
     """A build could not run or its design does not fit; the message says what to do."""
@@ -110,7 +117,7 @@ def build(board_name: str, preset: str, clock_mhz: float | None = None,
         plan = _prepare(board, cfg, clock_mhz, name="top",
             script_after_synth="tee -q -o top.stat.json stat -json",
             nextpnr_opts="--report top.report.json --timing-allow-fail --router router2",
-            **({"synth_opts": "-dsp"} if board.family == "ice40" else {}))
+            **(ICE40_SYNTH if board.family == "ice40" else {}))
     out.mkdir(parents=True, exist_ok=True)
     plan.extract(out)
     for stale in ("top.report.json", "top.stat.json", "report.json"):

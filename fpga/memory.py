@@ -17,6 +17,11 @@ so ``sim.cycle`` with that timing predicts the SoC's cycle counts exactly
 
 Addresses wrap modulo ``mem_bytes`` (the host bridge checks its own ranges).
 
+The RAM has one address for reads and writes (a read and a write never share
+a cycle) and its read data holds while a write happens, so it maps to a
+single-port RAM: the iCE40 UltraPlus's SPRAM (``SB_SPRAM256KA``, 16 K x 16
+bits each; Yosys ``synth_ice40 -spram``) as well as true dual-port block RAM.
+
 The host port ``host_*`` moves one 32-bit word at byte address ``host_addr``
 (a multiple of 4): hold ``host_req`` until ``host_ack`` (one cycle); a read's
 word is on ``host_rdata`` with the ack. Host accesses are served between
@@ -61,19 +66,21 @@ class BlockRamMemory(wiring.Component):
         lane = Signal(range(max(lanes, 2)))
         m.d.sync += [rd_pending.eq(0), mem.wr_done.eq(0)]
         m.d.comb += mem.rd_valid.eq(rd_pending)
-        m.d.comb += [mem.rd_data.eq(rd.data), wr.data.eq(mem.wr_data), rd.addr.eq(row)]
+        addr = Signal(range(self.depth))
+        m.d.comb += [mem.rd_data.eq(rd.data), wr.data.eq(mem.wr_data), addr.eq(row),
+                     rd.addr.eq(addr), wr.addr.eq(addr), rd.en.eq(~wr.en.any())]
         host_row = self.host_addr[row_shift:row_shift + max(self.depth.bit_length() - 1, 1)]
         with m.FSM():
             with m.State("IDLE"):
                 with m.If(self.host_req):
                     with m.If(self.host_we):
-                        m.d.comb += [wr.addr.eq(host_row), self.host_ack.eq(1)]
+                        m.d.comb += [addr.eq(host_row), self.host_ack.eq(1)]
                         for k in range(lanes):
                             m.d.comb += wr.data.word_select(k, 32).eq(self.host_wdata)
                             with m.If((self.host_addr[2:row_shift] == k) if lanes > 1 else 1):
                                 m.d.comb += wr.en.word_select(k, 4).eq(0xF)
                     with m.Else():
-                        m.d.comb += rd.addr.eq(host_row)
+                        m.d.comb += addr.eq(host_row)
                         if lanes > 1:
                             m.d.sync += lane.eq(self.host_addr[2:row_shift])
                         m.next = "HOST_READ"
@@ -94,7 +101,7 @@ class BlockRamMemory(wiring.Component):
                 with m.If(left == 1):
                     m.next = "IDLE"
             with m.State("WRITE"):
-                m.d.comb += [mem.wr_ready.eq(1), wr.addr.eq(row)]
+                m.d.comb += mem.wr_ready.eq(1)
                 with m.If(mem.wr_valid):
                     m.d.comb += wr.en.eq(-1)
                     m.d.sync += [row.eq(row + 1), left.eq(left - 1)]

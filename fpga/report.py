@@ -6,7 +6,8 @@ type, achieved and constrained frequency per clock) and Yosys's ``stat
 ``<build dir>/report.json``:
 
     board, preset, family, device, clock_mhz (requested),
-    resources: {LUT|FF|DSP|BRAM: {used, total, percent}},
+    resources: {LUT|FF|DSP|BRAM: {used, total, percent}} (iCE40 also SPRAM: the
+        UltraPlus's 16 K x 16-bit single-port RAMs, which hold the SoC's memory),
     fmax_mhz (the SoC clock's, after routing), timing_met (fmax >= clock),
     fits (every resource within its total), overflow (names of those that are not),
     peak_gops (2 x MACs x clock, GOPS), build_s (seconds per step)
@@ -22,7 +23,7 @@ CELL_TYPES = {
     "ecp5": {"LUT": ("TRELLIS_COMB",), "FF": ("TRELLIS_FF",), "DSP": ("MULT18X18D",),
              "BRAM": ("DP16KD",)},
     "ice40": {"LUT": ("ICESTORM_LC",), "FF": (), "DSP": ("ICESTORM_DSP",),
-              "BRAM": ("ICESTORM_RAM",)},
+              "BRAM": ("ICESTORM_RAM",), "SPRAM": ("ICESTORM_SPRAM",)},
 }
 #: Yosys cell-name prefixes that are flip-flops.
 FF_PREFIXES = ("TRELLIS_FF", "SB_DFF", "FD")

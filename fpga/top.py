@@ -38,7 +38,7 @@ class BoardTop(Elaboratable):
         self.board, self.cfg, self.clock_hz = board, cfg, clock_hz
         self.osc_hz, self.divisor = check_clock(board, clock_hz)
         self.soc = SoC(cfg, mem_bytes=board.mem_bytes, clk_hz=int(clock_hz),
-                       divisor=self.divisor)
+                       divisor=self.divisor, params=board.rtl_params)
 
     def elaborate(self, platform):
         m = Module()

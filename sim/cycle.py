@@ -24,7 +24,8 @@ module writes in cycle ``t`` is seen by another from cycle ``t + 1``.
   only while its staging queue is empty. An instruction is staged in the
   cycle of its last beat and dispatched from the next cycle, one per
   ``FETCH_CYCLES_PER_INSN``, into its module's command queue when that holds
-  fewer than ``CMD_QUEUE_DEPTH`` entries; the module sees it a cycle later.
+  fewer than ``CMD_QUEUE_DEPTH`` entries (the config's,
+  ``VTAConfig.CMD_QUEUE_DEPTH``); the module sees it a cycle later.
 - **load / compute / store**: IDLE dequeues an instruction in cycle ``d``;
   TOKENS, from ``d + INSN_DECODE_CYCLES``, pops every token the instruction
   needs in one cycle ``s`` once all are visible (``TOKEN_LATENCY`` after their
@@ -87,8 +88,9 @@ STALLS = ("token", "memory", "queue_full")
 class TimingParams:
     """The per-unit costs of ``vta_hw.timing``, gathered (cycles, entries).
 
-    ``from_contract()`` reads them from ``vta_hw.timing``; tests build others
-    to check that every parameter reaches the model.
+    ``from_contract()`` reads them from ``vta_hw.timing``, ``for_config(cfg)``
+    as well but with the command-queue depth of ``cfg`` (what ``run`` uses by
+    default); tests build others to check that every parameter reaches the model.
     """
     fetch_cycles_per_insn: int = T.FETCH_CYCLES_PER_INSN
     cmd_queue_depth: int = T.CMD_QUEUE_DEPTH
@@ -118,6 +120,12 @@ class TimingParams:
                    T.TOKEN_QUEUE_DEPTH, T.INSN_DECODE_CYCLES, T.GEMM_CYCLES_PER_UOP,
                    T.GEMM_PIPELINE_DEPTH, T.ALU_CYCLES_PER_UOP, T.ALU_PIPELINE_DEPTH,
                    tuple(T.ARBITER_PRIORITY))
+
+    @classmethod
+    def for_config(cls, cfg) -> "TimingParams":
+        """The contract for ``cfg`` (a ``VTAConfig``): its ``CMD_QUEUE_DEPTH``, the rest
+        from ``vta_hw.timing``."""
+        return dataclasses.replace(cls.from_contract(), cmd_queue_depth=cfg.CMD_QUEUE_DEPTH)
 
 
 class CycleDeadlockError(DeadlockError):
@@ -693,7 +701,7 @@ def run(program: Program, dram: np.ndarray | None = None, *,
         program: the program; its instructions are decoded from the DRAM image.
         dram: uint8 DRAM image (default ``program.dram_image()``); never modified.
         dram_timing: the DRAM model (default ``DramTiming()``, as the RTL testbench).
-        params: unit costs (default ``TimingParams.from_contract()``).
+        params: unit costs (default ``TimingParams.for_config(program.config)``).
         values: also compute the final DRAM image (through ``sim.machine``);
             False gives timing only, faster.
         trace: keep per-instruction spans, token events and bursts
@@ -726,7 +734,7 @@ def run(program: Program, dram: np.ndarray | None = None, *,
     machine = Machine(cfg)
     insns = functional.read_insns(image, program)
     functional.check_structure(insns, machine, image.size)
-    sim = _Sim(program, insns, params or TimingParams.from_contract(),
+    sim = _Sim(program, insns, params or TimingParams.for_config(cfg),
                dram_timing or DramTiming(), trace, max_cycles)
     sim.run()
     cycles = sim.finish_at + 1

@@ -16,7 +16,16 @@ field                  meaning                                  default
 ``LOG_WGT_BUFF_SIZE``  weight buffer, bytes                     18
 ``LOG_ACC_BUFF_SIZE``  accumulator buffer, bytes                17
 ``BUS_WIDTH``          memory port data width, bits             64
+``CMD_QUEUE_DEPTH``    entries of each command queue            16
 =====================  =======================================  =========
+
+``CMD_QUEUE_DEPTH`` is not a VTA parameter: it is the depth of the three
+command queues between fetch and the load, compute and store modules
+(``vta_hw.timing``: a dispatch waits while its queue holds that many
+entries). Each entry is a 128-bit instruction held in flip-flops or block
+RAM, so small FPGAs (the iCEBreaker's iCE40 UP5K, ``fpga.boards``) use
+presets with shallow queues; the cycle model (``sim.cycle``) and the RTL
+read the depth from the config, so cycle counts stay equal for every depth.
 
 One *element* of a buffer is what one SRAM entry holds: an INP element is
 ``BATCH x BLOCK_IN`` input values, a WGT element ``BLOCK_OUT x BLOCK_IN``
@@ -33,6 +42,8 @@ import dataclasses
 import json
 from functools import cached_property
 from pathlib import Path
+
+from vta_hw.timing import CMD_QUEUE_DEPTH
 
 PRESET_DIR = Path(__file__).parent / "presets"
 DEFAULT_PRESET = "1x16_i8w8a32_15_15_18_17"
@@ -64,6 +75,7 @@ _LIMITS = {
     "LOG_INP_BUFF_SIZE": (4, 24, "SRAM sizes are 16 B .. 16 MiB"),
     "LOG_WGT_BUFF_SIZE": (4, 24, "SRAM sizes are 16 B .. 16 MiB"),
     "LOG_ACC_BUFF_SIZE": (4, 24, "SRAM sizes are 16 B .. 16 MiB"),
+    "CMD_QUEUE_DEPTH": (1, 64, "a command queue holds 1..64 instructions"),
 }
 
 
@@ -91,6 +103,7 @@ class VTAConfig:
     LOG_WGT_BUFF_SIZE: int = 18
     LOG_ACC_BUFF_SIZE: int = 17
     BUS_WIDTH: int = 64
+    CMD_QUEUE_DEPTH: int = CMD_QUEUE_DEPTH
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
@@ -278,12 +291,17 @@ class VTAConfig:
     def name(self) -> str:
         """Preset name as VTA's ``TARGET`` string, e.g. ``1x16_i8w8a32_15_15_18_17``.
 
-        A non-default ``BUS_WIDTH`` is appended as ``_bus{bits}``.
+        A non-default ``BUS_WIDTH`` is appended as ``_bus{bits}``, then a
+        non-default ``CMD_QUEUE_DEPTH`` as ``_cq{entries}``.
         """
         base = (f"{self.BATCH}x{self.BLOCK}_i{self.INP_WIDTH}w{self.WGT_WIDTH}a{self.ACC_WIDTH}"
                 f"_{self.LOG_UOP_BUFF_SIZE}_{self.LOG_INP_BUFF_SIZE}"
                 f"_{self.LOG_WGT_BUFF_SIZE}_{self.LOG_ACC_BUFF_SIZE}")
-        return base if self.BUS_WIDTH == 64 else f"{base}_bus{self.BUS_WIDTH}"
+        if self.BUS_WIDTH != 64:
+            base += f"_bus{self.BUS_WIDTH}"
+        if self.CMD_QUEUE_DEPTH != CMD_QUEUE_DEPTH:
+            base += f"_cq{self.CMD_QUEUE_DEPTH}"
+        return base
 
     @property
     def macs_per_cycle(self) -> int:

@@ -25,7 +25,9 @@ the burst's last beat fetch is in REQ again. The dispatcher moves the head
 of the staging queue, at most one instruction per ``FETCH_CYCLES_PER_INSN``
 (= 1) cycle and in program order, into the command queue of its module
 (LOAD INP/WGT -> load; STORE -> store; everything else -> compute) in a
-cycle in which that queue holds fewer than ``CMD_QUEUE_DEPTH`` entries; an
+cycle in which that queue holds fewer than ``VTAConfig.CMD_QUEUE_DEPTH``
+entries (``CMD_QUEUE_DEPTH`` below by default; presets for small FPGAs set
+fewer); an
 entry staged in cycle t can move from t+1, and an entry moved in cycle d
 can be dequeued by the module from d+1. A dequeue frees its slot from the
 next cycle.
@@ -111,7 +113,9 @@ import dataclasses
 
 #: Cycles per instruction of the fetch dispatcher (one move per cycle).
 FETCH_CYCLES_PER_INSN = 1
-#: Entries of each of the three command queues (load, compute, store).
+#: Entries of each of the three command queues (load, compute, store), the default of
+#: ``VTAConfig.CMD_QUEUE_DEPTH``: a preset may set another depth (``_cq<n>`` in its name),
+#: which the RTL (``rtl/top.py``) and ``sim.cycle`` both read from the config.
 CMD_QUEUE_DEPTH = 16
 #: Cycles from a token push to the token being poppable by the other module.
 TOKEN_LATENCY = 1

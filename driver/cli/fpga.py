@@ -13,7 +13,7 @@ def fpga() -> None:
     \b
       vta fpga list                              boards and the presets that fit them
       vta fpga build --board ulx3s-85f           bitstream + report.json
-      vta fpga build --board icebreaker --config 1x4_i8w8a32_8_8_8_9_bus32 --clock 12
+      vta fpga build --board icebreaker --config 1x4_i8w8a32_10_10_12_12_bus32_cq1
     """
 
 

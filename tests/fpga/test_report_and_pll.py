@@ -61,3 +61,4 @@ def test_overflow_found_in_the_log_when_placement_fails(tmp_path):
                         build_s={}, nextpnr_log=tmp_path / "top.tim")
     assert rep["overflow"] == ["LUT", "BRAM"] and not rep["fits"]
     assert rep["resources"]["FF"]["used"] == 15
+    assert rep["resources"]["SPRAM"] == {"used": 0, "total": 4, "percent": 0.0}

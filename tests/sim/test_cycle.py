@@ -9,6 +9,8 @@ read data 32 cycles after the accept, bursts of up to 256 beats. ``D_G`` / ``D_A
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -96,6 +98,16 @@ def test_full_command_queue_holds_fetch():
     # GEMM1 s=49+D_G r=59+2D_G; FINISH d, s, r: +1 +2 +3
     r = cycles([gemm(10), gemm(10), Finish()], params=TimingParams(cmd_queue_depth=1))
     assert r.cycles == 63 + 2 * D_G
+
+
+def test_cmd_queue_depth_comes_from_the_config():
+    # the same program on a config with CMD_QUEUE_DEPTH=1 times as TimingParams(depth 1)
+    shallow = dataclasses.replace(DEFAULT, CMD_QUEUE_DEPTH=1)
+    insns = [gemm(10), gemm(10), Finish()]
+    r = cycle.run(program(insns, shallow), values=False)
+    assert r.cycles == 63 + 2 * D_G == cycles(insns, params=TimingParams(cmd_queue_depth=1)).cycles
+    assert TimingParams.for_config(shallow).cmd_queue_depth == 1
+    assert TimingParams.for_config(DEFAULT) == TimingParams.from_contract()
 
 
 def test_full_token_queue_holds_the_producer():

@@ -134,6 +134,32 @@ def test_random_programs_small_preset(small_cfg_rtl):
     assert not bad, f"{len(bad)} of {N_RANDOM} differ:\n" + "\n".join(bad[:20])
 
 
+#: The iCEBreaker's preset (``fpga.boards``): one-entry command queues (``_cq1``).
+ICEBREAKER = "1x4_i8w8a32_10_10_12_12_bus32_cq1"
+#: Its SoC's memory (``fpga.soc.soc_dram_timing`` with the board's 4-beat bursts).
+ICEBREAKER_SOC_TIMING = DramTiming(latency=2, bytes_per_cycle=4, max_burst_beats=4)
+
+
+@pytest.mark.parametrize("timing", [None, ICEBREAKER_SOC_TIMING], ids=["default", "soc"])
+def test_icebreaker_preset(timing):
+    cfg = load_config(ICEBREAKER)
+    assert cfg.CMD_QUEUE_DEPTH == 1
+    progs = directed(cfg) + [(f"random seed {s}", random_program(cfg, s)[0])
+                             for s in range(N_RANDOM_OTHER)]
+    # 35 token pushes in a row need the deep queues: with one-entry command queues
+    # fetch stalls behind the 34th LOAD, whose token has no room, and nothing reaches
+    # compute to pop one. The model says so; the RTL would hang.
+    deadlocked = []
+    for name, prog in progs:
+        try:
+            cycle.run(prog, values=False, dram_timing=timing)
+        except cycle.CycleDeadlockError:
+            deadlocked.append(name)
+    assert deadlocked == ["token queue fills"]
+    bad = compare(cfg, [(n, p) for n, p in progs if n not in deadlocked], timing)
+    assert not bad, "\n".join(bad[:20])
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("preset", [None, "1x8_i8w8a32_11_12_13_14", "2x16_i8w8a32_15_15_18_18",
                                     "1x32_i8w8a32_15_16_19_18_bus128"])

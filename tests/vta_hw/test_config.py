@@ -50,6 +50,15 @@ def test_bus_width_suffix():
     assert VTAConfig(BUS_WIDTH=128).name == "1x16_i8w8a32_15_15_18_17_bus128"
 
 
+def test_cmd_queue_depth_suffix_and_range():
+    cfg = load_config("1x4_i8w8a32_10_10_12_12_bus32_cq1")
+    assert cfg.CMD_QUEUE_DEPTH == 1 and cfg.BUS_WIDTH == 32
+    assert VTAConfig().CMD_QUEUE_DEPTH == 16 and "_cq" not in VTAConfig().name
+    assert VTAConfig(CMD_QUEUE_DEPTH=4).name == "1x16_i8w8a32_15_15_18_17_cq4"
+    with pytest.raises(ConfigError, match=r"CMD_QUEUE_DEPTH must be in \[1, 64\]"):
+        VTAConfig(CMD_QUEUE_DEPTH=0)
+
+
 def test_config_from_json_file(tmp_path):
     p = tmp_path / "mine.json"
     p.write_text(json.dumps({"LOG_BLOCK": 3, "LOG_UOP_BUFF_SIZE": 12, "LOG_INP_BUFF_SIZE": 12,

@@ -47,7 +47,9 @@ class Fetch(wiring.Component):
         self.bus_bytes = bus_width // 8
         self.max_burst_beats, self.page_bytes = max_burst_beats, page_bytes
         self.beats_per_insn = INSN_BITS // bus_width
-        self.stage_depth = -(-max_burst_beats // self.beats_per_insn) + 1
+        # fetch requests a burst only while the staging queue is empty, and a burst of
+        # at most max_burst_beats beats completes at most this many instructions
+        self.stage_depth = -(-max_burst_beats // self.beats_per_insn)
         super().__init__({
             "start": In(1), "insn_base": In(ADDR_BITS), "insn_count": In(ADDR_BITS),
             "busy": Out(1),

@@ -108,7 +108,7 @@ class VTA(wiring.Component):
                      ctl.finish.eq(compute.finish)]
 
         for name, unit in (("load", load), ("compute", compute), ("store", store)):
-            q = SyncQueue(INSN_BITS, timing.CMD_QUEUE_DEPTH)
+            q = SyncQueue(INSN_BITS, cfg.CMD_QUEUE_DEPTH)
             m.submodules[f"{name}_cmdq"] = q
             src = getattr(fetch, f"to_{name}")
             m.d.comb += [q.w_valid.eq(src.w_valid), q.w_data.eq(src.w_data),

@@ -82,3 +82,19 @@ def test_random_programs_many(rtl_config, preset, n, size):
     bad = [(k, r.cycles) for k, (p, r) in enumerate(zip(progs, results))
            if r.cycles != cycle.run(p, dram_timing=timing, values=False).cycles]
     assert not bad
+
+
+#: The iCEBreaker's preset (``fpga.boards.ICE``: one-entry command queues) under its SoC's
+#: memory timing (``fpga.soc.soc_dram_timing``: latency 2, one 4-byte beat a cycle, the
+#: board's 4-beat bursts).
+ICE = "1x4_i8w8a32_10_10_12_12_bus32_cq1"
+ICE_SOC = DramTiming(latency=2, bytes_per_cycle=4, max_burst_beats=4)
+
+
+def test_random_programs_icebreaker_preset(rtl_config):
+    """Values equal ``sim.functional`` and cycles equal ``sim.cycle`` with one-entry queues."""
+    progs, results, timing = _run(rtl_config, ICE, range(2000, 2060), ICE_SOC, tag="random-ice")
+    bad = [(k, r.cycles, cycle.run(p, dram_timing=timing, values=False).cycles)
+           for k, (p, r) in enumerate(zip(progs, results))]
+    bad = [b for b in bad if b[1] != b[2]]
+    assert not bad, f"(program, RTL cycles, sim.cycle cycles) {bad[:5]}"

@@ -16,9 +16,9 @@ PATTERNS = {
 }
 
 
+@pytest.mark.parametrize("depth", [1, 2, 4])  # 1: the iCEBreaker preset's command queues
 @pytest.mark.parametrize("name", sorted(PATTERNS))
-def test_sync_queue(name):
-    depth = 4
+def test_sync_queue(name, depth):
     dut = SyncQueue(8, depth)
     model, nxt, popped = [], 10, []
 
