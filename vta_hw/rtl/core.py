@@ -2,9 +2,11 @@
 
 ``start`` (cycle s, with the instruction on ``insn`` and ``empty`` low) makes
 the core issue the ``N = iter_out * iter_in * (uop_end - uop_bgn)`` iterations
-in cycles s+1 .. s+N, then drain for ``DRAIN_CYCLES``; ``done`` is high in the
-last drain cycle (so RETIRE follows ``timing.GEMM_PIPELINE_DEPTH`` cycles
-after the last issue). ``insn`` must stay stable until ``done``.
+in cycles s+1, s+1+M, ..., s+1+(N-1)*M, then drain for ``DRAIN_CYCLES + M - 1``
+cycles; ``done`` is high in the last drain cycle (so RETIRE comes in cycle
+s + N*M + ``timing.GEMM_PIPELINE_DEPTH``). M is 1, except for ALU MUL:
+``timing.ALU_MUL_CYCLES_PER_UOP``. ``insn`` must stay stable from one cycle
+before ``start`` until ``done`` (the decoded opcode flags are registered).
 
 - S0 (issue): loop counters give the uop index ``u`` and the loop offsets
   ``o*factor_out + i*factor_in`` (running sums, no multipliers); the UOP
@@ -13,12 +15,18 @@ after the last issue). ``insn`` must stay stable until ``done``.
 - S2: ACC is read at ``dst`` (port A) and ``src`` (port B, ALU); the GEMM
   products are registered (``MacArray``).
 - S3: adder tree or ``Alu``; ``reset`` gives 0; ACC[dst] and OUT[dst] (low
-  8 bits of every lane) are written.
+  8 bits of every lane) are written. An ALU MUL instead hands its operands
+  to ``SeqMul`` and writes ACC/OUT ``MUL_LATENCY`` cycles later, in the
+  cycle in which the next MUL iteration reads ACC (M = MUL_LATENCY + 1).
 
-The ACC read ports must be transparent to the ACC write port: reads happen
-exactly one cycle before the write stage, so back-to-back iterations that
-touch the same accumulator see each other's results in program order, with
-no stall.
+Forwarding: the ACC read ports are not transparent; the core forwards
+itself. A read at address x in cycle t (data in t+1) takes the data the core
+wrote in cycle t when it wrote x then (a registered copy of the write data
+and a registered address match, one match flag per lane so no flag drives
+more than 32 multiplexers), so iterations that touch the same accumulator
+see each other's results in program order, with no stall. The core's writes
+and the ACC DMA never overlap, and a DMA write is never read in the same
+cycle, so only the core's writes are forwarded.
 """
 from __future__ import annotations
 
@@ -27,14 +35,17 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from vta_hw.config import INSN_BITS, LOOP_ITER_BITS, VTAConfig
-from vta_hw.isa import Opcode
-from vta_hw.rtl.alu import Alu
+from vta_hw.isa import AluOp, Opcode
+from vta_hw.rtl.alu import MUL_LATENCY, Alu, SeqMul
 from vta_hw.rtl.decode import field, uop_field
 from vta_hw.rtl.gemm import MacArray
 from vta_hw.rtl.memport import SramWriteSignature
 
 #: Cycles spent draining after the last issue (stages S1..S3).
 DRAIN_CYCLES = 3
+#: Cycles per ALU MUL iteration: the iteration after it reads ACC in the cycle
+#: in which ``SeqMul``'s product is written.
+MUL_CYCLES = MUL_LATENCY + 1
 
 
 def _bits(n: int) -> int:
@@ -63,15 +74,24 @@ class UopCore(wiring.Component):
         m = Module()
         cfg, insn, lR = self.cfg, self.insn, self.log_banks
         lanes = cfg.BATCH * cfg.BLOCK_OUT
-        G = Opcode.GEMM
-        reset = field(insn, cfg, G, "reset")
+        G, A = Opcode.GEMM, Opcode.ALU
         uop_bgn, uop_end = field(insn, cfg, G, "uop_bgn"), field(insn, cfg, G, "uop_end")
         iter_out, iter_in = field(insn, cfg, G, "iter_out"), field(insn, cfg, G, "iter_in")
         # (an ALU instruction has no wgt factors: its wgt offsets are junk and unused)
         f_out = {k: field(insn, cfg, G, f"{k}_factor_out") for k in ("dst", "src", "wgt")}
         f_in = {k: field(insn, cfg, G, f"{k}_factor_in") for k in ("dst", "src", "wgt")}
-        is_alu = field(insn, cfg, G, "opcode") == Opcode.ALU
         m.d.comb += self.empty.eq((iter_out == 0) | (iter_in == 0) | (uop_end <= uop_bgn))
+        # opcode flags, registered: ``insn`` is stable from a cycle before ``start``
+        is_alu, is_mul, reset, use_imm = Signal(), Signal(), Signal(), Signal()
+        alu_op = Signal(3)
+        m.d.sync += [is_alu.eq(field(insn, cfg, G, "opcode") == A),
+                     is_mul.eq((field(insn, cfg, G, "opcode") == A)
+                               & (field(insn, cfg, A, "alu_op") == AluOp.MUL)),
+                     reset.eq(field(insn, cfg, G, "reset")),
+                     use_imm.eq(field(insn, cfg, A, "use_imm")),
+                     alu_op.eq(field(insn, cfg, A, "alu_op"))]
+        # the same, combinational, for S0 (which starts in the cycle after ``start``)
+        mul_now = (field(insn, cfg, G, "opcode") == A) & (field(insn, cfg, A, "alu_op") == AluOp.MUL)
 
         # ---- S0: uop loops ----------------------------------------------------------
         u = Signal(cfg.uop_end_bits)
@@ -79,30 +99,36 @@ class UopCore(wiring.Component):
         base = {k: Signal(32, name=f"base_{k}") for k in f_out}
         base_o = {k: Signal(32, name=f"base_o_{k}") for k in f_out}
         issue = Signal()
-        drain = Signal(2)
+        hold = Signal(range(MUL_CYCLES))          # cycles left before the next issue
+        drain = Signal(range(DRAIN_CYCLES + MUL_CYCLES - 1))
         m.d.comb += self.uop_addr.eq(u >> lR)
         with m.FSM():
             with m.State("IDLE"):
                 with m.If(self.start):
-                    m.d.sync += [u.eq(uop_bgn), i.eq(0), o.eq(0)]
+                    m.d.sync += [u.eq(uop_bgn), i.eq(0), o.eq(0), hold.eq(0)]
                     m.d.sync += [s.eq(0) for s in (*base.values(), *base_o.values())]
                     m.next = "EXEC"
             with m.State("EXEC"):
-                m.d.comb += issue.eq(1)
-                with m.If(u + 1 == uop_end):
-                    m.d.sync += u.eq(uop_bgn)
-                    with m.If(i + 1 == iter_in):
-                        m.d.sync += [i.eq(0), o.eq(o + 1)]
-                        m.d.sync += [base_o[k].eq(base_o[k] + f_out[k]) for k in base]
-                        m.d.sync += [base[k].eq(base_o[k] + f_out[k]) for k in base]
-                        with m.If(o + 1 == iter_out):
-                            m.d.sync += drain.eq(DRAIN_CYCLES - 1)
-                            m.next = "DRAIN"
-                    with m.Else():
-                        m.d.sync += i.eq(i + 1)
-                        m.d.sync += [base[k].eq(base[k] + f_in[k]) for k in base]
+                with m.If(hold != 0):
+                    m.d.sync += hold.eq(hold - 1)
                 with m.Else():
-                    m.d.sync += u.eq(u + 1)
+                    m.d.comb += issue.eq(1)
+                    m.d.sync += hold.eq(Mux(mul_now, MUL_CYCLES - 1, 0))
+                    with m.If(u + 1 == uop_end):
+                        m.d.sync += u.eq(uop_bgn)
+                        with m.If(i + 1 == iter_in):
+                            m.d.sync += [i.eq(0), o.eq(o + 1)]
+                            m.d.sync += [base_o[k].eq(base_o[k] + f_out[k]) for k in base]
+                            m.d.sync += [base[k].eq(base_o[k] + f_out[k]) for k in base]
+                            with m.If(o + 1 == iter_out):
+                                m.d.sync += drain.eq(Mux(mul_now, DRAIN_CYCLES + MUL_CYCLES - 2,
+                                                         DRAIN_CYCLES - 1))
+                                m.next = "DRAIN"
+                        with m.Else():
+                            m.d.sync += i.eq(i + 1)
+                            m.d.sync += [base[k].eq(base[k] + f_in[k]) for k in base]
+                    with m.Else():
+                        m.d.sync += u.eq(u + 1)
             with m.State("DRAIN"):
                 m.d.sync += drain.eq(drain - 1)
                 with m.If(drain == 0):
@@ -124,26 +150,52 @@ class UopCore(wiring.Component):
         s2_dst, s2_src = Signal(_bits(cfg.log_acc_depth)), Signal(_bits(cfg.log_acc_depth))
         m.d.sync += [s2_valid.eq(s1_valid), s2_dst.eq(dst), s2_src.eq(src)]
 
-        # ---- S2: ACC reads, products ------------------------------------------------
+        # ---- S2: ACC reads, products, forwarding flags ------------------------------
         m.submodules.mac = mac = MacArray(cfg)
         m.d.comb += [self.acc_a_addr.eq(s2_dst), self.acc_b_addr.eq(s2_src),
                      mac.inp.eq(self.inp_data), mac.wgt.eq(self.wgt_data)]
         s3_valid, s3_dst = Signal(), Signal(_bits(cfg.log_acc_depth))
         m.d.sync += [s3_valid.eq(s2_valid), s3_dst.eq(s2_dst)]
+        # the write of this cycle (S3's or the multiplier's), for the reads of this cycle
+        last_w = Signal(8 * cfg.acc_elem_bytes)
+        m.d.sync += last_w.eq(self.acc_w.data)
+        fwd_a = [Signal(name=f"fwd_a{k}") for k in range(lanes)]
+        fwd_b = [Signal(name=f"fwd_b{k}") for k in range(lanes)]
+        hit_a = self.acc_w.en & (self.acc_w.addr == s2_dst)
+        hit_b = self.acc_w.en & (self.acc_w.addr == s2_src)
+        m.d.sync += [f.eq(hit_a) for f in fwd_a] + [f.eq(hit_b) for f in fwd_b]
+        acc_a, acc_b = Signal(32 * lanes), Signal(32 * lanes)
+        m.d.comb += [acc_a.eq(Cat(*(Mux(fwd_a[k], last_w.word_select(k, 32),
+                                        self.acc_a_data.word_select(k, 32))
+                                    for k in range(lanes)))),
+                     acc_b.eq(Cat(*(Mux(fwd_b[k], last_w.word_select(k, 32),
+                                        self.acc_b_data.word_select(k, 32))
+                                    for k in range(lanes))))]
 
-        # ---- S3: adder tree / ALU, write --------------------------------------------
+        # ---- S3: adder tree / ALU / MUL start, write ----------------------------------
         m.submodules.alu = alu = Alu(lanes)
+        m.submodules.mul = mul = SeqMul(lanes)
         imm32 = Signal(32)
-        m.d.comb += imm32.eq(field(insn, cfg, Opcode.ALU, "imm").as_signed())
-        use_imm = field(insn, cfg, Opcode.ALU, "use_imm")
-        m.d.comb += [mac.acc.eq(self.acc_a_data), alu.op.eq(field(insn, cfg, Opcode.ALU, "alu_op")),
-                     alu.a.eq(self.acc_a_data),
-                     alu.b.eq(Mux(use_imm, Cat(*([imm32] * lanes)), self.acc_b_data))]
+        m.d.comb += imm32.eq(field(insn, cfg, A, "imm").as_signed())
+        operand_b = Mux(use_imm, Cat(*([imm32] * lanes)), acc_b)
+        m.d.comb += [mac.acc.eq(acc_a), alu.op.eq(alu_op), alu.a.eq(acc_a), alu.b.eq(operand_b),
+                     mul.a.eq(acc_a), mul.b.eq(operand_b), mul.start.eq(s3_valid & is_mul)]
+        # the multiplier's write: MUL_LATENCY cycles after its start
+        mul_v = Signal(MUL_LATENCY)
+        mul_dst = Signal(_bits(cfg.log_acc_depth))
+        m.d.sync += mul_v.eq(Cat(s3_valid & is_mul, mul_v[:-1]))
+        with m.If(s3_valid & is_mul):
+            m.d.sync += mul_dst.eq(s3_dst)
         result = Signal(32 * lanes)
-        m.d.comb += result.eq(Mux(reset, 0, Mux(is_alu, alu.out, mac.out)))
-        m.d.comb += [self.acc_w.en.eq(s3_valid), self.acc_w.addr.eq(s3_dst),
+        m.d.comb += result.eq(Mux(reset, 0, Mux(is_mul, mul.out,
+                                                Mux(is_alu, alu.out, mac.out))))
+        w_en = Signal()
+        w_addr = Signal(_bits(cfg.log_acc_depth))
+        m.d.comb += [w_en.eq(Mux(is_mul, mul_v[-1], s3_valid)),
+                     w_addr.eq(Mux(is_mul, mul_dst, s3_dst))]
+        m.d.comb += [self.acc_w.en.eq(w_en), self.acc_w.addr.eq(w_addr),
                      self.acc_w.data.eq(result),
-                     self.out_w.en.eq(s3_valid), self.out_w.addr.eq(s3_dst),
+                     self.out_w.en.eq(w_en), self.out_w.addr.eq(w_addr),
                      self.out_w.data.eq(Cat(*(result.word_select(k, 32)[:8]
                                               for k in range(lanes))))]
         return m
