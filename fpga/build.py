@@ -43,6 +43,11 @@ STEP_NAMES = {"yosys": "synthesis (yosys)", "nextpnr-ecp5": "place and route (ne
               "nextpnr-ice40": "place and route (nextpnr-ice40)",
               "ecppack": "bitstream (ecppack)", "icepack": "bitstream (icepack)"}
 
+#: Yosys commands run before synthesis: registers whose wire name contains ``_dup``
+#: are copies the RTL makes on purpose to cut fan-out (``rtl/core.py``'s per-lane
+#: forwarding flags); ``opt_merge`` would fold them back into one unless kept.
+KEEP_DUPLICATES = "setattr -set keep 1 w:*_dup* %ci1:+$dff[Q] t:$dff %i"
+
 
 class FpgaBuildError(RuntimeError):
     """A build could not run or its design does not fit; the message says what to do."""
@@ -108,6 +113,7 @@ def build(board_name: str, preset: str, clock_mhz: float | None = None,
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         plan = _prepare(board, cfg, clock_mhz, name="top",
+            script_after_read=KEEP_DUPLICATES,
             script_after_synth="tee -q -o top.stat.json stat -json",
             nextpnr_opts="--report top.report.json --timing-allow-fail --router router2",
             **({"synth_opts": "-dsp"} if board.family == "ice40" else {}))

@@ -159,8 +159,8 @@ class UopCore(wiring.Component):
         # the write of this cycle (S3's or the multiplier's), for the reads of this cycle
         last_w = Signal(8 * cfg.acc_elem_bytes)
         m.d.sync += last_w.eq(self.acc_w.data)
-        fwd_a = [Signal(name=f"fwd_a{k}") for k in range(lanes)]
-        fwd_b = [Signal(name=f"fwd_b{k}") for k in range(lanes)]
+        fwd_a = [Signal(name=f"fwd_a_dup{k}") for k in range(lanes)]
+        fwd_b = [Signal(name=f"fwd_b_dup{k}") for k in range(lanes)]
         hit_a = self.acc_w.en & (self.acc_w.addr == s2_dst)
         hit_b = self.acc_w.en & (self.acc_w.addr == s2_src)
         m.d.sync += [f.eq(hit_a) for f in fwd_a] + [f.eq(hit_b) for f in fwd_b]
