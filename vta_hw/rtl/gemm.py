@@ -1,9 +1,10 @@
-"""The GEMM multiply-accumulate array: ``acc + inp . wgt^T`` with one register stage.
+"""The GEMM multiply-accumulate array: ``acc + inp . wgt^T`` with two register stages.
 
 ``inp`` (int8 ``[BATCH][BLOCK_IN]``) and ``wgt`` (int8 ``[BLOCK_OUT][BLOCK_IN]``)
 are sampled in cycle c into a register of ``BATCH x BLOCK_OUT x BLOCK_IN``
-16-bit products; in cycle c+1 ``out`` (int32 ``[BATCH][BLOCK_OUT]``) is
-``acc`` plus the product sums (an adder tree), wrapping at 32 bits. Arrays
+16-bit products; in cycle c+1 an adder tree sums them into a register of
+``BATCH x BLOCK_OUT`` sums; in cycle c+2 ``out`` (int32 ``[BATCH][BLOCK_OUT]``)
+is ``acc`` plus those sums, wrapping at 32 bits (one adder after ``acc``). Arrays
 are packed row-major with element 0 in the least significant bits, which is
 their little-endian byte order in memory.
 """
@@ -26,7 +27,7 @@ def _tree(terms):
 
 
 class MacArray(wiring.Component):
-    """``BATCH x BLOCK_IN x BLOCK_OUT`` multipliers for ``cfg``, pipelined (one stage)."""
+    """``BATCH x BLOCK_IN x BLOCK_OUT`` multipliers for ``cfg``, pipelined (two stages)."""
 
     def __init__(self, cfg: VTAConfig):
         self.cfg = cfg
@@ -49,7 +50,9 @@ class MacArray(wiring.Component):
                     p = Signal(signed(16), name=f"prod_{b}_{o}_{k}")
                     m.d.sync += p.eq(x * w)
                     prods.append(p)
+                total = Signal(signed(32), name=f"sum_{b}_{o}")
+                m.d.sync += total.eq(_tree(prods))
                 acc = self.acc.word_select(b * BO + o, 32).as_signed()
-                outs.append((acc + _tree(prods))[:32])
+                outs.append((acc + total)[:32])
         m.d.comb += self.out.eq(Cat(*outs))
         return m
