@@ -1,4 +1,4 @@
-"""The GEMM/ALU core: the uop loops and a five-stage pipeline, one uop iteration per cycle.
+"""The GEMM/ALU core: the uop loops and a six-stage pipeline, one uop iteration per cycle.
 
 ``start`` (cycle s, with the instruction on ``insn`` and ``empty`` low) makes
 the core issue the ``N = iter_out * iter_in * (uop_end - uop_bgn)`` iterations
@@ -12,18 +12,23 @@ before ``start`` until ``done`` (the decoded opcode flags are registered).
   ``o*factor_out + i*factor_in`` (running sums, no multipliers); the UOP
   SRAM banks are read at ``u // banks``.
 - S1: ``dst``/``src``/``wgt`` = uop field + offset; INP and WGT are read.
-- S2: ACC is read at ``dst`` (port A) and ``src`` (port B, ALU); the GEMM
-  products are registered (``MacArray``).
-- S3: the ACC data are registered (so no path runs from an SRAM's output
-  through the ALU to an SRAM's input); the product sums are registered.
-- S4: ``acc + sums`` or ``Alu``; ``reset`` gives 0; ACC[dst] and OUT[dst]
+- S2: the INP/WGT data are registered (``MacArray``'s input stage).
+- S3: ACC is read at ``dst`` (port A) and ``src`` (port B, ALU); the GEMM
+  products are registered.
+- S4: the ACC data are registered; the product sums are registered.
+- S5: ``acc + sums`` or ``Alu``; ``reset`` gives 0; ACC[dst] and OUT[dst]
   (low 8 bits of every lane) are written. An ALU MUL instead hands its
   operands to ``SeqMul`` and writes ACC/OUT ``MUL_LATENCY`` cycles later, in
-  the next iteration's S3 (M = MUL_LATENCY + 1).
+  the next iteration's S4 (M = MUL_LATENCY + 1).
+
+Every SRAM output thus drives flip-flops only (through at most one
+multiplexer), and no path runs from an SRAM through a multiplier or the ALU
+into an SRAM: for Fmax on FPGAs, where block RAM and DSP outputs are slow
+and far apart.
 
 Forwarding: the ACC read ports are not transparent; the core forwards its
-own writes. Data read at address x in cycle t (S2) take, in S3, the core's
-write of cycle t if it wrote x, and, in S4, its write of cycle t+1 if it
+own writes. Data read at address x in cycle t (S3) take, in S4, the core's
+write of cycle t if it wrote x, and, in S5, its write of cycle t+1 if it
 wrote x (a registered copy of each cycle's write data and registered address
 matches, one flag per lane so that no flag drives more than 32
 multiplexers), so iterations that touch the same accumulator see each
@@ -44,8 +49,8 @@ from vta_hw.rtl.decode import field, uop_field
 from vta_hw.rtl.gemm import MacArray
 from vta_hw.rtl.memport import SramWriteSignature
 
-#: Cycles spent draining after the last issue (stages S1..S4).
-DRAIN_CYCLES = 4
+#: Cycles spent draining after the last issue (stages S1..S5).
+DRAIN_CYCLES = 5
 #: Cycles per ALU MUL iteration: the iteration after it reads ACC in the cycle
 #: in which ``SeqMul``'s product is written.
 MUL_CYCLES = MUL_LATENCY + 1
@@ -153,14 +158,19 @@ class UopCore(wiring.Component):
         s2_dst, s2_src = Signal(_bits(cfg.log_acc_depth)), Signal(_bits(cfg.log_acc_depth))
         m.d.sync += [s2_valid.eq(s1_valid), s2_dst.eq(dst), s2_src.eq(src)]
 
-        # ---- S2: ACC reads, products ------------------------------------------------
+        # ---- S2: INP/WGT data into the MAC array ---------------------------------------
         m.submodules.mac = mac = MacArray(cfg)
-        m.d.comb += [self.acc_a_addr.eq(s2_dst), self.acc_b_addr.eq(s2_src),
-                     mac.inp.eq(self.inp_data), mac.wgt.eq(self.wgt_data)]
+        m.d.comb += [mac.inp.eq(self.inp_data), mac.wgt.eq(self.wgt_data)]
         s3_valid = Signal()
         s3_dst, s3_src = Signal(_bits(cfg.log_acc_depth)), Signal(_bits(cfg.log_acc_depth))
         m.d.sync += [s3_valid.eq(s2_valid), s3_dst.eq(s2_dst), s3_src.eq(s2_src)]
-        # forwarding: the core's write of each cycle (S4's or the multiplier's) ...
+
+        # ---- S3: ACC reads ------------------------------------------------------------
+        m.d.comb += [self.acc_a_addr.eq(s3_dst), self.acc_b_addr.eq(s3_src)]
+        s4_valid = Signal()
+        s4_dst, s4_src = Signal(_bits(cfg.log_acc_depth)), Signal(_bits(cfg.log_acc_depth))
+        m.d.sync += [s4_valid.eq(s3_valid), s4_dst.eq(s3_dst), s4_src.eq(s3_src)]
+        # forwarding: the core's write of each cycle (S5's or the multiplier's) ...
         last_w = Signal(8 * cfg.acc_elem_bytes)
         m.d.sync += last_w.eq(self.acc_w.data)
 
@@ -172,38 +182,38 @@ class UopCore(wiring.Component):
             return Cat(*(Mux(flags[k], last_w.word_select(k, 32), data.word_select(k, 32))
                          for k in range(lanes)))
 
-        # ---- S3: ACC data registered, with the write of the S2 cycle ----------------
-        s3_a, s3_b = Signal(32 * lanes), Signal(32 * lanes)
-        m.d.sync += [s3_a.eq(forward(s2_dst, self.acc_a_data, "fwd3a")),
-                     s3_b.eq(forward(s2_src, self.acc_b_data, "fwd3b"))]
-        s4_valid, s4_dst = Signal(), Signal(_bits(cfg.log_acc_depth))
-        m.d.sync += [s4_valid.eq(s3_valid), s4_dst.eq(s3_dst)]
-        # ... and with the write of the S3 cycle
+        # ---- S4: ACC data registered, with the write of the S3 cycle ----------------
+        s4_a, s4_b = Signal(32 * lanes), Signal(32 * lanes)
+        m.d.sync += [s4_a.eq(forward(s3_dst, self.acc_a_data, "fwd4a")),
+                     s4_b.eq(forward(s3_src, self.acc_b_data, "fwd4b"))]
+        s5_valid, s5_dst = Signal(), Signal(_bits(cfg.log_acc_depth))
+        m.d.sync += [s5_valid.eq(s4_valid), s5_dst.eq(s4_dst)]
+        # ... and with the write of the S4 cycle
         acc_a, acc_b = Signal(32 * lanes), Signal(32 * lanes)
-        m.d.comb += [acc_a.eq(forward(s3_dst, s3_a, "fwd4a")),
-                     acc_b.eq(forward(s3_src, s3_b, "fwd4b"))]
+        m.d.comb += [acc_a.eq(forward(s4_dst, s4_a, "fwd5a")),
+                     acc_b.eq(forward(s4_src, s4_b, "fwd5b"))]
 
-        # ---- S4: adder / ALU / MUL start, write ---------------------------------------
+        # ---- S5: adder / ALU / MUL start, write ---------------------------------------
         m.submodules.alu = alu = Alu(lanes)
         m.submodules.mul = mul = SeqMul(lanes)
         imm32 = Signal(32)
         m.d.comb += imm32.eq(field(insn, cfg, A, "imm").as_signed())
         operand_b = Mux(use_imm, Cat(*([imm32] * lanes)), acc_b)
         m.d.comb += [mac.acc.eq(acc_a), alu.op.eq(alu_op), alu.a.eq(acc_a), alu.b.eq(operand_b),
-                     mul.a.eq(acc_a), mul.b.eq(operand_b), mul.start.eq(s4_valid & is_mul)]
+                     mul.a.eq(acc_a), mul.b.eq(operand_b), mul.start.eq(s5_valid & is_mul)]
         # the multiplier's write: MUL_LATENCY cycles after its start
         mul_v = Signal(MUL_LATENCY)
         mul_dst = Signal(_bits(cfg.log_acc_depth))
-        m.d.sync += mul_v.eq(Cat(s4_valid & is_mul, mul_v[:-1]))
-        with m.If(s4_valid & is_mul):
-            m.d.sync += mul_dst.eq(s4_dst)
+        m.d.sync += mul_v.eq(Cat(s5_valid & is_mul, mul_v[:-1]))
+        with m.If(s5_valid & is_mul):
+            m.d.sync += mul_dst.eq(s5_dst)
         result = Signal(32 * lanes)
         m.d.comb += result.eq(Mux(reset, 0, Mux(is_mul, mul.out,
                                                 Mux(is_alu, alu.out, mac.out))))
         w_en = Signal()
         w_addr = Signal(_bits(cfg.log_acc_depth))
-        m.d.comb += [w_en.eq(Mux(is_mul, mul_v[-1], s4_valid)),
-                     w_addr.eq(Mux(is_mul, mul_dst, s4_dst))]
+        m.d.comb += [w_en.eq(Mux(is_mul, mul_v[-1], s5_valid)),
+                     w_addr.eq(Mux(is_mul, mul_dst, s5_dst))]
         m.d.comb += [self.acc_w.en.eq(w_en), self.acc_w.addr.eq(w_addr),
                      self.acc_w.data.eq(result),
                      self.out_w.en.eq(w_en), self.out_w.addr.eq(w_addr),

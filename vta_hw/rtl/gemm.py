@@ -1,12 +1,14 @@
-"""The GEMM multiply-accumulate array: ``acc + inp . wgt^T`` with two register stages.
+"""The GEMM multiply-accumulate array: ``acc + inp . wgt^T`` with three register stages.
 
 ``inp`` (int8 ``[BATCH][BLOCK_IN]``) and ``wgt`` (int8 ``[BLOCK_OUT][BLOCK_IN]``)
-are sampled in cycle c into a register of ``BATCH x BLOCK_OUT x BLOCK_IN``
-16-bit products; in cycle c+1 an adder tree sums them into a register of
-``BATCH x BLOCK_OUT`` sums; in cycle c+2 ``out`` (int32 ``[BATCH][BLOCK_OUT]``)
-is ``acc`` plus those sums, wrapping at 32 bits (one adder after ``acc``). Arrays
-are packed row-major with element 0 in the least significant bits, which is
-their little-endian byte order in memory.
+are sampled in cycle c into registers (so that the SRAM outputs drive
+flip-flops, not multipliers); in cycle c+1 the ``BATCH x BLOCK_OUT x
+BLOCK_IN`` 16-bit products go into a register; in cycle c+2 an adder tree
+sums them into a register of ``BATCH x BLOCK_OUT`` sums; in cycle c+3 ``out``
+(int32 ``[BATCH][BLOCK_OUT]``) is ``acc`` plus those sums, wrapping at 32
+bits (one adder after ``acc``). Arrays are packed row-major with element 0 in
+the least significant bits, which is their little-endian byte order in
+memory.
 """
 from __future__ import annotations
 
@@ -27,7 +29,7 @@ def _tree(terms):
 
 
 class MacArray(wiring.Component):
-    """``BATCH x BLOCK_IN x BLOCK_OUT`` multipliers for ``cfg``, pipelined (two stages)."""
+    """``BATCH x BLOCK_IN x BLOCK_OUT`` multipliers for ``cfg``, pipelined (three stages)."""
 
     def __init__(self, cfg: VTAConfig):
         self.cfg = cfg
@@ -40,13 +42,15 @@ class MacArray(wiring.Component):
         m = Module()
         cfg = self.cfg
         B, BI, BO = cfg.BATCH, cfg.BLOCK_IN, cfg.BLOCK_OUT
+        inp, wgt = Signal.like(self.inp, name="inp_q"), Signal.like(self.wgt, name="wgt_q")
+        m.d.sync += [inp.eq(self.inp), wgt.eq(self.wgt)]
         outs = []
         for b in range(B):
             for o in range(BO):
                 prods = []
                 for k in range(BI):
-                    x = self.inp.word_select(b * BI + k, 8).as_signed()
-                    w = self.wgt.word_select(o * BI + k, 8).as_signed()
+                    x = inp.word_select(b * BI + k, 8).as_signed()
+                    w = wgt.word_select(o * BI + k, 8).as_signed()
                     p = Signal(signed(16), name=f"prod_{b}_{o}_{k}")
                     m.d.sync += p.eq(x * w)
                     prods.append(p)

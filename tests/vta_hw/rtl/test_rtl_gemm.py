@@ -1,4 +1,4 @@
-"""``MacArray``: ``acc + inp . wgt^T`` with two register stages, int8 x int8 -> int32 wrap."""
+"""``MacArray``: ``acc + inp . wgt^T`` with three register stages, int8 x int8 -> int32 wrap."""
 import numpy as np
 import pytest
 from amaranth.sim import Simulator
@@ -41,7 +41,7 @@ def test_mac_array(preset, kind):
             await ctx.tick()
             ctx.set(dut.inp, 0)          # sampled in one cycle only
             ctx.set(dut.wgt, 0)
-            await ctx.tick()
+            await ctx.tick().repeat(2)
             ctx.set(dut.acc, _pack(acc, 32))
             got.append(ctx.get(dut.out))
 
