@@ -89,17 +89,14 @@ class UopCore(wiring.Component):
         f_out = {k: field(insn, cfg, G, f"{k}_factor_out") for k in ("dst", "src", "wgt")}
         f_in = {k: field(insn, cfg, G, f"{k}_factor_in") for k in ("dst", "src", "wgt")}
         m.d.comb += self.empty.eq((iter_out == 0) | (iter_in == 0) | (uop_end <= uop_bgn))
-        # opcode flags, registered: ``insn`` is stable from a cycle before ``start``
-        is_alu, is_mul, reset, use_imm = Signal(), Signal(), Signal(), Signal()
+        # opcode flags, registered (here and in ``flags`` below): ``insn`` is stable from
+        # a cycle before ``start``
+        is_mul, use_imm = Signal(), Signal()
         alu_op = Signal(3)
-        m.d.sync += [is_alu.eq(field(insn, cfg, G, "opcode") == A),
-                     is_mul.eq((field(insn, cfg, G, "opcode") == A)
-                               & (field(insn, cfg, A, "alu_op") == AluOp.MUL)),
-                     reset.eq(field(insn, cfg, G, "reset")),
-                     use_imm.eq(field(insn, cfg, A, "use_imm")),
+        opcode, reset = field(insn, cfg, G, "opcode"), field(insn, cfg, G, "reset")
+        mul_now = (opcode == A) & (field(insn, cfg, A, "alu_op") == AluOp.MUL)
+        m.d.sync += [is_mul.eq(mul_now), use_imm.eq(field(insn, cfg, A, "use_imm")),
                      alu_op.eq(field(insn, cfg, A, "alu_op"))]
-        # the same, combinational, for S0 (which starts in the cycle after ``start``)
-        mul_now = (field(insn, cfg, G, "opcode") == A) & (field(insn, cfg, A, "alu_op") == AluOp.MUL)
 
         # ---- S0: uop loops ----------------------------------------------------------
         u = Signal(cfg.uop_end_bits)
@@ -174,31 +171,36 @@ class UopCore(wiring.Component):
         last_w = Signal(8 * cfg.acc_elem_bytes)
         m.d.sync += last_w.eq(self.acc_w.data)
 
-        def forward(addr, data, name):
+        def flags(value, name):
+            """One register per lane holding ``value`` (copies: each drives 32 bits)."""
+            regs = [Signal(name=f"{name}_dup{k}") for k in range(lanes)]
+            m.d.sync += [r.eq(value) for r in regs]
+            return regs
+
+        def forward(addr, data, name, enable=1):
             """``data`` (read at ``addr`` one cycle earlier) with that cycle's core write."""
-            flags = [Signal(name=f"{name}_dup{k}") for k in range(lanes)]
-            hit = self.acc_w.en & (self.acc_w.addr == addr)
-            m.d.sync += [f.eq(hit) for f in flags]
-            return Cat(*(Mux(flags[k], last_w.word_select(k, 32), data.word_select(k, 32))
+            hit = flags(self.acc_w.en & (self.acc_w.addr == addr) & enable, name)
+            return Cat(*(Mux(hit[k], last_w.word_select(k, 32), data.word_select(k, 32))
                          for k in range(lanes)))
 
         # ---- S4: ACC data registered, with the write of the S3 cycle ----------------
+        # (operand b is the immediate instead when ``use_imm``: no forwarding for it then)
+        imm32 = Signal(32)
+        m.d.comb += imm32.eq(field(insn, cfg, A, "imm").as_signed())
         s4_a, s4_b = Signal(32 * lanes), Signal(32 * lanes)
         m.d.sync += [s4_a.eq(forward(s3_dst, self.acc_a_data, "fwd4a")),
-                     s4_b.eq(forward(s3_src, self.acc_b_data, "fwd4b"))]
+                     s4_b.eq(Mux(use_imm, Cat(*([imm32] * lanes)),
+                                 forward(s3_src, self.acc_b_data, "fwd4b")))]
         s5_valid, s5_dst = Signal(), Signal(_bits(cfg.log_acc_depth))
         m.d.sync += [s5_valid.eq(s4_valid), s5_dst.eq(s4_dst)]
         # ... and with the write of the S4 cycle
-        acc_a, acc_b = Signal(32 * lanes), Signal(32 * lanes)
+        acc_a, operand_b = Signal(32 * lanes), Signal(32 * lanes)
         m.d.comb += [acc_a.eq(forward(s4_dst, s4_a, "fwd5a")),
-                     acc_b.eq(forward(s4_src, s4_b, "fwd5b"))]
+                     operand_b.eq(forward(s4_src, s4_b, "fwd5b", ~use_imm))]
 
         # ---- S5: adder / ALU / MUL start, write ---------------------------------------
         m.submodules.alu = alu = Alu(lanes)
         m.submodules.mul = mul = SeqMul(lanes)
-        imm32 = Signal(32)
-        m.d.comb += imm32.eq(field(insn, cfg, A, "imm").as_signed())
-        operand_b = Mux(use_imm, Cat(*([imm32] * lanes)), acc_b)
         m.d.comb += [mac.acc.eq(acc_a), alu.op.eq(alu_op), alu.a.eq(acc_a), alu.b.eq(operand_b),
                      mul.a.eq(acc_a), mul.b.eq(operand_b), mul.start.eq(s5_valid & is_mul)]
         # the multiplier's write: MUL_LATENCY cycles after its start
@@ -207,9 +209,15 @@ class UopCore(wiring.Component):
         m.d.sync += mul_v.eq(Cat(s5_valid & is_mul, mul_v[:-1]))
         with m.If(s5_valid & is_mul):
             m.d.sync += mul_dst.eq(s5_dst)
+        # the result: one of the three units, or 0 (``reset``); registered one-hot selects
+        sel_mac = flags(~reset & (opcode != A), "sel_mac")
+        sel_alu = flags(~reset & (opcode == A) & ~mul_now, "sel_alu")
+        sel_mul = flags(~reset & mul_now, "sel_mul")
         result = Signal(32 * lanes)
-        m.d.comb += result.eq(Mux(reset, 0, Mux(is_mul, mul.out,
-                                                Mux(is_alu, alu.out, mac.out))))
+        m.d.comb += result.eq(Cat(*(
+            Mux(sel_mac[k], mac.out.word_select(k, 32), 0)
+            | Mux(sel_alu[k], alu.out.word_select(k, 32), 0)
+            | Mux(sel_mul[k], mul.out.word_select(k, 32), 0) for k in range(lanes))))
         w_en = Signal()
         w_addr = Signal(_bits(cfg.log_acc_depth))
         m.d.comb += [w_en.eq(Mux(is_mul, mul_v[-1], s5_valid)),
