@@ -53,10 +53,10 @@ Work, with s the TOKENS cycle that popped:
   iterations see each other's results); RETIRE from s+N + ``GEMM_PIPELINE_DEPTH`` (=
   ``ALU_PIPELINE_DEPTH`` = 6: five drain cycles, then RETIRE). N == 0:
   RETIRE from s+1. An ALU instruction with opcode MUL (reset or not) issues
-  one iteration every M = ``ALU_MUL_CYCLES_PER_UOP`` (= 5) cycles, in
+  one iteration every M = ``ALU_MUL_CYCLES_PER_UOP`` (= 6) cycles, in
   s+1, s+1+M, .., s+1+(N-1)*M, and RETIREs from s + N*M + ``ALU_PIPELINE_DEPTH``
   (each iteration occupies M issue cycles; the multiplier, one 16x16 per lane
-  used three times, writes ACC 4 cycles after it takes the operands in S5,
+  used three times, writes ACC 5 cycles after it takes the operands in S5,
   in the cycle after the next iteration's ACC read). The compiler never
   emits MUL.
 - FINISH: RETIRE from s+1; its RETIRE cycle is f (the end of the run).
@@ -134,8 +134,8 @@ GEMM_PIPELINE_DEPTH = 6
 #: Cycles between uop iterations of the ALU (initiation interval 1), except MUL.
 ALU_CYCLES_PER_UOP = 1
 #: Cycles between uop iterations of ALU MUL (``rtl/alu.py`` ``SeqMul``: operands
-#: sampled in S5, product written 4 cycles later, forwarded to the next iteration).
-ALU_MUL_CYCLES_PER_UOP = 5
+#: sampled in S5, product written 5 cycles later, forwarded to the next iteration).
+ALU_MUL_CYCLES_PER_UOP = 6
 #: Cycles from the last ALU uop issue to RETIRE (same pipeline as GEMM).
 ALU_PIPELINE_DEPTH = 6
 #: Arbiter priority for the shared memory port, highest first.

@@ -9,7 +9,7 @@ arithmetic shift right by ``min(b, 31)``; ``b < 0``: shift left by
 ``SeqMul``: MUL (the low 32 bits of the signed product) with one registered
 16x16-bit multiplier per lane, used three times per product
 (``a*b mod 2**32 = al*bl + ((ah*bl + al*bh) mod 2**16) * 2**16``, the
-halves unsigned); ``out`` holds the product ``MUL_LATENCY`` = 4 cycles after
+halves unsigned); ``out`` holds the product ``MUL_LATENCY`` = 5 cycles after
 the cycle in which ``start`` sampled ``a`` and ``b``, and until the next
 ``start``. Nothing combinational runs from ``a``/``b`` through the
 multiplier, so the core's ACC read -> write path never holds a multiplier
@@ -25,7 +25,7 @@ from vta_hw.isa import AluOp
 
 #: Cycles from ``SeqMul.start`` (operands sampled in cycle T) to ``out`` holding
 #: the product (cycle T + MUL_LATENCY).
-MUL_LATENCY = 4
+MUL_LATENCY = 5
 
 
 def _check_lanes(lanes):
@@ -103,24 +103,27 @@ class SeqMul(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         # phase[k] is high in cycle T+1+k after a start in cycle T
-        phase = Signal(3)
-        m.d.sync += phase.eq(Cat(self.start, phase[:2]))
+        phase = Signal(4)
+        m.d.sync += phase.eq(Cat(self.start, phase[:3]))
         outs = []
         for lane in range(self.lanes):
             a, b = self.a.word_select(lane, 32), self.b.word_select(lane, 32)
+            # the operand halves, sampled at T; separate from the multiplier's input
+            # registers x, y so that the placer can keep each near its own logic
+            ah, al, bh, bl = (Signal(16, name=f"{n}{lane}") for n in ("ah", "al", "bh", "bl"))
             x, y = Signal(16, name=f"x{lane}"), Signal(16, name=f"y{lane}")
-            ah, al, bh = (Signal(16, name=f"{n}{lane}") for n in ("ah", "al", "bh"))
             p, s = Signal(32, name=f"p{lane}"), Signal(32, name=f"s{lane}")
             m.d.sync += p.eq(x * y)                       # the lane's one multiplier
-            with m.If(self.start):                        # T: x*y = al*bl next
-                m.d.sync += [x.eq(a[:16]), y.eq(b[:16]), al.eq(a[:16]), ah.eq(a[16:]),
-                             bh.eq(b[16:])]
-            with m.Elif(phase[0]):                        # T+1: p <= al*bl; then ah*bl
+            with m.If(self.start):                        # T
+                m.d.sync += [al.eq(a[:16]), ah.eq(a[16:]), bl.eq(b[:16]), bh.eq(b[16:])]
+            with m.If(phase[0]):                          # T+1: x*y = al*bl next
+                m.d.sync += [x.eq(al), y.eq(bl)]
+            with m.Elif(phase[1]):                        # T+2: p <= al*bl; then ah*bl
                 m.d.sync += x.eq(ah)
-            with m.Elif(phase[1]):                        # T+2: p <= ah*bl; then al*bh
+            with m.Elif(phase[2]):                        # T+3: p <= ah*bl; then al*bh
                 m.d.sync += [s.eq(p), x.eq(al), y.eq(bh)]
-            with m.Elif(phase[2]):                        # T+3: p <= al*bh
+            with m.Elif(phase[3]):                        # T+4: p <= al*bh
                 m.d.sync += s[16:].eq(s[16:] + p[:16])
-            outs.append(Cat(s[:16], (s[16:] + p[:16])[:16]))   # T+4
+            outs.append(Cat(s[:16], (s[16:] + p[:16])[:16]))   # T+5
         m.d.comb += self.out.eq(Cat(*outs))
         return m
