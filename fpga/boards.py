@@ -6,11 +6,18 @@ the device's totals (LUT4/LUT6, FFs, DSPs, block RAMs; from the vendors'
 data sheets, for the report when nextpnr does not list one) and the presets
 known to fit with timing met at the default clock (measured with
 ``bench/fpga_fit.py``; largest last; none for PYNQ-Z1, never built here). The default clocks are what the
-accelerator RTL closes at today: its slowest path (ACC SRAM read -> the ALU's
-one-cycle 32-bit MUL -> ACC SRAM write) gives 36.8 MHz (1x4) and 30.8 MHz
-(1x8) on the ULX3S's ECP5-85F speed 6, so ULX3S runs at its 25 MHz
-oscillator; on the ECPIX-5's speed 8 part they reach 55.6 and 49.4 MHz, so
-it runs at 40 MHz from its PLL. ``open_flow`` is False for boards whose
+accelerator RTL closes at today. On the ULX3S's ECP5-85F speed 6, 1x4
+(``SMALL``) reaches 57.9 MHz and 1x8 (``MID``) 51.7 MHz at a 50 MHz
+constraint (Yosys + nextpnr-ecp5 from YoWASP, router2), so ULX3S runs at
+50 MHz from its PLL (25 MHz oscillator). That needs the compute core's
+six-stage pipeline (``vta_hw/rtl/core.py``: INP/WGT, ACC and product sums
+registered, no SRAM or DSP output feeding logic into another) and the
+multi-cycle ALU MUL (``vta_hw/rtl/alu.py``); with a one-cycle 32-bit MUL in
+four stages they reached 36.8 and 30.8 MHz. The 1x8's slowest path now is
+S5's forwarding mux -> MIN/MAX compare chain -> result (0.7 ns slack at
+50 MHz); LUT 20.7 k, FF 8.3 k, 72 DSPs, 69 block RAMs. The ECPIX-5's speed 8
+part reached 55.6 and 49.4 MHz with the old RTL (not measured since), so it
+runs at 40 MHz from its PLL. ``open_flow`` is False for boards whose
 bitstream needs a vendor tool: ``vta fpga build`` writes their Verilog and
 project script only.
 
@@ -105,7 +112,7 @@ ICE = "1x4_i8w8a32_10_10_12_12_bus32_cq1"
 
 BOARDS = {b.name: b for b in (
     Board("ulx3s-85f", "Radiona ULX3S with LFE5U-85F", "ecp5", "LFE5U-85F-6BG381C",
-          mem_bytes=64 * 1024, clock_mhz=25.0, totals=ECP5_85, fits=(SMALL, MID), smallest=SMALL),
+          mem_bytes=64 * 1024, clock_mhz=50.0, totals=ECP5_85, fits=(SMALL, MID), smallest=SMALL),
     Board("ecpix5-85", "LambdaConcept ECPIX-5 with LFE5UM5G-85F", "ecp5", "LFE5UM5G-85F-8BG554I",
           mem_bytes=64 * 1024, clock_mhz=40.0, totals=ECP5_85, fits=(SMALL, MID), smallest=SMALL),
     Board("icebreaker", "1BitSquared iCEBreaker with iCE40UP5K", "ice40", "iCE40UP5K-SG48",

@@ -43,12 +43,16 @@ STEP_NAMES = {"yosys": "synthesis (yosys)", "nextpnr-ecp5": "place and route (ne
               "nextpnr-ice40": "place and route (nextpnr-ice40)",
               "ecppack": "bitstream (ecppack)", "icepack": "bitstream (icepack)"}
 
+#: Yosys commands run before synthesis: registers whose wire name contains ``_dup``
+#: are copies the RTL makes on purpose to cut fan-out (``rtl/core.py``'s per-lane
+#: forwarding flags); ``opt_merge`` would fold them back into one unless kept.
+KEEP_DUPLICATES = "setattr -set keep 1 w:*_dup* %ci1:+$dff[Q] t:$dff %i"
 #: Yosys options of iCE40 builds: UltraPlus DSPs (SB_MAC16) for the multipliers, and the
 #: SoC's memory (``fpga.memory``) in SPRAM. Amaranth gives every memory an initial value
 #: (zeros), which SPRAM cannot hold, so the memory's initializer is dropped right after
 #: reading the design: on the board the host writes every byte a program reads first.
 ICE40_SYNTH = {"synth_opts": "-dsp -spram",
-               "script_after_read": "delete top.soc.ram/t:$meminit_v2"}
+               "script_after_read": KEEP_DUPLICATES + "; delete top.soc.ram/t:$meminit_v2"}
 
 
 class FpgaBuildError(RuntimeError):
@@ -117,7 +121,7 @@ def build(board_name: str, preset: str, clock_mhz: float | None = None,
         plan = _prepare(board, cfg, clock_mhz, name="top",
             script_after_synth="tee -q -o top.stat.json stat -json",
             nextpnr_opts="--report top.report.json --timing-allow-fail --router router2",
-            **(ICE40_SYNTH if board.family == "ice40" else {}))
+            **(ICE40_SYNTH if board.family == "ice40" else {"script_after_read": KEEP_DUPLICATES}))
     out.mkdir(parents=True, exist_ok=True)
     plan.extract(out)
     for stale in ("top.report.json", "top.stat.json", "report.json"):

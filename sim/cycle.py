@@ -34,8 +34,10 @@ module writes in cycle ``t`` is seen by another from cycle ``t + 1``.
   at ``r + 1``.
 - **GEMM / ALU** issue ``N = iter_out * iter_in * (uop_end - uop_bgn)`` uop
   iterations, one per ``*_CYCLES_PER_UOP`` from ``s + 1``; RETIRE comes
-  ``*_PIPELINE_DEPTH`` cycles after the last issue. ``N == 0`` and FINISH
-  retire at ``s + 1``; FINISH's RETIRE cycle ends the run.
+  ``*_PIPELINE_DEPTH`` cycles after the last issue. ALU MUL issues one per
+  ``ALU_MUL_CYCLES_PER_UOP`` (M) and each iteration occupies M cycles: RETIRE
+  at ``s + N*M + ALU_PIPELINE_DEPTH``. ``N == 0`` and FINISH retire at
+  ``s + 1``; FINISH's RETIRE cycle ends the run.
 - **LOAD / STORE** (the DMA engines): ``x_size == 0`` (or no rows) retires at
   ``s + 2``. Otherwise, from ``s + 1``, each row costs one cycle, a LOAD's pad
   row then one cycle per element, a data row ``x_pad_0`` cycles, its bursts
@@ -70,7 +72,7 @@ from sim.dram import DramModel
 from sim.errors import DeadlockError
 from sim.machine import Machine
 from vta_hw import timing as T
-from vta_hw.isa import Alu, Finish, Gemm, Store
+from vta_hw.isa import Alu, AluOp, Finish, Gemm, Store
 from vta_hw.program import Program
 from vta_hw.timing import DramTiming
 
@@ -102,6 +104,7 @@ class TimingParams:
     alu_cycles_per_uop: int = T.ALU_CYCLES_PER_UOP
     alu_pipeline_depth: int = T.ALU_PIPELINE_DEPTH
     arbiter_priority: tuple[str, ...] = T.ARBITER_PRIORITY
+    alu_mul_cycles_per_uop: int = T.ALU_MUL_CYCLES_PER_UOP
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
@@ -119,7 +122,7 @@ class TimingParams:
         return cls(T.FETCH_CYCLES_PER_INSN, T.CMD_QUEUE_DEPTH, T.TOKEN_LATENCY,
                    T.TOKEN_QUEUE_DEPTH, T.INSN_DECODE_CYCLES, T.GEMM_CYCLES_PER_UOP,
                    T.GEMM_PIPELINE_DEPTH, T.ALU_CYCLES_PER_UOP, T.ALU_PIPELINE_DEPTH,
-                   tuple(T.ARBITER_PRIORITY))
+                   tuple(T.ARBITER_PRIORITY), T.ALU_MUL_CYCLES_PER_UOP)
 
     @classmethod
     def for_config(cls, cfg) -> "TimingParams":
@@ -653,10 +656,15 @@ class _Sim:
                         self.gemm_macs += n * macs_per_uop
                         if self.gemm_windows is not None and n:
                             self.gemm_windows.append((w, w + n * ii, n * macs_per_uop))
+                    tail = 0
+                elif insn.alu_op == AluOp.MUL:
+                    # each MUL iteration occupies ii cycles, the last one's included
+                    ii, depth = p.alu_mul_cycles_per_uop, p.alu_pipeline_depth
+                    tail = ii - 1
                 else:
-                    ii, depth = p.alu_cycles_per_uop, p.alu_pipeline_depth
+                    ii, depth, tail = p.alu_cycles_per_uop, p.alu_pipeline_depth, 0
                 # EXEC issues from s + 1; RETIRE *_PIPELINE_DEPTH after the last issue
-                r = w + (n - 1) * ii + depth if n > 0 else s + 1
+                r = w + (n - 1) * ii + depth + tail if n > 0 else s + 1
             elif isinstance(insn, Finish):
                 r = s + 1
             else:  # RETIRE follows the DMA engine's FIN cycle

@@ -50,11 +50,17 @@ Work, with s the TOKENS cycle that popped:
 
 - GEMM / ALU (``rtl/core.py``): ``N = iter_out * iter_in * (uop_end - uop_bgn)`` uop iterations
   issue in cycles s+1 .. s+N (``GEMM_CYCLES_PER_UOP`` = ``ALU_CYCLES_PER_UOP``
-  = 1, no stalls: the accumulator is read one cycle before the write stage
-  through ports transparent to the write, so dependent iterations see each
-  other's results); RETIRE from s+N + ``GEMM_PIPELINE_DEPTH`` (=
-  ``ALU_PIPELINE_DEPTH`` = 4: three drain cycles, then RETIRE). N == 0:
-  RETIRE from s+1.
+  = 1, no stalls: the accumulator is read two cycles before the write stage
+  and the core forwards its writes of those two cycles, so dependent
+  iterations see each other's results); RETIRE from s+N + ``GEMM_PIPELINE_DEPTH`` (=
+  ``ALU_PIPELINE_DEPTH`` = 6: five drain cycles, then RETIRE). N == 0:
+  RETIRE from s+1. An ALU instruction with opcode MUL (reset or not) issues
+  one iteration every M = ``ALU_MUL_CYCLES_PER_UOP`` (= 6) cycles, in
+  s+1, s+1+M, .., s+1+(N-1)*M, and RETIREs from s + N*M + ``ALU_PIPELINE_DEPTH``
+  (each iteration occupies M issue cycles; the multiplier, one 16x16 per lane
+  used three times, writes ACC 5 cycles after it takes the operands in S5,
+  in the cycle after the next iteration's ACC read). The compiler never
+  emits MUL.
 - FINISH: RETIRE from s+1; its RETIRE cycle is f (the end of the run).
 - LOAD (load: INP/WGT; compute: UOP/ACC; ``rtl/dma_read.py``): if
   ``x_size == 0`` or ``y_pad_0 + y_size + y_pad_1 == 0``: a FIN cycle at s+1,
@@ -125,13 +131,17 @@ TOKEN_QUEUE_DEPTH = 32
 INSN_DECODE_CYCLES = 1
 #: Cycles between uop iterations of GEMM (the core is pipelined, initiation interval 1).
 GEMM_CYCLES_PER_UOP = 1
-#: Cycles from the last GEMM uop issue to RETIRE (stages S1 read INP/WGT, S2 read ACC and
-#: multiply, S3 add tree and write; RETIRE the cycle after S3).
-GEMM_PIPELINE_DEPTH = 4
-#: Cycles between uop iterations of the ALU (initiation interval 1).
+#: Cycles from the last GEMM uop issue to RETIRE (stages S1 read INP/WGT, S2 INP/WGT data
+#: registered, S3 multiply and read ACC, S4 ACC data registered and add tree, S5 add and
+#: write; RETIRE the cycle after S5).
+GEMM_PIPELINE_DEPTH = 6
+#: Cycles between uop iterations of the ALU (initiation interval 1), except MUL.
 ALU_CYCLES_PER_UOP = 1
+#: Cycles between uop iterations of ALU MUL (``rtl/alu.py`` ``SeqMul``: operands
+#: sampled in S5, product written 5 cycles later, forwarded to the next iteration).
+ALU_MUL_CYCLES_PER_UOP = 6
 #: Cycles from the last ALU uop issue to RETIRE (same pipeline as GEMM).
-ALU_PIPELINE_DEPTH = 4
+ALU_PIPELINE_DEPTH = 6
 #: Arbiter priority for the shared memory port, highest first.
 ARBITER_PRIORITY = ("fetch", "load", "compute", "store")
 

@@ -52,6 +52,37 @@ def test_gemm_and_alu_loops(n):
     assert cycles([g, Finish()]).cycles == 41 + 30 + D_G
 
 
+@pytest.mark.parametrize("n", [1, 2, 7, 300])
+@pytest.mark.parametrize("reset", [False, True])
+def test_alu_mul_occupies_m_cycles_per_uop(n, reset):
+    # M = ALU_MUL_CYCLES_PER_UOP: d=36 s=37, issues 38, 38+M, .., 38+(n-1)M; each
+    # occupies M cycles, r = 37 + n*M + D_A; FINISH +1 +2 +3
+    m = T.ALU_MUL_CYCLES_PER_UOP
+    assert m > 1
+    mul = Alu(alu_op=AluOp.MUL, reset=reset, use_imm=True, imm=-3, uop_bgn=0, uop_end=1,
+              iter_out=n, iter_in=1)
+    assert cycles([mul, Finish()]).cycles == 41 + n * m + D_A
+    # iter_in and the uop range count the same way
+    mul2 = Alu(alu_op=AluOp.MUL, uop_bgn=0, uop_end=1, iter_out=1, iter_in=n)
+    assert cycles([mul2, Finish()]).cycles == 41 + n * m + D_A
+    # the other ops keep one cycle per uop; a MUL between them costs its own n*M only
+    add = Alu(alu_op=AluOp.ADD, use_imm=True, imm=1, uop_bgn=0, uop_end=1, iter_out=n, iter_in=1)
+    one = cycles([add, Finish()]).cycles
+    both = cycles([add, mul, add, Finish()]).cycles
+    assert one == 41 + n + D_A
+    # ADD d=36 s=37 r=37+n+D_A; MUL (visible from 38) d=r+1, s=r+2, r'=s+n*M+D_A;
+    # ADD d=r'+1, s=r'+2, r''=s+n+D_A; FINISH d s r: +1 +2 +3; cycles r_FINISH + 1
+    assert both == 37 + (n + D_A) + 2 + (n * m + D_A) + 2 + (n + D_A) + 4
+
+
+def test_alu_mul_cycles_per_uop_reaches_the_model():
+    mul = Alu(alu_op=AluOp.MUL, uop_bgn=0, uop_end=1, iter_out=10, iter_in=1)
+    for m in (1, 3, 8):
+        r = cycles([mul, Finish()], params=TimingParams(alu_mul_cycles_per_uop=m))
+        assert r.cycles == 41 + 10 * m + D_A
+    assert TimingParams.from_contract().alu_mul_cycles_per_uop == T.ALU_MUL_CYCLES_PER_UOP
+
+
 def test_empty_gemm_goes_straight_to_retire():
     # s=37, r=38; FINISH d=39 s=40 r=41
     assert cycles([gemm(0), Finish()]).cycles == 42

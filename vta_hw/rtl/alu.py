@@ -1,9 +1,19 @@
-"""The vector ALU: one operation on every int32 lane, combinational.
+"""The vector ALU: the one-cycle ops (combinational) and the multi-cycle MUL.
 
-``out[l] = op(a[l], b[l])`` for the ``lanes`` 32-bit lanes (``vta_hw.isa.AluOp``):
-MIN, MAX (signed), ADD (wrapping), SHR (``b >= 0``: arithmetic shift right by
-``min(b, 31)``; ``b < 0``: shift left by ``min(-b, 31)``, wrapping), MUL (low
-32 bits of the signed product). Unknown opcodes give ``a``.
+``Alu``: ``out[l] = op(a[l], b[l])`` for the ``lanes`` 32-bit lanes
+(``vta_hw.isa.AluOp``): MIN, MAX (signed), ADD (wrapping), SHR (``b >= 0``:
+arithmetic shift right by ``min(b, 31)``; ``b < 0``: shift left by
+``min(-b, 31)``, wrapping). MUL and unknown opcodes give ``a``: MUL is
+``SeqMul``'s.
+
+``SeqMul``: MUL (the low 32 bits of the signed product) with one registered
+16x16-bit multiplier per lane, used three times per product
+(``a*b mod 2**32 = al*bl + ((ah*bl + al*bh) mod 2**16) * 2**16``, the
+halves unsigned); ``out`` holds the product ``MUL_LATENCY`` = 5 cycles after
+the cycle in which ``start`` sampled ``a`` and ``b``, and until the next
+``start``. Nothing combinational runs from ``a``/``b`` through the
+multiplier, so the core's ACC read -> write path never holds a multiplier
+(``timing.ALU_MUL_CYCLES_PER_UOP`` = ``MUL_LATENCY + 1``).
 """
 from __future__ import annotations
 
@@ -13,48 +23,107 @@ from amaranth.lib.wiring import In, Out
 
 from vta_hw.isa import AluOp
 
+#: Cycles from ``SeqMul.start`` (operands sampled in cycle T) to ``out`` holding
+#: the product (cycle T + MUL_LATENCY).
+MUL_LATENCY = 5
+
+
+def _check_lanes(lanes):
+    if not isinstance(lanes, int) or lanes < 1:
+        raise ValueError(f"lanes must be a positive int, not {lanes!r}")
+
 
 class Alu(wiring.Component):
-    """An ALU over ``lanes`` int32 lanes.
+    """The one-cycle ALU ops over ``lanes`` int32 lanes.
 
     Raises:
         ValueError: ``lanes`` is not a positive int.
     """
 
     def __init__(self, lanes: int):
-        if not isinstance(lanes, int) or lanes < 1:
-            raise ValueError(f"lanes must be a positive int, not {lanes!r}")
+        _check_lanes(lanes)
         self.lanes = lanes
         super().__init__({"op": In(3), "a": In(32 * lanes), "b": In(32 * lanes),
                           "out": Out(32 * lanes)})
 
     def elaborate(self, platform):
         m = Module()
+        is_max = Signal()
+        m.d.comb += is_max.eq(self.op == AluOp.MAX)
         outs = []
         for lane in range(self.lanes):
             a = self.a.word_select(lane, 32).as_signed()
             b = self.b.word_select(lane, 32).as_signed()
             r = Signal(32, name=f"r{lane}")
-            neg = Signal(32, name=f"neg{lane}")
-            m.d.comb += neg.eq(-b)
-            right = Mux(b > 31, 31, b[:5])
-            left = Mux(b < -31, 31, neg[:5])
+            # MIN and MAX share one comparator: take a when (a < b) != MAX
+            # (for MAX with a == b either operand is the answer)
+            take_a = Signal(name=f"take_a{lane}")
+            m.d.comb += take_a.eq((a < b) ^ is_max)
+            # shift amounts: b in [0, 31] / [-31, -1] use their low bits, else 31
+            high_zero = ~self.b.word_select(lane, 32)[5:].any()
+            high_ones = self.b.word_select(lane, 32)[5:].all()
+            neg5 = Signal(5, name=f"neg5_{lane}")
+            m.d.comb += neg5.eq(-b[:5])
+            right = Mux(high_zero, b[:5], 31)
+            left = Mux(high_ones & (b[:5] != 0), neg5, 31)
             with m.Switch(self.op):
-                with m.Case(AluOp.MIN):
-                    m.d.comb += r.eq(Mux(a < b, a, b))
-                with m.Case(AluOp.MAX):
-                    m.d.comb += r.eq(Mux(a > b, a, b))
+                with m.Case(AluOp.MIN, AluOp.MAX):
+                    m.d.comb += r.eq(Mux(take_a, a, b))
                 with m.Case(AluOp.ADD):
                     m.d.comb += r.eq(a + b)
                 with m.Case(AluOp.SHR):
-                    with m.If(b >= 0):
+                    with m.If(~b[31]):
                         m.d.comb += r.eq(a >> right)
                     with m.Else():
                         m.d.comb += r.eq(a << left)
-                with m.Case(AluOp.MUL):
-                    m.d.comb += r.eq(a * b)
                 with m.Default():
                     m.d.comb += r.eq(a)
             outs.append(r)
+        m.d.comb += self.out.eq(Cat(*outs))
+        return m
+
+
+class SeqMul(wiring.Component):
+    """MUL over ``lanes`` int32 lanes, one 16x16 multiplier per lane (module docstring).
+
+    Ports: ``start`` (sample ``a`` and ``b`` this cycle), ``a``, ``b``, ``out``
+    (valid ``MUL_LATENCY`` cycles after ``start``). A ``start`` while a
+    product is in progress restarts it.
+
+    Raises:
+        ValueError: ``lanes`` is not a positive int.
+    """
+
+    def __init__(self, lanes: int):
+        _check_lanes(lanes)
+        self.lanes = lanes
+        super().__init__({"start": In(1), "a": In(32 * lanes), "b": In(32 * lanes),
+                          "out": Out(32 * lanes)})
+
+    def elaborate(self, platform):
+        m = Module()
+        # phase[k] is high in cycle T+1+k after a start in cycle T
+        phase = Signal(4)
+        m.d.sync += phase.eq(Cat(self.start, phase[:3]))
+        outs = []
+        for lane in range(self.lanes):
+            a, b = self.a.word_select(lane, 32), self.b.word_select(lane, 32)
+            # the operand halves, sampled at T; separate from the multiplier's input
+            # registers x, y so that the placer can keep each near its own logic
+            ah, al, bh, bl = (Signal(16, name=f"{n}{lane}") for n in ("ah", "al", "bh", "bl"))
+            x, y = Signal(16, name=f"x{lane}"), Signal(16, name=f"y{lane}")
+            p, s = Signal(32, name=f"p{lane}"), Signal(32, name=f"s{lane}")
+            m.d.sync += p.eq(x * y)                       # the lane's one multiplier
+            with m.If(self.start):                        # T
+                m.d.sync += [al.eq(a[:16]), ah.eq(a[16:]), bl.eq(b[:16]), bh.eq(b[16:])]
+            with m.If(phase[0]):                          # T+1: x*y = al*bl next
+                m.d.sync += [x.eq(al), y.eq(bl)]
+            with m.Elif(phase[1]):                        # T+2: p <= al*bl; then ah*bl
+                m.d.sync += x.eq(ah)
+            with m.Elif(phase[2]):                        # T+3: p <= ah*bl; then al*bh
+                m.d.sync += [s.eq(p), x.eq(al), y.eq(bh)]
+            with m.Elif(phase[3]):                        # T+4: p <= al*bh
+                m.d.sync += s[16:].eq(s[16:] + p[:16])
+            outs.append(Cat(s[:16], (s[16:] + p[:16])[:16]))   # T+5
         m.d.comb += self.out.eq(Cat(*outs))
         return m

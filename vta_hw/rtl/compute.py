@@ -11,7 +11,8 @@ the work -> RETIRE pushes ``push_prev`` (compute->load) and ``push_next``
 (compute->store) once both have room -> IDLE. FINISH pulses ``finish`` in its
 RETIRE cycle.
 
-GEMM and ALU run on ``core.UopCore`` (one uop iteration per cycle, no stalls).
+GEMM and ALU run on ``core.UopCore`` (one uop iteration per cycle, ALU MUL
+one per ``timing.ALU_MUL_CYCLES_PER_UOP``; no stalls).
 """
 from __future__ import annotations
 
@@ -82,8 +83,8 @@ class Compute(wiring.Component):
         inp_wp, inp_rp = inp_mem.write_port(), inp_mem.read_port()
         wgt_wp, wgt_rp = wgt_mem.write_port(), wgt_mem.read_port()
         acc_wp = acc_mem.write_port()
-        acc_a = acc_mem.read_port(transparent_for=(acc_wp,))
-        acc_b = acc_mem.read_port(transparent_for=(acc_wp,))
+        acc_a = acc_mem.read_port()         # not transparent: the core forwards its writes
+        acc_b = acc_mem.read_port()
         out_wp, out_rp = out_mem.write_port(), out_mem.read_port()
         m.d.comb += [inp_wp.en.eq(self.w_inp.en), inp_wp.addr.eq(self.w_inp.addr),
                      inp_wp.data.eq(self.w_inp.data),

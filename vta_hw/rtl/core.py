@@ -1,24 +1,40 @@
-"""The GEMM/ALU core: the uop loops and a four-stage pipeline, one uop iteration per cycle.
+"""The GEMM/ALU core: the uop loops and a six-stage pipeline, one uop iteration per cycle.
 
 ``start`` (cycle s, with the instruction on ``insn`` and ``empty`` low) makes
 the core issue the ``N = iter_out * iter_in * (uop_end - uop_bgn)`` iterations
-in cycles s+1 .. s+N, then drain for ``DRAIN_CYCLES``; ``done`` is high in the
-last drain cycle (so RETIRE follows ``timing.GEMM_PIPELINE_DEPTH`` cycles
-after the last issue). ``insn`` must stay stable until ``done``.
+in cycles s+1, s+1+M, ..., s+1+(N-1)*M, then drain for ``DRAIN_CYCLES + M - 1``
+cycles; ``done`` is high in the last drain cycle (so RETIRE comes in cycle
+s + N*M + ``timing.GEMM_PIPELINE_DEPTH``). M is 1, except for ALU MUL:
+``timing.ALU_MUL_CYCLES_PER_UOP``. ``insn`` must stay stable from one cycle
+before ``start`` until ``done`` (the decoded opcode flags are registered).
 
 - S0 (issue): loop counters give the uop index ``u`` and the loop offsets
   ``o*factor_out + i*factor_in`` (running sums, no multipliers); the UOP
   SRAM banks are read at ``u // banks``.
 - S1: ``dst``/``src``/``wgt`` = uop field + offset; INP and WGT are read.
-- S2: ACC is read at ``dst`` (port A) and ``src`` (port B, ALU); the GEMM
-  products are registered (``MacArray``).
-- S3: adder tree or ``Alu``; ``reset`` gives 0; ACC[dst] and OUT[dst] (low
-  8 bits of every lane) are written.
+- S2: the INP/WGT data are registered (``MacArray``'s input stage).
+- S3: ACC is read at ``dst`` (port A) and ``src`` (port B, ALU); the GEMM
+  products are registered.
+- S4: the ACC data are registered; the product sums are registered.
+- S5: ``acc + sums`` or ``Alu``; ``reset`` gives 0; ACC[dst] and OUT[dst]
+  (low 8 bits of every lane) are written. An ALU MUL instead hands its
+  operands to ``SeqMul`` and writes ACC/OUT ``MUL_LATENCY`` cycles later, in
+  the next iteration's S4 (M = MUL_LATENCY + 1).
 
-The ACC read ports must be transparent to the ACC write port: reads happen
-exactly one cycle before the write stage, so back-to-back iterations that
-touch the same accumulator see each other's results in program order, with
-no stall.
+Every SRAM output thus drives flip-flops only (through at most one
+multiplexer), and no path runs from an SRAM through a multiplier or the ALU
+into an SRAM: for Fmax on FPGAs, where block RAM and DSP outputs are slow
+and far apart.
+
+Forwarding: the ACC read ports are not transparent; the core forwards its
+own writes. Data read at address x in cycle t (S3) take, in S4, the core's
+write of cycle t if it wrote x, and, in S5, its write of cycle t+1 if it
+wrote x (a registered copy of each cycle's write data and registered address
+matches, one flag per lane so that no flag drives more than 32
+multiplexers), so iterations that touch the same accumulator see each
+other's results in program order, with no stall. The core's writes and the
+ACC DMA never overlap, and an ACC DMA write is never read within two cycles,
+so only the core's writes are forwarded.
 """
 from __future__ import annotations
 
@@ -27,14 +43,17 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from vta_hw.config import INSN_BITS, LOOP_ITER_BITS, VTAConfig
-from vta_hw.isa import Opcode
-from vta_hw.rtl.alu import Alu
+from vta_hw.isa import AluOp, Opcode
+from vta_hw.rtl.alu import MUL_LATENCY, Alu, SeqMul
 from vta_hw.rtl.decode import field, uop_field
 from vta_hw.rtl.gemm import MacArray
 from vta_hw.rtl.memport import SramWriteSignature
 
-#: Cycles spent draining after the last issue (stages S1..S3).
-DRAIN_CYCLES = 3
+#: Cycles spent draining after the last issue (stages S1..S5).
+DRAIN_CYCLES = 5
+#: Cycles per ALU MUL iteration: the iteration after it reads ACC in the cycle
+#: in which ``SeqMul``'s product is written.
+MUL_CYCLES = MUL_LATENCY + 1
 
 
 def _bits(n: int) -> int:
@@ -63,15 +82,21 @@ class UopCore(wiring.Component):
         m = Module()
         cfg, insn, lR = self.cfg, self.insn, self.log_banks
         lanes = cfg.BATCH * cfg.BLOCK_OUT
-        G = Opcode.GEMM
-        reset = field(insn, cfg, G, "reset")
+        G, A = Opcode.GEMM, Opcode.ALU
         uop_bgn, uop_end = field(insn, cfg, G, "uop_bgn"), field(insn, cfg, G, "uop_end")
         iter_out, iter_in = field(insn, cfg, G, "iter_out"), field(insn, cfg, G, "iter_in")
         # (an ALU instruction has no wgt factors: its wgt offsets are junk and unused)
         f_out = {k: field(insn, cfg, G, f"{k}_factor_out") for k in ("dst", "src", "wgt")}
         f_in = {k: field(insn, cfg, G, f"{k}_factor_in") for k in ("dst", "src", "wgt")}
-        is_alu = field(insn, cfg, G, "opcode") == Opcode.ALU
         m.d.comb += self.empty.eq((iter_out == 0) | (iter_in == 0) | (uop_end <= uop_bgn))
+        # opcode flags, registered (here and in ``flags`` below): ``insn`` is stable from
+        # a cycle before ``start``
+        is_mul, use_imm = Signal(), Signal()
+        alu_op = Signal(3)
+        opcode, reset = field(insn, cfg, G, "opcode"), field(insn, cfg, G, "reset")
+        mul_now = (opcode == A) & (field(insn, cfg, A, "alu_op") == AluOp.MUL)
+        m.d.sync += [is_mul.eq(mul_now), use_imm.eq(field(insn, cfg, A, "use_imm")),
+                     alu_op.eq(field(insn, cfg, A, "alu_op"))]
 
         # ---- S0: uop loops ----------------------------------------------------------
         u = Signal(cfg.uop_end_bits)
@@ -79,30 +104,36 @@ class UopCore(wiring.Component):
         base = {k: Signal(32, name=f"base_{k}") for k in f_out}
         base_o = {k: Signal(32, name=f"base_o_{k}") for k in f_out}
         issue = Signal()
-        drain = Signal(2)
+        hold = Signal(range(MUL_CYCLES))          # cycles left before the next issue
+        drain = Signal(range(DRAIN_CYCLES + MUL_CYCLES - 1))
         m.d.comb += self.uop_addr.eq(u >> lR)
         with m.FSM():
             with m.State("IDLE"):
                 with m.If(self.start):
-                    m.d.sync += [u.eq(uop_bgn), i.eq(0), o.eq(0)]
+                    m.d.sync += [u.eq(uop_bgn), i.eq(0), o.eq(0), hold.eq(0)]
                     m.d.sync += [s.eq(0) for s in (*base.values(), *base_o.values())]
                     m.next = "EXEC"
             with m.State("EXEC"):
-                m.d.comb += issue.eq(1)
-                with m.If(u + 1 == uop_end):
-                    m.d.sync += u.eq(uop_bgn)
-                    with m.If(i + 1 == iter_in):
-                        m.d.sync += [i.eq(0), o.eq(o + 1)]
-                        m.d.sync += [base_o[k].eq(base_o[k] + f_out[k]) for k in base]
-                        m.d.sync += [base[k].eq(base_o[k] + f_out[k]) for k in base]
-                        with m.If(o + 1 == iter_out):
-                            m.d.sync += drain.eq(DRAIN_CYCLES - 1)
-                            m.next = "DRAIN"
-                    with m.Else():
-                        m.d.sync += i.eq(i + 1)
-                        m.d.sync += [base[k].eq(base[k] + f_in[k]) for k in base]
+                with m.If(hold != 0):
+                    m.d.sync += hold.eq(hold - 1)
                 with m.Else():
-                    m.d.sync += u.eq(u + 1)
+                    m.d.comb += issue.eq(1)
+                    m.d.sync += hold.eq(Mux(mul_now, MUL_CYCLES - 1, 0))
+                    with m.If(u + 1 == uop_end):
+                        m.d.sync += u.eq(uop_bgn)
+                        with m.If(i + 1 == iter_in):
+                            m.d.sync += [i.eq(0), o.eq(o + 1)]
+                            m.d.sync += [base_o[k].eq(base_o[k] + f_out[k]) for k in base]
+                            m.d.sync += [base[k].eq(base_o[k] + f_out[k]) for k in base]
+                            with m.If(o + 1 == iter_out):
+                                m.d.sync += drain.eq(Mux(mul_now, DRAIN_CYCLES + MUL_CYCLES - 2,
+                                                         DRAIN_CYCLES - 1))
+                                m.next = "DRAIN"
+                        with m.Else():
+                            m.d.sync += i.eq(i + 1)
+                            m.d.sync += [base[k].eq(base[k] + f_in[k]) for k in base]
+                    with m.Else():
+                        m.d.sync += u.eq(u + 1)
             with m.State("DRAIN"):
                 m.d.sync += drain.eq(drain - 1)
                 with m.If(drain == 0):
@@ -124,26 +155,76 @@ class UopCore(wiring.Component):
         s2_dst, s2_src = Signal(_bits(cfg.log_acc_depth)), Signal(_bits(cfg.log_acc_depth))
         m.d.sync += [s2_valid.eq(s1_valid), s2_dst.eq(dst), s2_src.eq(src)]
 
-        # ---- S2: ACC reads, products ------------------------------------------------
+        # ---- S2: INP/WGT data into the MAC array ---------------------------------------
         m.submodules.mac = mac = MacArray(cfg)
-        m.d.comb += [self.acc_a_addr.eq(s2_dst), self.acc_b_addr.eq(s2_src),
-                     mac.inp.eq(self.inp_data), mac.wgt.eq(self.wgt_data)]
-        s3_valid, s3_dst = Signal(), Signal(_bits(cfg.log_acc_depth))
-        m.d.sync += [s3_valid.eq(s2_valid), s3_dst.eq(s2_dst)]
+        m.d.comb += [mac.inp.eq(self.inp_data), mac.wgt.eq(self.wgt_data)]
+        s3_valid = Signal()
+        s3_dst, s3_src = Signal(_bits(cfg.log_acc_depth)), Signal(_bits(cfg.log_acc_depth))
+        m.d.sync += [s3_valid.eq(s2_valid), s3_dst.eq(s2_dst), s3_src.eq(s2_src)]
 
-        # ---- S3: adder tree / ALU, write --------------------------------------------
-        m.submodules.alu = alu = Alu(lanes)
+        # ---- S3: ACC reads ------------------------------------------------------------
+        m.d.comb += [self.acc_a_addr.eq(s3_dst), self.acc_b_addr.eq(s3_src)]
+        s4_valid = Signal()
+        s4_dst, s4_src = Signal(_bits(cfg.log_acc_depth)), Signal(_bits(cfg.log_acc_depth))
+        m.d.sync += [s4_valid.eq(s3_valid), s4_dst.eq(s3_dst), s4_src.eq(s3_src)]
+        # forwarding: the core's write of each cycle (S5's or the multiplier's) ...
+        last_w = Signal(8 * cfg.acc_elem_bytes)
+        m.d.sync += last_w.eq(self.acc_w.data)
+
+        def flags(value, name):
+            """One register per lane holding ``value`` (copies: each drives 32 bits)."""
+            regs = [Signal(name=f"{name}_dup{k}") for k in range(lanes)]
+            m.d.sync += [r.eq(value) for r in regs]
+            return regs
+
+        def forward(addr, data, name, enable=1):
+            """``data`` (read at ``addr`` one cycle earlier) with that cycle's core write."""
+            hit = flags(self.acc_w.en & (self.acc_w.addr == addr) & enable, name)
+            return Cat(*(Mux(hit[k], last_w.word_select(k, 32), data.word_select(k, 32))
+                         for k in range(lanes)))
+
+        # ---- S4: ACC data registered, with the write of the S3 cycle ----------------
+        # (operand b is the immediate instead when ``use_imm``: no forwarding for it then)
         imm32 = Signal(32)
-        m.d.comb += imm32.eq(field(insn, cfg, Opcode.ALU, "imm").as_signed())
-        use_imm = field(insn, cfg, Opcode.ALU, "use_imm")
-        m.d.comb += [mac.acc.eq(self.acc_a_data), alu.op.eq(field(insn, cfg, Opcode.ALU, "alu_op")),
-                     alu.a.eq(self.acc_a_data),
-                     alu.b.eq(Mux(use_imm, Cat(*([imm32] * lanes)), self.acc_b_data))]
+        m.d.comb += imm32.eq(field(insn, cfg, A, "imm").as_signed())
+        s4_a, s4_b = Signal(32 * lanes), Signal(32 * lanes)
+        m.d.sync += [s4_a.eq(forward(s3_dst, self.acc_a_data, "fwd4a")),
+                     s4_b.eq(Mux(use_imm, Cat(*([imm32] * lanes)),
+                                 forward(s3_src, self.acc_b_data, "fwd4b")))]
+        s5_valid, s5_dst = Signal(), Signal(_bits(cfg.log_acc_depth))
+        m.d.sync += [s5_valid.eq(s4_valid), s5_dst.eq(s4_dst)]
+        # ... and with the write of the S4 cycle
+        acc_a, operand_b = Signal(32 * lanes), Signal(32 * lanes)
+        m.d.comb += [acc_a.eq(forward(s4_dst, s4_a, "fwd5a")),
+                     operand_b.eq(forward(s4_src, s4_b, "fwd5b", ~use_imm))]
+
+        # ---- S5: adder / ALU / MUL start, write ---------------------------------------
+        m.submodules.alu = alu = Alu(lanes)
+        m.submodules.mul = mul = SeqMul(lanes)
+        m.d.comb += [mac.acc.eq(acc_a), alu.op.eq(alu_op), alu.a.eq(acc_a), alu.b.eq(operand_b),
+                     mul.a.eq(acc_a), mul.b.eq(operand_b), mul.start.eq(s5_valid & is_mul)]
+        # the multiplier's write: MUL_LATENCY cycles after its start
+        mul_v = Signal(MUL_LATENCY)
+        mul_dst = Signal(_bits(cfg.log_acc_depth))
+        m.d.sync += mul_v.eq(Cat(s5_valid & is_mul, mul_v[:-1]))
+        with m.If(s5_valid & is_mul):
+            m.d.sync += mul_dst.eq(s5_dst)
+        # the result: one of the three units, or 0 (``reset``); registered one-hot selects
+        sel_mac = flags(~reset & (opcode != A), "sel_mac")
+        sel_alu = flags(~reset & (opcode == A) & ~mul_now, "sel_alu")
+        sel_mul = flags(~reset & mul_now, "sel_mul")
         result = Signal(32 * lanes)
-        m.d.comb += result.eq(Mux(reset, 0, Mux(is_alu, alu.out, mac.out)))
-        m.d.comb += [self.acc_w.en.eq(s3_valid), self.acc_w.addr.eq(s3_dst),
+        m.d.comb += result.eq(Cat(*(
+            Mux(sel_mac[k], mac.out.word_select(k, 32), 0)
+            | Mux(sel_alu[k], alu.out.word_select(k, 32), 0)
+            | Mux(sel_mul[k], mul.out.word_select(k, 32), 0) for k in range(lanes))))
+        w_en = Signal()
+        w_addr = Signal(_bits(cfg.log_acc_depth))
+        m.d.comb += [w_en.eq(Mux(is_mul, mul_v[-1], s5_valid)),
+                     w_addr.eq(Mux(is_mul, mul_dst, s5_dst))]
+        m.d.comb += [self.acc_w.en.eq(w_en), self.acc_w.addr.eq(w_addr),
                      self.acc_w.data.eq(result),
-                     self.out_w.en.eq(s3_valid), self.out_w.addr.eq(s3_dst),
+                     self.out_w.en.eq(w_en), self.out_w.addr.eq(w_addr),
                      self.out_w.data.eq(Cat(*(result.word_select(k, 32)[:8]
                                               for k in range(lanes))))]
         return m

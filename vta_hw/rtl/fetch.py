@@ -10,7 +10,10 @@ to IDLE (one cycle).
 
 The dispatcher moves the head of the staging queue, one instruction per
 cycle, into the command queue of load (LOAD INP/WGT), store (STORE) or
-compute (everything else) when that queue has room.
+compute (everything else) when that queue has room. The destination is
+decoded when an instruction is staged and kept beside it as the staging
+queue's tag (flip-flops), so the dispatch decision does not wait for the
+staging memory's 128-bit read.
 """
 from __future__ import annotations
 
@@ -31,6 +34,16 @@ def _log2(n: int) -> int:
 
 def queue_write_signature():
     return wiring.Signature({"w_valid": Out(1), "w_ready": In(1), "w_data": Out(INSN_BITS)})
+
+
+def _destination(insn):
+    """``Cat(to_load, to_store)`` of a 128-bit instruction (else compute)."""
+    # opcode and memory id sit at the same bits on every config (isa.layout)
+    where = {f.name: f for f in isa.layout(Opcode.LOAD, VTAConfig())}
+    opcode = insn[where["opcode"].lsb:where["opcode"].msb + 1]
+    mem = insn[where["mem"].lsb:where["mem"].msb + 1]
+    return Cat((opcode == Opcode.LOAD) & ((mem == MemId.INP) | (mem == MemId.WGT)),
+               opcode == Opcode.STORE)
 
 
 class Fetch(wiring.Component):
@@ -62,7 +75,7 @@ class Fetch(wiring.Component):
         m = Module()
         BB, lBB, IB = self.bus_bytes, _log2(self.bus_bytes), self.beats_per_insn
         bus = self.mem
-        m.submodules.staging = stage = SyncQueue(INSN_BITS, self.stage_depth)
+        m.submodules.staging = stage = SyncQueue(INSN_BITS, self.stage_depth, tag_width=2)
         cur_beat = Signal(ADDR_BITS)
         beats_left = Signal(ADDR_BITS + 5)
         burst_left = Signal(len_bits(self.max_burst_beats))
@@ -109,18 +122,14 @@ class Fetch(wiring.Component):
                                  burst_left.eq(burst_left - 1)]
                     if IB > 1:
                         m.d.sync += [bc.eq(bc + 1), asm.eq(full[8 * BB:])]
-                    m.d.comb += [stage.w_valid.eq(insn_done), stage.w_data.eq(full)]
+                    m.d.comb += [stage.w_valid.eq(insn_done), stage.w_data.eq(full),
+                                 stage.w_tag.eq(_destination(full))]
                     with m.If(burst_left == 1):
                         m.next = "REQ"
 
         # dispatch: one instruction per cycle to its module's command queue
         head = stage.r_data
-        # opcode and memory id sit at the same bits on every config (isa.layout)
-        where = {f.name: f for f in isa.layout(Opcode.LOAD, VTAConfig())}
-        opcode = head[where["opcode"].lsb:where["opcode"].msb + 1]
-        mem = head[where["mem"].lsb:where["mem"].msb + 1]
-        to_load = (opcode == Opcode.LOAD) & ((mem == MemId.INP) | (mem == MemId.WGT))
-        to_store = opcode == Opcode.STORE
+        to_load, to_store = stage.r_tag[0], stage.r_tag[1]
         for q, sel in ((self.to_load, to_load), (self.to_store, to_store),
                        (self.to_compute, ~to_load & ~to_store)):
             m.d.comb += q.w_data.eq(head)

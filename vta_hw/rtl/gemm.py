@@ -1,11 +1,14 @@
-"""The GEMM multiply-accumulate array: ``acc + inp . wgt^T`` with one register stage.
+"""The GEMM multiply-accumulate array: ``acc + inp . wgt^T`` with three register stages.
 
 ``inp`` (int8 ``[BATCH][BLOCK_IN]``) and ``wgt`` (int8 ``[BLOCK_OUT][BLOCK_IN]``)
-are sampled in cycle c into a register of ``BATCH x BLOCK_OUT x BLOCK_IN``
-16-bit products; in cycle c+1 ``out`` (int32 ``[BATCH][BLOCK_OUT]``) is
-``acc`` plus the product sums (an adder tree), wrapping at 32 bits. Arrays
-are packed row-major with element 0 in the least significant bits, which is
-their little-endian byte order in memory.
+are sampled in cycle c into registers (so that the SRAM outputs drive
+flip-flops, not multipliers); in cycle c+1 the ``BATCH x BLOCK_OUT x
+BLOCK_IN`` 16-bit products go into a register; in cycle c+2 an adder tree
+sums them into a register of ``BATCH x BLOCK_OUT`` sums; in cycle c+3 ``out``
+(int32 ``[BATCH][BLOCK_OUT]``) is ``acc`` plus those sums, wrapping at 32
+bits (one adder after ``acc``). Arrays are packed row-major with element 0 in
+the least significant bits, which is their little-endian byte order in
+memory.
 
 On an iCE40 UltraPlus (an Amaranth ``SiliconBluePlatform`` with an ``iCE40UP``
 device) the products are placed by hand, as the UP5K has only 8 DSP blocks:
@@ -70,7 +73,7 @@ def _tree(terms):
 
 
 class MacArray(wiring.Component):
-    """``BATCH x BLOCK_IN x BLOCK_OUT`` multipliers for ``cfg``, pipelined (one stage)."""
+    """``BATCH x BLOCK_IN x BLOCK_OUT`` multipliers for ``cfg``, pipelined (three stages)."""
 
     def __init__(self, cfg: VTAConfig):
         self.cfg = cfg
@@ -83,18 +86,22 @@ class MacArray(wiring.Component):
         m = Module()
         cfg = self.cfg
         B, BI, BO = cfg.BATCH, cfg.BLOCK_IN, cfg.BLOCK_OUT
+        inp, wgt = Signal.like(self.inp, name="inp_q"), Signal.like(self.wgt, name="wgt_q")
+        m.d.sync += [inp.eq(self.inp), wgt.eq(self.wgt)]
         outs, mults = [], []
         for b in range(B):
             for o in range(BO):
                 prods = []
                 for k in range(BI):
-                    x = self.inp.word_select(b * BI + k, 8).as_signed()
-                    w = self.wgt.word_select(o * BI + k, 8).as_signed()
+                    x = inp.word_select(b * BI + k, 8).as_signed()
+                    w = wgt.word_select(o * BI + k, 8).as_signed()
                     p = Signal(signed(16), name=f"prod_{b}_{o}_{k}")
                     mults.append((x, w, p))
                     prods.append(p)
+                total = Signal(signed(32), name=f"sum_{b}_{o}")
+                m.d.sync += total.eq(_tree(prods))
                 acc = self.acc.word_select(b * BO + o, 32).as_signed()
-                outs.append((acc + _tree(prods))[:32])
+                outs.append((acc + total)[:32])
         m.d.comb += self.out.eq(Cat(*outs))
         if not _ice40_up(platform):
             m.d.sync += [p.eq(x * w) for x, w, p in mults]

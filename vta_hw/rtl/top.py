@@ -54,7 +54,8 @@ class RtlParams:
 #: there needs an RTL change first.
 IMPLEMENTED = {"FETCH_CYCLES_PER_INSN": 1, "TOKEN_LATENCY": 1, "INSN_DECODE_CYCLES": 1,
                "GEMM_CYCLES_PER_UOP": 1, "ALU_CYCLES_PER_UOP": 1,
-               "GEMM_PIPELINE_DEPTH": 4, "ALU_PIPELINE_DEPTH": 4,
+               "ALU_MUL_CYCLES_PER_UOP": 6,
+               "GEMM_PIPELINE_DEPTH": 6, "ALU_PIPELINE_DEPTH": 6,
                "ARBITER_PRIORITY": ("fetch", "load", "compute", "store")}
 
 

@@ -210,6 +210,52 @@ def alu_ops(cfg, seed=0) -> Program:
     return s.program()
 
 
+def alu_mul(cfg, seed=0) -> Program:
+    """ALU MUL (several cycles per iteration): 1, 2 and 12 iterations, immediate
+    (negative) and src forms, dependent back-to-back iterations (a chain and a
+    repeated square), several uops per loop, reset, and MUL between other ops;
+    then every byte of the 16 results is exposed in OUT (copy, shift right by
+    8k) so all 32 bits of each product are checked."""
+    s = Serial(cfg, seed)
+    vals = np.array([3, -5, 7, -1, 2**31 - 1, -2**31, 65537, -65536, 123456789, -98765,
+                     0, 1, 0x7FFF, -0x8000, 46341, -46341])
+    acc = np.resize(vals, (32, cfg.BATCH * cfg.BLOCK_OUT))
+    acc = np.stack([np.roll(row, k) for k, row in enumerate(acc)])
+    acc = acc.reshape(32, cfg.BATCH, cfg.BLOCK_OUT).astype(np.int32)
+    s.buf("acc", acc)
+    u = s.set_uops([Uop(0, 16, 0), Uop(1, 0, 0), Uop(2, 2, 0), Uop(16, 0, 0)])
+    s.load(MemId.UOP, 0, u, 1, 4, 4)
+    s.load(MemId.ACC, 0, s.at("acc", "acc"), 1, 32, 32)
+    M = AluOp.MUL
+
+    def alu(op, bgn, end, n_out, n_in, d_out=0, d_in=0, s_out=0, s_in=0, **kw):
+        s.add(Alu(uop_bgn=bgn, uop_end=end, iter_out=n_out, iter_in=n_in, dst_factor_out=d_out,
+                  dst_factor_in=d_in, src_factor_out=s_out, src_factor_in=s_in, alu_op=op, **kw))
+
+    alu(M, 0, 1, 1, 1)                                   # acc[0] *= acc[16]
+    alu(M, 0, 1, 2, 1, d_out=1, use_imm=True, imm=-3)    # acc[0..1] *= -3
+    alu(M, 0, 1, 3, 4, 4, 1, 4, 1)                       # acc[0..11] *= acc[16..27]
+    alu(M, 1, 2, 10, 1, 1, 0, 1, 0)                      # acc[k+1] *= acc[k], k < 10
+    alu(M, 2, 3, 4, 1)                                   # acc[2] = acc[2]**16
+    alu(M, 0, 3, 3, 1, 4, 0, 4, 0)                       # three uops, three times
+    alu(AluOp.ADD, 0, 1, 16, 1, 1, 0, 1, 0, use_imm=True, imm=1000)
+    alu(M, 0, 1, 4, 2, 2, 1, 3, 1)                       # overlapping dst/src windows
+    alu(AluOp.SHR, 0, 1, 16, 1, 1, 0, 1, 0, use_imm=True, imm=3)
+    alu(M, 0, 1, 2, 1, 1, 0, 1, 0, use_imm=True, imm=-32768)
+    alu(AluOp.MAX, 0, 1, 16, 1, 1, 0, use_imm=True, imm=-7)
+    alu(M, 0, 1, 1, 1, reset=True)                       # a reset MUL writes 0
+    alu(M, 3, 4, 1, 1)                                   # acc[16] *= acc[0] (= 0)
+    alu(M, 0, 1, 16, 1, 1, 0, 1, 0)                      # acc[k] *= acc[k] (squares)
+    for k in range(4):                                   # byte k of acc[0..15] -> out_k
+        alu(AluOp.ADD, 3, 4, 16, 1, 1, 0, 1, 0, reset=True)
+        alu(AluOp.ADD, 3, 4, 16, 1, 1, 0, 1, 0)          # acc[16+j] = acc[j]
+        alu(AluOp.SHR, 3, 4, 16, 1, 1, 0, use_imm=True, imm=8 * k)
+        s.buf(f"out{k}", np.zeros((16, cfg.BATCH, cfg.BLOCK_OUT), np.int8), kind="output")
+        s.add(Store(mem=MemId.OUT, sram_base=16, dram_base=s.at(f"out{k}", "out"), y_size=1,
+                    x_size=16, x_stride=16))
+    return s.program()
+
+
 def gemm_loops(cfg, seed=0) -> Program:
     """GEMM with nested loops, factors, reset, accumulation into repeated destinations."""
     s = Serial(cfg, seed)
@@ -275,5 +321,6 @@ for side, pads in PADS.items():
     DIRECTED[f"acc_pad_{side}"] = (lambda p: lambda cfg: acc_padding(cfg, p))(pads)
 DIRECTED["uop_misaligned"] = uop_misaligned
 DIRECTED["alu_ops"] = alu_ops
+DIRECTED["alu_mul"] = alu_mul
 DIRECTED["gemm_loops"] = gemm_loops
 DIRECTED["dma_long_rows"] = dma_long_rows

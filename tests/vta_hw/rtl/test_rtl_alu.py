@@ -1,4 +1,4 @@
-"""The vector ALU against ``sim.machine.alu_op``, in Amaranth's simulator."""
+"""The vector ALU and the multi-cycle MUL against ``sim.machine.alu_op``, in Amaranth's simulator."""
 import random
 
 import numpy as np
@@ -9,7 +9,7 @@ from rtl_quiet import assert_raises
 
 from sim.machine import alu_op
 from vta_hw.isa import AluOp
-from vta_hw.rtl.alu import Alu
+from vta_hw.rtl.alu import MUL_LATENCY, Alu, SeqMul
 
 LANES = 4
 EDGES = [0, 1, -1, 2, -2, 31, 32, 33, -31, -32, -33, 127, -128, 255, 2**31 - 1, -2**31,
@@ -32,7 +32,10 @@ def _cases(op, n=40, seed=0):
             for _ in range(n)]
 
 
-@pytest.mark.parametrize("op", list(AluOp), ids=lambda o: o.name)
+ONE_CYCLE = [op for op in AluOp if op != AluOp.MUL]
+
+
+@pytest.mark.parametrize("op", ONE_CYCLE, ids=lambda o: o.name)
 def test_alu_matches_reference(op):
     dut = Alu(LANES)
     cases = _cases(op)
@@ -53,5 +56,62 @@ def test_alu_matches_reference(op):
         assert g == want, f"{op.name} a={a} b={b}: RTL {g}, reference {want}"
 
 
+def test_alu_mul_is_not_combinational():
+    """MUL belongs to ``SeqMul``: the combinational ALU passes ``a`` through."""
+    dut = Alu(LANES)
+    got = []
+
+    async def testbench(ctx):
+        ctx.set(dut.op, AluOp.MUL)
+        ctx.set(dut.a, _pack([3, -4, 5, 7]))
+        ctx.set(dut.b, _pack([2, 2, 2, 2]))
+        got.append(_unpack(ctx.get(dut.out)))
+
+    sim = Simulator(dut)
+    sim.add_testbench(testbench)
+    sim.run()
+    assert got == [[3, -4, 5, 7]]
+
+
+@pytest.mark.parametrize("gap", [MUL_LATENCY + 1, MUL_LATENCY + 3])
+def test_seq_mul_matches_reference(gap):
+    """Products every ``gap`` cycles: ``out`` holds a*b (low 32 bits, signed) from
+    MUL_LATENCY cycles after ``start`` until the next start, and not earlier."""
+    dut = SeqMul(LANES)
+    cases = _cases(AluOp.MUL, n=30)
+    seen = []   # per case: out in cycles T+1 .. T+gap
+
+    async def testbench(ctx):
+        for a, b in cases:
+            ctx.set(dut.a, _pack(a))
+            ctx.set(dut.b, _pack(b))
+            ctx.set(dut.start, 1)
+            await ctx.tick()
+            ctx.set(dut.start, 0)
+            ctx.set(dut.a, _pack([0x1234] * LANES))  # operands only count in the start cycle
+            ctx.set(dut.b, _pack([-7] * LANES))
+            row = []
+            for _ in range(gap):
+                row.append(_unpack(ctx.get(dut.out)))
+                await ctx.tick()
+            seen.append(row)
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-6)
+    sim.add_testbench(testbench)
+    sim.run()
+    for (a, b), row in zip(cases, seen):
+        want = alu_op(AluOp.MUL, np.array(a, np.int64), np.array(b, np.int64)).tolist()
+        # row[k] is out in cycle T+1+k
+        for k in range(MUL_LATENCY - 1, gap):
+            assert row[k] == want, f"a={a} b={b} cycle T+{k + 1}: RTL {row[k]}, want {want}"
+    # the product is not there early: some case differs from its product at T+MUL_LATENCY-1
+    early = [row[MUL_LATENCY - 2] for row in seen]
+    wants = [alu_op(AluOp.MUL, np.array(a, np.int64), np.array(b, np.int64)).tolist()
+             for a, b in cases]
+    assert any(e != w for e, w in zip(early, wants))
+
+
 def test_alu_rejects_bad_lanes():
     assert_raises(ValueError, "lanes must be a positive int, not 0", Alu, 0)
+    assert_raises(ValueError, "lanes must be a positive int, not 0", SeqMul, 0)

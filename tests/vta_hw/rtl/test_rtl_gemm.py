@@ -1,4 +1,4 @@
-"""``MacArray``: ``acc + inp . wgt^T`` with one register stage, int8 x int8 -> int32 wrap."""
+"""``MacArray``: ``acc + inp . wgt^T`` with three register stages, int8 x int8 -> int32 wrap."""
 import numpy as np
 import pytest
 from amaranth.sim import Simulator
@@ -39,6 +39,9 @@ def test_mac_array(preset, kind):
             ctx.set(dut.inp, _pack(inp, 8))
             ctx.set(dut.wgt, _pack(wgt, 8))
             await ctx.tick()
+            ctx.set(dut.inp, 0)          # sampled in one cycle only
+            ctx.set(dut.wgt, 0)
+            await ctx.tick().repeat(2)
             ctx.set(dut.acc, _pack(acc, 32))
             got.append(ctx.get(dut.out))
 

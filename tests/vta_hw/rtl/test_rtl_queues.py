@@ -16,10 +16,11 @@ PATTERNS = {
 }
 
 
+@pytest.mark.parametrize("tagged", [False, True], ids=["plain", "tagged"])
 @pytest.mark.parametrize("depth", [1, 2, 4])  # 1: the iCEBreaker preset's command queues
 @pytest.mark.parametrize("name", sorted(PATTERNS))
-def test_sync_queue(name, depth):
-    dut = SyncQueue(8, depth)
+def test_sync_queue(name, depth, tagged):
+    dut = SyncQueue(8, depth, tag_width=3 if tagged else 0)
     model, nxt, popped = [], 10, []
 
     async def testbench(ctx):
@@ -27,6 +28,8 @@ def test_sync_queue(name, depth):
         for push, pop in PATTERNS[name]:
             ctx.set(dut.w_valid, push)
             ctx.set(dut.w_data, nxt)
+            if tagged:
+                ctx.set(dut.w_tag, nxt * 5 % 8)     # the tag travels with its entry
             ctx.set(dut.r_ready, pop)
             assert ctx.get(dut.level) == len(model)
             assert ctx.get(dut.r_valid) == (len(model) > 0)
@@ -34,6 +37,8 @@ def test_sync_queue(name, depth):
             did_pop = pop and model
             if did_pop:
                 assert ctx.get(dut.r_data) == model[0]
+                if tagged:
+                    assert ctx.get(dut.r_tag) == model[0] * 5 % 8
             did_push = push and len(model) < depth
             await ctx.tick()
             if did_pop:
@@ -75,6 +80,7 @@ def test_token_queue(name):
 @pytest.mark.parametrize("cls,args,msg", [
     (SyncQueue, (8, 0), "depth must be a positive int, not 0"),
     (SyncQueue, (0, 4), "width must be a positive int, not 0"),
+    (SyncQueue, (8, 4, -1), "tag_width must be a non-negative int, not -1"),
     (TokenQueue, (0,), "depth must be a positive int, not 0"),
 ])
 def test_bad_parameters(cls, args, msg):
