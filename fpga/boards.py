@@ -7,17 +7,20 @@ data sheets, for the report when nextpnr does not list one) and the presets
 known to fit with timing met at the default clock (measured with
 ``bench/fpga_fit.py``; largest last; none for PYNQ-Z1, never built here). The default clocks are what the
 accelerator RTL closes at today. On the ULX3S's ECP5-85F speed 6, 1x4
-(``SMALL``) reaches 57.9 MHz and 1x8 (``MID``) 51.7 MHz at a 50 MHz
-constraint (Yosys + nextpnr-ecp5 from YoWASP, router2), so ULX3S runs at
+(``SMALL``) reaches 55.9 MHz and 1x8 (``MID``) 54.8 MHz at a 50 MHz
+constraint (Yosys 0.70 + nextpnr-ecp5 from YoWASP, router2), so ULX3S runs at
 50 MHz from its PLL (25 MHz oscillator). That needs the compute core's
 six-stage pipeline (``vta_hw/rtl/core.py``: INP/WGT, ACC and product sums
-registered, no SRAM or DSP output feeding logic into another) and the
-multi-cycle ALU MUL (``vta_hw/rtl/alu.py``); with a one-cycle 32-bit MUL in
-four stages they reached 36.8 and 30.8 MHz. The 1x8's slowest path now is
-S5's forwarding mux -> MIN/MAX compare chain -> result (0.7 ns slack at
-50 MHz); LUT 20.7 k, FF 8.3 k, 72 DSPs, 69 block RAMs. The ECPIX-5's speed 8
-part reached 55.6 and 49.4 MHz with the old RTL (not measured since), so it
-runs at 40 MHz from its PLL. ``open_flow`` is False for boards whose
+registered, no SRAM or DSP output feeding logic into another), the
+multi-cycle ALU MUL (``vta_hw/rtl/alu.py``) and the UART bridge's registered
+range checks (``fpga/bridge.py``); with a one-cycle 32-bit MUL in four stages
+they reached 36.8 and 30.8 MHz. The 1x8's slowest path now runs from a
+forwarding flag through ``SeqMul``'s partial-product adder (1.8 ns slack at
+50 MHz); LUT 20.7 k, FF 8.2 k, 72 DSPs, 69 block RAMs. Placement moves the
+figure by several MHz when the netlist changes anywhere (40.4 to 54.8 MHz
+across variants of this RTL), so RTL changes rerun ``tests/fpga/test_build.py
+-m slow``. The ECPIX-5's speed 8 part reached 55.6 and 49.4 MHz with the old
+RTL (not measured since), so it runs at 40 MHz from its PLL. ``open_flow`` is False for boards whose
 bitstream needs a vendor tool: ``vta fpga build`` writes their Verilog and
 project script only.
 
@@ -30,17 +33,19 @@ alike), its SoC's 128 KiB memory in the four SPRAMs (``fpga.memory``) and
 are all the compute module's SRAMs (WGT 8, ACC 2 x 8 for its two read ports,
 INP, UOP, OUT 2 each: width-bound, so the buffers are as deep as those RAMs
 allow); 4 DSPs hold the GEMM's 16 products two by two, the other 4 are left
-for the ALU. It does not fit yet (no ``fits``): measured with Yosys 0.70 and
-nextpnr-ice40 (``bench/fpga_area.py`` gives the per-module table), it needs
-10.7 k LCs and 16 DSPs, 30 of 30 block RAMs. The ALU (``vta_hw/rtl/alu.py``:
-four 32-bit lanes of MIN/MAX/ADD/shift in logic, about 3.1 k LUTs, and a
-one-cycle 32x32 MUL on 12 DSPs) is the largest part: written lean (one
-comparator and one shifter a lane, no MUL) it still takes 2.8 k LCs, and with
-the ALU removed the rest needs 7.1 k LCs (6.1 k with all 8 DSPs on the GEMM).
-A fit needs an ALU that serves its lanes over several cycles (a contract
-change, as the multi-cycle MUL) and some 1.5 k LCs less elsewhere. Before
-these changes ``TINY`` needed 10.6 k LCs, 28 DSPs and 58 block RAMs (the three
-16 x 128-bit command queues alone were 24 block RAMs or 6 k flip-flops).
+for the ALU's MUL (``alu.py``'s ``SeqMul``: one 16x16 multiplier a lane). It
+does not fit yet (no ``fits``). ``bench/fpga_area.py`` (Yosys 0.70, hierarchy
+kept, so a little above a flattened build) gives 9.6 k LUT4s, 4.6 k flip-flops,
+8 of 8 DSPs, 30 of 30 block RAMs and 4 SPRAMs; the largest parts are the GEMM
+array (1.5 k LUTs for its 8 products in logic), the core with the ALU's four
+32-bit MIN/MAX/ADD/shift lanes (1.2 k LUTs, 0.6 k FFs), the compute module
+(0.7 k LUTs, 0.9 k FFs), the three DMA engines (1.8 k LUTs) and the UART
+bridge (0.6 k). Measured before the six-stage core: with the ALU removed the
+rest needed 7.1 k LCs, so a fit needs an ALU that serves its lanes over
+several cycles (a contract change, as the multi-cycle MUL) and about 1.5 k LCs
+less elsewhere. Before the iCE40 work ``TINY`` needed 10.6 k LCs, 28 DSPs and
+58 block RAMs (the three 16 x 128-bit command queues alone were 24 block RAMs
+or 6 k flip-flops).
 """
 from __future__ import annotations
 

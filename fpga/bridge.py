@@ -47,10 +47,13 @@ class HostBridge(wiring.Component):
         end = Signal(ADDR_BITS + 2)
         addr_ok, reg_ok, in_frame = Signal(), Signal(), Signal()
         take = self.rx_valid & self.rx_ready
-        m.d.comb += [end.eq(addr + (count << 2)),
-                     addr_ok.eq((addr[0:2] == 0) & (end <= self.mem_bytes)),
-                     reg_ok.eq(addr < P.NUM_REGS),
-                     self.csr.addr.eq(addr[0:3]), self.host_addr.eq(cur),
+        # the range checks are registered: the header is whole (and unchanged) from DECODE on,
+        # and nothing reads them before the cycle after DECODE; this keeps the 34-bit add
+        # and compare off the path from the header to the block RAMs' address pins
+        m.d.comb += end.eq(addr + (count << 2))
+        m.d.sync += [addr_ok.eq((addr[0:2] == 0) & (end <= self.mem_bytes)),
+                     reg_ok.eq(addr < P.NUM_REGS)]
+        m.d.comb += [self.csr.addr.eq(addr[0:3]), self.host_addr.eq(cur),
                      self.host_wdata.eq(word)]
         with m.If(take):
             m.d.sync += quiet.eq(0)
