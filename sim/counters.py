@@ -1,10 +1,15 @@
-"""Event counters of a functional run (``FunctionalResult.counters``).
+"""Event counters of a functional run (``FunctionalResult.counters``), and the counts a
+program implies whatever runs it (GEMM MACs, bus bytes).
 
 Units: instructions, bytes (of DRAM moved), uop iterations, SRAM elements, tokens.
 """
 from __future__ import annotations
 
 import dataclasses
+
+from sim.dram import DramModel
+from vta_hw.isa import Gemm, Load, MemId, Store
+from vta_hw.timing import DramTiming
 
 
 @dataclasses.dataclass
@@ -56,8 +61,30 @@ def program_gemm_macs(program) -> int:
     It equals ``sim.cycle``'s ``gemm_macs``; backends that count cycles but not MACs
     (RTL, FPGA) report it.
     """
-    from vta_hw.isa import Gemm
-
     uops = sum(i.iter_out * i.iter_in * max(0, i.uop_end - i.uop_bgn)
                for i in program.insns if isinstance(i, Gemm) and not i.reset)
     return uops * program.config.macs_per_cycle
+
+
+def program_bus_bytes(program, dram_timing=None) -> tuple[int, int]:
+    """(read, written) bytes ``program`` moves on the memory port, as ``sim.cycle`` and the RTL
+    count them: whole bus beats of every LOAD/STORE row and of the instruction fetch, split
+    into the bursts of ``dram_timing`` (default ``DramTiming()``). No timing is involved, so
+    the functional simulator reports the same DRAM bytes as the cycle simulator."""
+    cfg = program.config
+    dram = DramModel(dram_timing or DramTiming(), cfg.bus_bytes)
+    read = sum(b for _, b in dram.bursts(program.insn_base, 16 * len(program.insns)))
+    written = 0
+    for insn in program.insns:
+        if not isinstance(insn, (Load, Store)) or insn.x_size == 0 or insn.y_size == 0:
+            continue
+        if isinstance(insn, Load) and insn.mem == MemId.OUT:  # a compute LOAD of OUT moves nothing
+            continue
+        beats = sum(sum(r) for r in dram.rows(cfg.elem_bytes(insn.mem.name.lower()),
+                                              insn.dram_base, insn.y_size, insn.x_size,
+                                              insn.x_stride))
+        if isinstance(insn, Store):
+            written += beats
+        else:
+            read += beats
+    return read * cfg.bus_bytes, written * cfg.bus_bytes

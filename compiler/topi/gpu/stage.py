@@ -92,6 +92,25 @@ def conv_tile(out: Tensor, reductions: list, min_threads: int = 32768) -> int:
     return max(t, 1)
 
 
+def _bind_threads(st, axes: list, t: Tensor, tile: int, threads: int):
+    """Fuse ``axes`` of stage ``st`` (of tensor ``t``, ``tile`` elements a thread) into one
+    loop and bind it to ``blockIdx.x`` x ``threadIdx.x``: at most ``threads`` threads a
+    block, fewer (down to 64) while the grid would have under ``MIN_BLOCKS`` blocks.
+    Returns the thread loop (where per-thread stages are computed at)."""
+    n = 1
+    for a in t.op.axis:
+        n *= a.extent
+    n //= tile
+    f = st.fuse(*axes) if len(axes) > 1 else axes[0]
+    threads = min(threads, max(32, 1 << (n - 1).bit_length()))
+    while threads > 64 and -(-n // threads) < MIN_BLOCKS:   # spread small stages over more SMs
+        threads //= 2
+    bo, ti = st.split(f, factor=threads)
+    st.bind(bo, te.thread_axis("blockIdx.x"))
+    st.bind(ti, te.thread_axis("threadIdx.x"))
+    return ti
+
+
 def schedule_stage(out: Tensor, reductions: list, threads: int = 256, tile: int = 1):
     """A schedule of ``out`` (one thread per output element, or ``tile`` output channels of a
     packed conv per thread) with ``reductions`` computed per thread in registers."""
@@ -105,17 +124,7 @@ def schedule_stage(out: Tensor, reductions: list, threads: int = 256, tile: int 
         oo, inner = st.split(axes[1], factor=tile)
         st.reorder(axes[0], oo, axes[2], axes[3], inner)
         axes = [axes[0], oo, axes[2], axes[3]]
-    n = 1
-    for a in out.op.axis:
-        n *= a.extent
-    n //= tile
-    f = st.fuse(*axes) if len(axes) > 1 else axes[0]
-    threads = min(threads, max(32, 1 << (n - 1).bit_length()))
-    while threads > 64 and -(-n // threads) < MIN_BLOCKS:   # spread small stages over more SMs
-        threads //= 2
-    bo, ti = st.split(f, factor=threads)
-    st.bind(bo, te.thread_axis("blockIdx.x"))
-    st.bind(ti, te.thread_axis("threadIdx.x"))
+    ti = _bind_threads(st, axes, out, tile, threads)
     if inner is not None:
         st.unroll(inner)
     for r in reductions:
@@ -191,17 +200,7 @@ def schedule_partial(partial: Tensor, threads: int = 256, tile: int = 1):
     if tile > 1:
         lo, inner = st.split(axes[-1], factor=tile)
         axes = axes[:-1] + [lo]
-    n = 1
-    for a in partial.op.axis:
-        n *= a.extent
-    n //= tile
-    f = st.fuse(*axes) if len(axes) > 1 else axes[0]
-    threads = min(threads, max(32, 1 << (n - 1).bit_length()))
-    while threads > 64 and -(-n // threads) < MIN_BLOCKS:
-        threads //= 2
-    bo, ti = st.split(f, factor=threads)
-    st.bind(bo, te.thread_axis("blockIdx.x"))
-    st.bind(ti, te.thread_axis("threadIdx.x"))
+    ti = _bind_threads(st, axes, partial, tile, threads)
     if inner is not None:
         st.unroll(inner)
     sc = s[cache]
