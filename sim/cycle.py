@@ -25,7 +25,10 @@ module writes in cycle ``t`` is seen by another from cycle ``t + 1``.
   cycle of its last beat and dispatched from the next cycle, one per
   ``FETCH_CYCLES_PER_INSN``, into its module's command queue when that holds
   fewer than ``CMD_QUEUE_DEPTH`` entries (the config's,
-  ``VTAConfig.CMD_QUEUE_DEPTH``); the module sees it a cycle later.
+  ``VTAConfig.CMD_QUEUE_DEPTH``); the module sees it a cycle later. Depth 0
+  is the rendezvous: dispatched in a cycle its module is IDLE, which takes
+  it in that cycle; modelled as a one-entry queue of latency 0 whose slot
+  the module frees at RETIRE rather than at the dequeue.
 - **load / compute / store**: IDLE dequeues an instruction in cycle ``d``;
   TOKENS, from ``d + INSN_DECODE_CYCLES``, pops every token the instruction
   needs in one cycle ``s`` once all are visible (``TOKEN_LATENCY`` after their
@@ -112,9 +115,10 @@ class TimingParams:
             if f.name == "arbiter_priority":
                 if sorted(v) != sorted(MODULES):
                     raise ValueError(f"arbiter_priority must order {MODULES}, not {v!r}")
-            elif not isinstance(v, int) or v < (0 if f.name.endswith("pipeline_depth") else 1):
+            elif not isinstance(v, int) or v < (0 if f.name.endswith("pipeline_depth")
+                                                or f.name == "cmd_queue_depth" else 1):
                 raise ValueError(f"TimingParams.{f.name} must be a positive int "
-                                 f"(pipeline depths: >= 0), not {v!r}")
+                                 f"(pipeline and command-queue depths: >= 0), not {v!r}")
 
     @classmethod
     def from_contract(cls) -> "TimingParams":
@@ -157,7 +161,8 @@ class ModuleStats:
         idle: nothing to do (empty command queue, or finished).
         stalls: cycles stalled, by reason: "token" (a pop waits for a token),
             "memory" (waiting for the memory port grant), "queue_full" (a push
-            into a full token queue; fetch: a full command queue).
+            into a full token queue; fetch: a full command queue, or with
+            ``CMD_QUEUE_DEPTH`` 0 a module that is not idle).
         insns: instructions retired (fetch: dispatched).
     """
     busy: int = 0
@@ -271,8 +276,12 @@ class _Fifo:
         n = len(self.pop_t)
         return self.push_t[n] + self.latency if n < len(self.push_t) else None
 
+    def head(self):
+        """The item ``pop`` would return, left in the queue."""
+        return self.items[len(self.pop_t)]
+
     def pop(self, t: int):
-        item = self.items[len(self.pop_t)]
+        item = self.head()
         self.pop_t.append(t)
         if self.prod is not None:
             self.sim.at(t + 1, self.prod)
@@ -402,7 +411,10 @@ class _Sim:
         self.dram = DramModel(dram_timing, cfg.bus_bytes)
         self.arb = _Arbiter(self, self.dram, params.arbiter_priority)
         self.mods = {m: _Mod(m) for m in MODULES}
-        self.cmdq = {m: _Fifo(self, f"{m} commands", params.cmd_queue_depth, 1)
+        # depth 0, the rendezvous: one slot, taken in the dispatch cycle, freed by RETIRE
+        rendezvous = params.cmd_queue_depth == 0
+        self.cmdq = {m: _Fifo(self, f"{m} commands", max(params.cmd_queue_depth, 1),
+                              T.CMD_RENDEZVOUS_LATENCY if rendezvous else T.CMD_QUEUE_LATENCY)
                      for m in MODULES[1:]}
         self.tokq = {q: _Fifo(self, q, params.token_queue_depth, params.token_latency)
                      for q in QUEUES}
@@ -525,6 +537,7 @@ class _Sim:
         bus = self.cfg.bus_bytes
         fcyc = self.p.fetch_cycles_per_insn
         arb, cmdq, route, dram = self.arb, self.cmdq, self.route, self.dram
+        rendezvous = self.p.cmd_queue_depth == 0
         beats_per_insn = max(1, 16 // bus)
         insns_per_beat = max(1, bus // 16)
         nxt = 0           # next instruction to dispatch
@@ -564,7 +577,9 @@ class _Sim:
                     if t > self.now:  # pops before t may not be known yet: catch up
                         yield t
                         continue
-                    mod.insn, mod.waits = nxt, f"room in the {q.name} queue (full)"
+                    mod.insn, mod.waits = nxt, (f"{route[nxt]} to be idle (no command queue)"
+                                                if rendezvous else
+                                                f"room in the {q.name} queue (full)")
                     if room is None:
                         q.prod = mod.proc
                         yield None
@@ -588,6 +603,7 @@ class _Sim:
         name = mod.name
         p, cfg = self.p, self.cfg
         cmdq, insns = self.cmdq[name], self.insns
+        rendezvous = p.cmd_queue_depth == 0  # the module frees the slot at RETIRE
         pops_of = {f: self.tokq[q] for (m, f), q in functional.FLAG_QUEUES.items()
                    if m == name and f in functional.POP_FLAGS}
         pushes_of = {f: self.tokq[q] for (m, f), q in functional.FLAG_QUEUES.items()
@@ -611,7 +627,7 @@ class _Sim:
                     continue
                 break
             d = self.now
-            k = cmdq.pop(d)
+            k = cmdq.head() if rendezvous else cmdq.pop(d)
             insn = insns[k]
             mod.insn = k
             # -- TOKENS: from the cycle after the dequeue, pop every token in one cycle
@@ -686,6 +702,8 @@ class _Sim:
                     else:
                         yield room
             mod.enter("busy", self.now)
+            if rendezvous:
+                cmdq.pop(self.now)
             for q in pushes:
                 q.push(self.now)
                 if tokens is not None:

@@ -24,8 +24,10 @@ command queues between fetch and the load, compute and store modules
 (``vta_hw.timing``: a dispatch waits while its queue holds that many
 entries). Each entry is a 128-bit instruction held in flip-flops or block
 RAM, so small FPGAs (the iCEBreaker's iCE40 UP5K, ``fpga.boards``) use
-presets with shallow queues; the cycle model (``sim.cycle``) and the RTL
-read the depth from the config, so cycle counts stay equal for every depth.
+presets with shallow queues, or none: depth 0 is a rendezvous, fetch hands
+an instruction straight to its module while that module is idle. The cycle
+model (``sim.cycle``) and the RTL read the depth from the config, so cycle
+counts stay equal for every depth.
 
 One *element* of a buffer is what one SRAM entry holds: an INP element is
 ``BATCH x BLOCK_IN`` input values, a WGT element ``BLOCK_OUT x BLOCK_IN``
@@ -75,7 +77,8 @@ _LIMITS = {
     "LOG_INP_BUFF_SIZE": (4, 24, "SRAM sizes are 16 B .. 16 MiB"),
     "LOG_WGT_BUFF_SIZE": (4, 24, "SRAM sizes are 16 B .. 16 MiB"),
     "LOG_ACC_BUFF_SIZE": (4, 24, "SRAM sizes are 16 B .. 16 MiB"),
-    "CMD_QUEUE_DEPTH": (1, 64, "a command queue holds 1..64 instructions"),
+    "CMD_QUEUE_DEPTH": (0, 64, "a command queue holds 1..64 instructions, "
+                                 "0 is the rendezvous (no queue)"),
 }
 
 

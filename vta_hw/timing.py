@@ -29,13 +29,27 @@ cycle in which that queue holds fewer than ``VTAConfig.CMD_QUEUE_DEPTH``
 entries (``CMD_QUEUE_DEPTH`` below by default; presets for small FPGAs set
 fewer); an
 entry staged in cycle t can move from t+1, and an entry moved in cycle d
-can be dequeued by the module from d+1. A dequeue frees its slot from the
-next cycle.
+can be dequeued by the module from d + ``CMD_QUEUE_LATENCY`` (= d+1). A
+dequeue frees its slot from the next cycle.
+
+``VTAConfig.CMD_QUEUE_DEPTH = 0`` builds no command queues but a
+*rendezvous* (``_cq0`` in a preset's name; for the smallest FPGAs: it
+stores no 128-bit entries):
+the dispatcher hands the head of the staging queue straight to its module,
+in a cycle d in which that module is in IDLE, and the module takes it in
+that same cycle d (``CMD_RENDEZVOUS_LATENCY`` = 0: dispatch and dequeue are
+one cycle, TOKENS from d+1). A module is in IDLE from cycle 0 and from r+1
+after each RETIRE r until it takes its next instruction, so a dispatch to
+a module that holds an instruction waits, in staging, for the cycle after
+that instruction's RETIRE (and the instructions behind it in program order
+wait too). In cycles this is a one-entry queue whose entry can be dequeued
+in the cycle it is moved and whose slot is freed by the RETIRE (room from
+r+1) instead of by the dequeue.
 
 **Load, compute, store** run one instruction at a time:
 
-- IDLE: in a cycle d in which the command queue is non-empty, dequeue (and
-  leave IDLE at d+1).
+- IDLE: in a cycle d in which the command queue is non-empty (depth 0: in
+  which fetch dispatches to the module), dequeue (and leave IDLE at d+1).
 - TOKENS, from d + ``INSN_DECODE_CYCLES`` (= 1): in the first cycle s in
   which every token queue the instruction pops (load: ``pop_next`` <- c2l;
   compute: ``pop_prev`` <- l2c, ``pop_next`` <- s2c; store: ``pop_prev`` <-
@@ -121,8 +135,15 @@ import dataclasses
 FETCH_CYCLES_PER_INSN = 1
 #: Entries of each of the three command queues (load, compute, store), the default of
 #: ``VTAConfig.CMD_QUEUE_DEPTH``: a preset may set another depth (``_cq<n>`` in its name),
-#: which the RTL (``rtl/top.py``) and ``sim.cycle`` both read from the config.
+#: which the RTL (``rtl/top.py``) and ``sim.cycle`` both read from the config; 0 is the
+#: rendezvous (no queue, see the module docstring).
 CMD_QUEUE_DEPTH = 16
+#: Cycles from a dispatch into a command queue (depth >= 1) to the first cycle its module
+#: can dequeue the instruction.
+CMD_QUEUE_LATENCY = 1
+#: The same through the rendezvous (depth 0): the module takes the instruction in the
+#: cycle fetch dispatches it, which is a cycle in which the module is in IDLE.
+CMD_RENDEZVOUS_LATENCY = 0
 #: Cycles from a token push to the token being poppable by the other module.
 TOKEN_LATENCY = 1
 #: Tokens each of the four token queues holds.

@@ -1,9 +1,10 @@
 """cocotb testbench of the SoC (``fpga.soc``): the host driver over a UART model on its pins.
 
 Started by ``tests/fpga/test_soc_sim.py`` through cocotb's Python runner;
-``$SOC_TB_JOB`` names a JSON file with the preset, memory size, clock and
-divisor the Verilog was built with. Each test resets the SoC and drives it
-with ``driver.backends.fpga.FpgaDevice`` (blocking code in a bridge thread).
+``$SOC_TB_JOB`` names a JSON file with the config (``VTAConfig.to_dict``),
+memory size, clock and divisor the Verilog was built with. Each test resets
+the SoC and drives it with ``driver.backends.fpga.FpgaDevice`` (blocking
+code in a bridge thread).
 """
 from __future__ import annotations
 
@@ -109,9 +110,9 @@ async def gemm_matches_functional_sim(dut):
     cycle count sim.cycle's with the block RAM's timing."""
     import sim.functional as F
     from driver.examples.gemm import gemm_program, unpack
-    from vta_hw.config import load_config
+    from vta_hw.config import VTAConfig
     _, dev = await setup(dut)
-    cfg = load_config(JOB["preset"])
+    cfg = VTAConfig.from_dict(JOB["config"])
     program, expected = gemm_program(cfg, 16, 16, 16, shift=4, seed=3)
     img = program.dram_image()
     want = F.run(program, img.copy()).dram

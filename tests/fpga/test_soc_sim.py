@@ -1,11 +1,13 @@
 """The SoC's RTL under Verilator, driven by the host driver over a UART model (cocotb).
 
-One Verilator build and one simulator run per session (``soc_sim`` fixture);
+One Verilator build and one simulator run per session and command-queue depth
+(``soc_sim`` fixture: the small preset's 16-entry queues, and none, depth 0);
 each test below checks one cocotb test of ``soc_tb.py`` in its results file.
 The UART runs at 8 clocks a bit so that a 1 KiB program loads in ~0.1 M cycles.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import time
@@ -19,20 +21,24 @@ from fpga.soc import soc_verilog
 from vta_hw.config import load_config
 
 HERE = Path(__file__).parent
-JOB = {"preset": "1x4_i8w8a32_10_10_10_11_bus32", "mem_bytes": 4096, "clk_hz": 100_000_000,
-       "divisor": 8}
+PRESET = "1x4_i8w8a32_10_10_10_11_bus32"
+JOB = {"mem_bytes": 4096, "clk_hz": 100_000_000, "divisor": 8}
 
 
-@pytest.fixture(scope="session")
-def soc_sim():
-    """``{testcase name: failure message or None}`` of one run of ``soc_tb``."""
+@pytest.fixture(scope="session", params=[None, 0], ids=["queues", "rendezvous"])
+def soc_sim(request):
+    """``{testcase name: failure message or None}`` of one run of ``soc_tb`` on ``PRESET``,
+    its ``CMD_QUEUE_DEPTH`` replaced by the param unless None."""
     from cocotb_tools.runner import get_runner
     verilator_on_path()
-    d = build_root() / "fpga_soc" / JOB["preset"]
+    cfg = load_config(PRESET)
+    if request.param is not None:
+        cfg = dataclasses.replace(cfg, CMD_QUEUE_DEPTH=request.param)
+    d = build_root() / "fpga_soc" / cfg.name
     d.mkdir(parents=True, exist_ok=True)
     src = d / "soc.v"
-    text = soc_verilog(load_config(JOB["preset"]), mem_bytes=JOB["mem_bytes"],
-                       clk_hz=JOB["clk_hz"], divisor=JOB["divisor"])
+    text = soc_verilog(cfg, mem_bytes=JOB["mem_bytes"], clk_hz=JOB["clk_hz"],
+                       divisor=JOB["divisor"])
     binary = d / "sim_build" / "soc"
     runner = get_runner("verilator")
     if not (binary.exists() and src.exists() and src.read_text() == text):
@@ -55,7 +61,7 @@ def soc_sim():
         runner._set_vhdl_sources([])
         runner._set_sources([src])
     job = d / "job.json"
-    job.write_text(json.dumps(JOB))
+    job.write_text(json.dumps({"config": cfg.to_dict(), **JOB}))
     xml = d / "results.xml"
     xml.unlink(missing_ok=True)
     t0 = time.monotonic()

@@ -139,6 +139,30 @@ def test_cmd_queue_depth_comes_from_the_config():
     assert r.cycles == 63 + 2 * D_G == cycles(insns, params=TimingParams(cmd_queue_depth=1)).cycles
     assert TimingParams.for_config(shallow).cmd_queue_depth == 1
     assert TimingParams.for_config(DEFAULT) == TimingParams.from_contract()
+    none = dataclasses.replace(DEFAULT, CMD_QUEUE_DEPTH=0)  # the rendezvous, see below
+    assert cycle.run(program(insns, none), values=False).cycles == 62 + 2 * D_G
+
+
+def test_rendezvous_hands_over_in_the_dispatch_cycle():
+    # CMD_QUEUE_DEPTH = 0: GEMM0 staged 34, dispatched and dequeued 35 (through a queue: 36),
+    # s=36, r0=46+D_G. GEMM1 (staged 36) waits for compute's IDLE at r0+1: d=47+D_G,
+    # s=48+D_G, r1=58+2D_G; FINISH d=59+2D_G, s, r=61+2D_G: a cycle less than depth 1
+    insns = [gemm(10), gemm(10), Finish()]
+    assert cycles(insns, params=TimingParams(cmd_queue_depth=0)).cycles == 62 + 2 * D_G
+    assert cycles(insns, params=TimingParams(cmd_queue_depth=1)).cycles == 63 + 2 * D_G
+    # FINISH staged 34, d=35, s=36, r=37
+    assert cycles([Finish()], params=TimingParams(cmd_queue_depth=0)).cycles == 38
+
+
+def test_rendezvous_holds_fetch_until_the_module_is_idle():
+    # the LOAD (staged 38) is behind GEMM1, dispatched at 47+D_G (above): the LOAD is
+    # dispatched to the idle load module, and dequeued, at 48+D_G. With a one-entry queue
+    # GEMM1 waits in it from 37, and the LOAD is dispatched at 39 and dequeued at 40.
+    insns = [gemm(10), gemm(10), Load(mem=MemId.INP, y_size=1, x_size=1, x_stride=1,
+                                      push_next=True), Finish(pop_prev=True)]
+    for depth, d in ((0, 48 + D_G), (1, 40)):
+        r = cycles(insns, params=TimingParams(cmd_queue_depth=depth), trace=True)
+        assert r.trace.spans["load"][0][:2] == (2, d), depth
 
 
 def test_full_token_queue_holds_the_producer():
@@ -201,9 +225,10 @@ def test_dram_timing_parameters_reach_the_model():
 
 
 def test_counters_add_up_and_values_match_functional():
-    for name in ("1x4_i8w8a32_10_10_10_11_bus32", "1x8_i8w8a32_11_12_13_14", None,
-                 "2x16_i8w8a32_15_15_18_18"):
-        cfg = load_config(name)
+    small = load_config("1x4_i8w8a32_10_10_10_11_bus32")
+    for cfg in (small, dataclasses.replace(small, CMD_QUEUE_DEPTH=0),
+                load_config("1x8_i8w8a32_11_12_13_14"), DEFAULT,
+                load_config("2x16_i8w8a32_15_15_18_18")):
         for seed in range(12):
             prog, _ = random_program(cfg, seed)
             r = cycle.run(prog)
@@ -261,6 +286,22 @@ def test_deadlock_of_a_full_command_queue():
     assert st["load"]["insn"] is None
 
 
+def test_deadlock_of_the_rendezvous():
+    # fine with one-entry queues (GEMM1 waits in compute's, fetch dispatches the LOAD);
+    # without queues GEMM1 waits in staging until compute is idle, and compute waits for
+    # the token of the LOAD behind GEMM1
+    insns = [gemm(1, pop_prev=True), gemm(1), Load(mem=MemId.INP, push_next=True), Finish()]
+    cycles(insns, params=TimingParams(cmd_queue_depth=1))
+    with pytest.raises(CycleDeadlockError) as e:
+        cycles(insns, params=TimingParams(cmd_queue_depth=0))
+    st = e.value.states
+    assert st["fetch"]["insn"] == 1
+    assert st["fetch"]["waits"] == "compute to be idle (no command queue)"
+    assert st["compute"]["insn"] == 0 and st["compute"]["waits"] == "a token in l2c"
+    assert st["queues"]["compute commands"] == 1  # the instruction compute holds
+    assert st["load"]["insn"] is None
+
+
 def test_max_cycles_stops_a_long_run():
     with pytest.raises(CycleDeadlockError, match="no FINISH within max_cycles=1000"):
         cycles([gemm(5000), Finish()], max_cycles=1000)
@@ -274,7 +315,9 @@ def test_bad_program_errors_come_from_the_functional_checks():
 
 def test_timing_params_are_checked():
     with pytest.raises(ValueError, match="TimingParams.cmd_queue_depth must be a positive int"):
-        TimingParams(cmd_queue_depth=0)
+        TimingParams(cmd_queue_depth=-1)
+    with pytest.raises(ValueError, match="TimingParams.token_queue_depth must be a positive int"):
+        TimingParams(token_queue_depth=0)
     with pytest.raises(ValueError, match="arbiter_priority must order"):
         TimingParams(arbiter_priority=("fetch", "load"))
 

@@ -16,6 +16,7 @@ A program that once differed stays here as a directed case (see
 """
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 from pathlib import Path
 
@@ -76,6 +77,9 @@ def directed(cfg) -> list[tuple[str, object]]:
         ("token queue fills", [Load(mem=MemId.INP, push_next=True)] * 35 + [gemm(200)]
          + [gemm(1, pop_prev=True)] * 35 + [Finish()]),
         ("fetch bursts", [gemm(1)] * 16 + [Finish()]),
+        ("dispatch behind a busy module",
+         [gemm(30), gemm(5), Load(mem=MemId.INP, push_next=True, **small),
+          gemm(1, pop_prev=True), Finish()]),
     ]
     progs = [(name, program(insns, cfg, data_bytes=4096)) for name, insns in out]
     progs.append(("example gemm", gemm_program(cfg, 4 * cfg.BATCH, 2 * cfg.BLOCK,
@@ -157,6 +161,29 @@ def test_icebreaker_preset(timing):
             deadlocked.append(name)
     assert deadlocked == ["token queue fills"]
     bad = compare(cfg, [(n, p) for n, p in progs if n not in deadlocked], timing)
+    assert not bad, "\n".join(bad[:20])
+
+
+@pytest.mark.parametrize("timing", [None, OTHER_TIMING], ids=["default", "other"])
+def test_rendezvous_small_preset(small_cfg_rtl, timing):
+    """``CMD_QUEUE_DEPTH = 0``: no command queues, fetch hands each instruction to its idle
+    module (``vta_hw.timing``); the small preset's programs, the timing differs from depth 1."""
+    cfg = dataclasses.replace(small_cfg_rtl, CMD_QUEUE_DEPTH=0)
+    progs = directed(cfg) + [(f"random seed {s}", random_program(cfg, s)[0])
+                             for s in range(N_RANDOM_OTHER)]
+    deadlocked = []
+    for name, prog in progs:
+        try:
+            cycle.run(prog, values=False, dram_timing=timing)
+        except cycle.CycleDeadlockError:
+            deadlocked.append(name)
+    assert deadlocked == ["token queue fills"]  # as with one-entry queues, see below
+    progs = [(n, p) for n, p in progs if n not in deadlocked]
+    one = cycle.TimingParams(cmd_queue_depth=1)
+    differ = [n for n, p in progs if cycle.run(p, values=False, dram_timing=timing).cycles
+              != cycle.run(p, values=False, dram_timing=timing, params=one).cycles]
+    assert len(differ) > len(progs) // 2, differ
+    bad = compare(cfg, progs, timing)
     assert not bad, "\n".join(bad[:20])
 
 

@@ -55,8 +55,11 @@ def test_cmd_queue_depth_suffix_and_range():
     assert cfg.CMD_QUEUE_DEPTH == 1 and cfg.BUS_WIDTH == 32
     assert VTAConfig().CMD_QUEUE_DEPTH == 16 and "_cq" not in VTAConfig().name
     assert VTAConfig(CMD_QUEUE_DEPTH=4).name == "1x16_i8w8a32_15_15_18_17_cq4"
-    with pytest.raises(ConfigError, match=r"CMD_QUEUE_DEPTH must be in \[1, 64\]"):
-        VTAConfig(CMD_QUEUE_DEPTH=0)
+    assert VTAConfig(CMD_QUEUE_DEPTH=0).name == "1x16_i8w8a32_15_15_18_17_cq0"  # rendezvous
+    for bad in (-1, 65):
+        with pytest.raises(ConfigError, match=r"CMD_QUEUE_DEPTH must be in \[0, 64\] "
+                                              r"\(.*0 is the rendezvous"):
+            VTAConfig(CMD_QUEUE_DEPTH=bad)
 
 
 def test_config_from_json_file(tmp_path):

@@ -10,7 +10,8 @@ to IDLE (one cycle).
 
 The dispatcher moves the head of the staging queue, one instruction per
 cycle, into the command queue of load (LOAD INP/WGT), store (STORE) or
-compute (everything else) when that queue has room. The destination is
+compute (everything else) when that queue has room (with no command queues,
+``CMD_QUEUE_DEPTH = 0``, into the module itself while it is idle). The destination is
 decoded when an instruction is staged and kept beside it as the staging
 queue's tag (flip-flops), so the dispatch decision does not wait for the
 staging memory's 128-bit read.

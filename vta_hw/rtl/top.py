@@ -56,6 +56,7 @@ IMPLEMENTED = {"FETCH_CYCLES_PER_INSN": 1, "TOKEN_LATENCY": 1, "INSN_DECODE_CYCL
                "GEMM_CYCLES_PER_UOP": 1, "ALU_CYCLES_PER_UOP": 1,
                "ALU_MUL_CYCLES_PER_UOP": 6,
                "GEMM_PIPELINE_DEPTH": 6, "ALU_PIPELINE_DEPTH": 6,
+               "CMD_QUEUE_LATENCY": 1, "CMD_RENDEZVOUS_LATENCY": 0,
                "ARBITER_PRIORITY": ("fetch", "load", "compute", "store")}
 
 
@@ -109,9 +110,16 @@ class VTA(wiring.Component):
                      ctl.finish.eq(compute.finish)]
 
         for name, unit in (("load", load), ("compute", compute), ("store", store)):
+            src = getattr(fetch, f"to_{name}")
+            if cfg.CMD_QUEUE_DEPTH == 0:
+                # the rendezvous: fetch's head goes straight to the module, taken in a
+                # cycle its IDLE state raises r_ready. r_ready depends on the module's
+                # state alone and w_valid on fetch's staging registers: no loop.
+                m.d.comb += [unit.cmd.r_valid.eq(src.w_valid), unit.cmd.r_data.eq(src.w_data),
+                             src.w_ready.eq(unit.cmd.r_ready)]
+                continue
             q = SyncQueue(INSN_BITS, cfg.CMD_QUEUE_DEPTH)
             m.submodules[f"{name}_cmdq"] = q
-            src = getattr(fetch, f"to_{name}")
             m.d.comb += [q.w_valid.eq(src.w_valid), q.w_data.eq(src.w_data),
                          src.w_ready.eq(q.w_ready),
                          unit.cmd.r_valid.eq(q.r_valid), unit.cmd.r_data.eq(q.r_data),

@@ -3,6 +3,7 @@
 The simulation checks the final DRAM image against ``sim.functional`` and the
 CYCLES register against the cycle-exact contract (``sim.cycle``).
 """
+import dataclasses
 import warnings
 
 import numpy as np
@@ -31,6 +32,18 @@ def test_preset_elaborates(preset):
     assert "module \\vta" in text
 
 
+def test_rendezvous_elaborates_without_queues():
+    """CMD_QUEUE_DEPTH = 0 wires fetch's valid to each module's IDLE and the module's ready
+    back to fetch's staging queue: no command queue, and no combinational loop (Amaranth's
+    conversion raises ``CombinationalCycle`` on one)."""
+    cfg = dataclasses.replace(load_config(SMALL[0]), CMD_QUEUE_DEPTH=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        text = rtlil.convert(VTA(cfg), name="vta")
+        queued = rtlil.convert(VTA(load_config(SMALL[0])), name="vta")
+    assert "module \\vta" in text and "cmdq" not in text and "cmdq" in queued
+
+
 @pytest.mark.parametrize("kwargs,msg", [
     ({"BUS_WIDTH": 256}, "the fetch unit needs BUS_WIDTH <= 128 bits, not 256"),
     ({"LOG_BLOCK": 2, "BUS_WIDTH": 64},
@@ -47,9 +60,10 @@ def test_rtl_params_checked():
     assert_raises(ValueError, "max_burst_beats must be a positive int, not 0", RtlParams, 0)
 
 
+@pytest.mark.parametrize("depth", [16, 0], ids=["queues", "rendezvous"])  # CMD_QUEUE_DEPTH
 @pytest.mark.parametrize("seed", [3])
-def test_program_in_amaranth_sim(seed):
-    cfg = load_config(SMALL[0])
+def test_program_in_amaranth_sim(seed, depth):
+    cfg = dataclasses.replace(load_config(SMALL[0]), CMD_QUEUE_DEPTH=depth)
     t = DramTiming(latency=5, bytes_per_cycle=2, max_burst_beats=4, page_bytes=256)
     program, _ = random_program(cfg, seed, size="tiny")
     image = program.dram_image()
