@@ -1,8 +1,10 @@
 """The SoC's RTL under Verilator, driven by the host driver over a UART model (cocotb).
 
-One Verilator build and one simulator run per session (``soc_sim`` fixture);
-each test below checks one cocotb test of ``soc_tb.py`` in its results file.
-The UART runs at 8 clocks a bit so that a 1 KiB program loads in ~0.1 M cycles.
+One Verilator build and one simulator run per preset and session (``soc_sim``
+fixture): a 32-bit bus, and the 8-bit bus of the 1x1 preset, whose block RAM
+moves each 32-bit host word as four rows. Each test below checks one cocotb
+test of ``soc_tb.py`` in its results file. The UART runs at 8 clocks a bit so
+that a 1 KiB program loads in ~0.1 M cycles.
 """
 from __future__ import annotations
 
@@ -19,20 +21,20 @@ from fpga.soc import soc_verilog
 from vta_hw.config import load_config
 
 HERE = Path(__file__).parent
-JOB = {"preset": "1x4_i8w8a32_10_10_10_11_bus32", "mem_bytes": 4096, "clk_hz": 100_000_000,
-       "divisor": 8}
+PRESETS = ["1x4_i8w8a32_10_10_10_11_bus32", "1x1_i8w8a32_10_9_9_11_bus8_cq1"]
 
 
-@pytest.fixture(scope="session")
-def soc_sim():
-    """``{testcase name: failure message or None}`` of one run of ``soc_tb``."""
+@pytest.fixture(scope="session", params=PRESETS)
+def soc_sim(request):
+    """``{testcase name: failure message or None}`` of one run of ``soc_tb`` on a preset."""
     from cocotb_tools.runner import get_runner
     verilator_on_path()
-    d = build_root() / "fpga_soc" / JOB["preset"]
+    spec = {"preset": request.param, "mem_bytes": 4096, "clk_hz": 100_000_000, "divisor": 8}
+    d = build_root() / "fpga_soc" / spec["preset"]
     d.mkdir(parents=True, exist_ok=True)
     src = d / "soc.v"
-    text = soc_verilog(load_config(JOB["preset"]), mem_bytes=JOB["mem_bytes"],
-                       clk_hz=JOB["clk_hz"], divisor=JOB["divisor"])
+    text = soc_verilog(load_config(spec["preset"]), mem_bytes=spec["mem_bytes"],
+                       clk_hz=spec["clk_hz"], divisor=spec["divisor"])
     binary = d / "sim_build" / "soc"
     runner = get_runner("verilator")
     if not (binary.exists() and src.exists() and src.read_text() == text):
@@ -55,7 +57,7 @@ def soc_sim():
         runner._set_vhdl_sources([])
         runner._set_sources([src])
     job = d / "job.json"
-    job.write_text(json.dumps(JOB))
+    job.write_text(json.dumps(spec))
     xml = d / "results.xml"
     xml.unlink(missing_ok=True)
     t0 = time.monotonic()
