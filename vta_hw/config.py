@@ -10,12 +10,12 @@ field                  meaning                                  default
 ``LOG_WGT_WIDTH``      weight value width, bits (3: int8)       3
 ``LOG_ACC_WIDTH``      accumulator width, bits (5: int32)       5
 ``LOG_BATCH``          rows of a GEMM tile (BATCH)              0
-``LOG_BLOCK``          BLOCK_IN = BLOCK_OUT                     4
+``LOG_BLOCK``          BLOCK_IN = BLOCK_OUT (BLOCK 1..64)       4
 ``LOG_UOP_BUFF_SIZE``  uop buffer, bytes                        15
 ``LOG_INP_BUFF_SIZE``  input buffer, bytes                      15
 ``LOG_WGT_BUFF_SIZE``  weight buffer, bytes                     18
 ``LOG_ACC_BUFF_SIZE``  accumulator buffer, bytes                17
-``BUS_WIDTH``          memory port data width, bits             64
+``BUS_WIDTH``          memory port data width, bits (8..512)    64
 ``CMD_QUEUE_DEPTH``    entries of each command queue            16
 =====================  =======================================  =========
 
@@ -65,6 +65,8 @@ MEMOP_SIZE_BITS = 16
 MEMOP_PAD_BITS = 4
 #: Width of the ALU immediate (signed, VTA: 16).
 ALU_IMM_BITS = 16
+#: The memory port data widths ``BUS_WIDTH`` may take, bits.
+BUS_WIDTHS = (8, 16, 32, 64, 128, 256, 512)
 
 _LIMITS = {
     # field: (min, max, why)
@@ -72,7 +74,7 @@ _LIMITS = {
     "LOG_WGT_WIDTH": (3, 3, "the datapath is built for int8 weights"),
     "LOG_ACC_WIDTH": (5, 5, "the accumulators are int32"),
     "LOG_BATCH": (0, 4, "BATCH is 1..16"),
-    "LOG_BLOCK": (1, 6, "BLOCK is 2..64"),
+    "LOG_BLOCK": (0, 6, "BLOCK is 1..64"),
     "LOG_UOP_BUFF_SIZE": (4, 15, "the GEMM uop_bgn/uop_end fields hold at most 13 index bits"),
     "LOG_INP_BUFF_SIZE": (4, 24, "SRAM sizes are 16 B .. 16 MiB"),
     "LOG_WGT_BUFF_SIZE": (4, 24, "SRAM sizes are 16 B .. 16 MiB"),
@@ -117,9 +119,9 @@ class VTAConfig:
             v = getattr(self, name)
             if not lo <= v <= hi:
                 raise ConfigError(f"{name} must be in [{lo}, {hi}] ({why}), not {v}")
-        if self.BUS_WIDTH not in (32, 64, 128, 256, 512):
-            raise ConfigError(
-                f"BUS_WIDTH must be one of 32, 64, 128, 256, 512 bits, not {self.BUS_WIDTH}")
+        if self.BUS_WIDTH not in BUS_WIDTHS:
+            raise ConfigError(f"BUS_WIDTH must be one of {', '.join(map(str, BUS_WIDTHS))} bits, "
+                              f"not {self.BUS_WIDTH}")
         for buf, elem in (("INP", self.inp_elem_bytes), ("WGT", self.wgt_elem_bytes),
                           ("ACC", self.acc_elem_bytes), ("UOP", self.uop_elem_bytes)):
             size = 1 << getattr(self, f"LOG_{buf}_BUFF_SIZE")

@@ -20,7 +20,9 @@ from driver.rtl.build import build_root, verilator_on_path
 from vta_hw.config import load_config
 from vta_hw.rtl.gemm import ICE40_GEMM_DSPS, MacArray
 
-PRESET = "1x4_i8w8a32_10_10_12_12_bus32_cq1"
+#: preset -> SB_MAC16 blocks: 1x4's 16 products, 8 on DSPs and 8 in logic; 1x1's single
+#: product on one block (its top half idle).
+DSPS = {"1x4_i8w8a32_10_10_12_12_bus32_cq1": ICE40_GEMM_DSPS, "1x1_i8w8a32_10_9_9_11_bus8_cq1": 1}
 CYCLES = 3000
 
 
@@ -77,18 +79,19 @@ endmodule
 """
 
 
-def test_ice40_gemm_products_match_the_reference():
+@pytest.mark.parametrize("preset", sorted(DSPS))
+def test_ice40_gemm_products_match_the_reference(preset):
     from amaranth.back import verilog
     from amaranth_boards.icebreaker import ICEBreakerPlatform
     verilator_on_path()
-    cfg = load_config(PRESET)
+    cfg = load_config(preset)
     d = build_root() / "ice40_gemm" / cfg.name
     d.mkdir(parents=True, exist_ok=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         text = verilog.convert(MacArray(cfg), name="mac", platform=ICEBreakerPlatform(),
                                emit_src=False)
-    assert text.count("SB_MAC16 ") == ICE40_GEMM_DSPS  # 8 products on DSPs, 8 in logic
+    assert text.count("SB_MAC16 ") == DSPS[preset]
     (d / "mac.v").write_text(text)
     (d / "sb_mac16.v").write_text(_sb_mac16_model())
     (d / "tb.v").write_text(_testbench(cfg))

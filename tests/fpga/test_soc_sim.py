@@ -1,9 +1,11 @@
 """The SoC's RTL under Verilator, driven by the host driver over a UART model (cocotb).
 
-One Verilator build and one simulator run per session and command-queue depth
-(``soc_sim`` fixture: the small preset's 16-entry queues, and none, depth 0);
-each test below checks one cocotb test of ``soc_tb.py`` in its results file.
-The UART runs at 8 clocks a bit so that a 1 KiB program loads in ~0.1 M cycles.
+One Verilator build and one simulator run per session and SoC (``soc_sim``
+fixture): the small preset with its 16-entry command queues on a 32-bit bus,
+and the 1x1 preset on an 8-bit bus (its block RAM moves each 32-bit host word
+as four rows) with no command queues (depth 0, the rendezvous). Each test
+below checks one cocotb test of ``soc_tb.py`` in its results file. The UART
+runs at 8 clocks a bit so that a 1 KiB program loads in ~0.1 M cycles.
 """
 from __future__ import annotations
 
@@ -21,19 +23,21 @@ from fpga.soc import soc_verilog
 from vta_hw.config import load_config
 
 HERE = Path(__file__).parent
-PRESET = "1x4_i8w8a32_10_10_10_11_bus32"
 JOB = {"mem_bytes": 4096, "clk_hz": 100_000_000, "divisor": 8}
+#: (preset, CMD_QUEUE_DEPTH override or None)
+SOCS = [("1x4_i8w8a32_10_10_10_11_bus32", None), ("1x1_i8w8a32_10_9_9_11_bus8_cq1", 0)]
 
 
-@pytest.fixture(scope="session", params=[None, 0], ids=["queues", "rendezvous"])
+@pytest.fixture(scope="session", params=SOCS, ids=["bus32-queues", "bus8-rendezvous"])
 def soc_sim(request):
-    """``{testcase name: failure message or None}`` of one run of ``soc_tb`` on ``PRESET``,
-    its ``CMD_QUEUE_DEPTH`` replaced by the param unless None."""
+    """``{testcase name: failure message or None}`` of one run of ``soc_tb`` on a preset,
+    its ``CMD_QUEUE_DEPTH`` replaced unless None."""
     from cocotb_tools.runner import get_runner
     verilator_on_path()
-    cfg = load_config(PRESET)
-    if request.param is not None:
-        cfg = dataclasses.replace(cfg, CMD_QUEUE_DEPTH=request.param)
+    preset, depth = request.param
+    cfg = load_config(preset)
+    if depth is not None:
+        cfg = dataclasses.replace(cfg, CMD_QUEUE_DEPTH=depth)
     d = build_root() / "fpga_soc" / cfg.name
     d.mkdir(parents=True, exist_ok=True)
     src = d / "soc.v"

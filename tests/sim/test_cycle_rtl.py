@@ -9,7 +9,10 @@ the model's ``busy + stalls``) must be equal. Programs: the directed set below
 convolution and every directed program of the RTL tests) and ``N_RANDOM``
 random programs of ``sim.random_program`` on the small preset, then the
 directed set and ``N_RANDOM_OTHER`` more random programs under another DRAM
-timing, in every run; every other preset under the slow marker.
+timing, and the directed set and ``N_RANDOM_OTHER`` random programs on the
+iCEBreaker's two presets (1x4 on a 32-bit bus, 1x1 on an 8-bit bus) under the
+default and the SoC's DRAM timing, in every run; every other preset under the
+slow marker.
 
 A program that once differed stays here as a directed case (see
 ``docs/cycle-model-notes.md``).
@@ -138,15 +141,23 @@ def test_random_programs_small_preset(small_cfg_rtl):
     assert not bad, f"{len(bad)} of {N_RANDOM} differ:\n" + "\n".join(bad[:20])
 
 
-#: The iCEBreaker's preset (``fpga.boards``): one-entry command queues (``_cq1``).
+#: The iCEBreaker's presets (``fpga.boards``), both with one-entry command queues
+#: (``_cq1``): 1x4 on a 32-bit bus, and 1x1 on an 8-bit bus (an instruction is 16 beats,
+#: a uop or ACC element 4, an INP, WGT or OUT element 1).
 ICEBREAKER = "1x4_i8w8a32_10_10_12_12_bus32_cq1"
-#: Its SoC's memory (``fpga.soc.soc_dram_timing`` with the board's 4-beat bursts).
-ICEBREAKER_SOC_TIMING = DramTiming(latency=2, bytes_per_cycle=4, max_burst_beats=4)
+NARROW = "1x1_i8w8a32_10_9_9_11_bus8_cq1"
 
 
-@pytest.mark.parametrize("timing", [None, ICEBREAKER_SOC_TIMING], ids=["default", "soc"])
-def test_icebreaker_preset(timing):
-    cfg = load_config(ICEBREAKER)
+def icebreaker_soc_timing(cfg) -> DramTiming:
+    """The iCEBreaker SoC's memory (``fpga.soc.soc_dram_timing`` with the board's 4-beat bursts)."""
+    return DramTiming(latency=2, bytes_per_cycle=cfg.bus_bytes, max_burst_beats=4)
+
+
+@pytest.mark.parametrize("preset", [ICEBREAKER, NARROW])
+@pytest.mark.parametrize("soc", [False, True], ids=["default", "soc"])
+def test_icebreaker_presets(preset, soc):
+    cfg = load_config(preset)
+    timing = icebreaker_soc_timing(cfg) if soc else None
     assert cfg.CMD_QUEUE_DEPTH == 1
     progs = directed(cfg) + [(f"random seed {s}", random_program(cfg, s)[0])
                              for s in range(N_RANDOM_OTHER)]

@@ -48,6 +48,16 @@ def test_preset_list_includes_small_and_default():
 
 def test_bus_width_suffix():
     assert VTAConfig(BUS_WIDTH=128).name == "1x16_i8w8a32_15_15_18_17_bus128"
+    assert VTAConfig(BUS_WIDTH=16).name == "1x16_i8w8a32_15_15_18_17_bus16"
+
+
+def test_block1_bus8_preset_derived_sizes():
+    cfg = load_config("1x1_i8w8a32_10_9_9_11_bus8_cq1")
+    assert (cfg.BATCH, cfg.BLOCK, cfg.bus_bytes, cfg.CMD_QUEUE_DEPTH) == (1, 1, 1, 1)
+    assert (cfg.inp_elem_bytes, cfg.wgt_elem_bytes, cfg.acc_elem_bytes, cfg.out_elem_bytes,
+            cfg.uop_elem_bytes) == (1, 1, 4, 1, 4)
+    assert (cfg.inp_depth, cfg.wgt_depth, cfg.acc_depth, cfg.uop_depth) == (512, 512, 512, 256)
+    assert cfg.macs_per_cycle == 1
 
 
 def test_cmd_queue_depth_suffix_and_range():
@@ -79,12 +89,12 @@ def test_config_from_json_file(tmp_path):
 
 
 @pytest.mark.parametrize("kwargs,message", [
-    ({"LOG_BLOCK": 7}, r"LOG_BLOCK must be in \[1, 6\] \(BLOCK is 2..64\), not 7"),
+    ({"LOG_BLOCK": 7}, r"LOG_BLOCK must be in \[0, 6\] \(BLOCK is 1..64\), not 7"),
     ({"LOG_ACC_WIDTH": 4},
      r"LOG_ACC_WIDTH must be in \[5, 5\] \(the accumulators are int32\), not 4"),
     ({"LOG_BATCH": "0"}, r"LOG_BATCH must be an int, not '0'"),
     ({"LOG_BATCH": True}, r"LOG_BATCH must be an int, not True"),
-    ({"BUS_WIDTH": 48}, r"BUS_WIDTH must be one of 32, 64, 128, 256, 512 bits, not 48"),
+    ({"BUS_WIDTH": 48}, r"BUS_WIDTH must be one of 8, 16, 32, 64, 128, 256, 512 bits, not 48"),
     ({"LOG_WGT_BUFF_SIZE": 7}, r"LOG_WGT_BUFF_SIZE=7 gives a 128-byte WGT buffer, smaller than "
                                r"one WGT element \(256 bytes for BATCH=1, BLOCK=16\); raise it "
                                r"to at least 8"),

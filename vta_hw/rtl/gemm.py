@@ -15,7 +15,8 @@ device) the products are placed by hand, as the UP5K has only 8 DSP blocks:
 ``ICE40_GEMM_DSPS`` ``SB_MAC16`` in their 8x8 mode (``MODE_8x8``, both operands
 signed, product registers on: one block holds two independent signed 8x8
 products, Lattice TN1295 "DSP Function Usage Guide for iCE40 Devices") take
-two products each, the rest are Booth multipliers in logic (``soft_mul8``,
+two products each (a 1x1 array's single product takes one block, its other
+half multiplying zeros), the rest are Booth multipliers in logic (``soft_mul8``,
 written without ``*`` so Yosys does not put them on DSPs). Everywhere else each
 product is ``x * w`` and the tools choose. The product registers of the DSP
 blocks have no reset (the Amaranth ones reset to 0); nothing reads a product
@@ -25,7 +26,7 @@ The DSP configuration is checked against Yosys's simulation model of
 """
 from __future__ import annotations
 
-from amaranth import Cat, ClockSignal, Instance, Module, Mux, Signal, signed
+from amaranth import C, Cat, ClockSignal, Instance, Module, Mux, Signal, signed
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -106,9 +107,11 @@ class MacArray(wiring.Component):
         if not _ice40_up(platform):
             m.d.sync += [p.eq(x * w) for x, w, p in mults]
             return m
-        n_dsp = min(len(mults) // 2, ICE40_GEMM_DSPS)
+        n_dsp = min(-(-len(mults) // 2), ICE40_GEMM_DSPS)
+        unused = (C(0, 8), C(0, 8), None)  # the top half of a single product's block
         for d in range(n_dsp):
-            (x0, w0, p0), (x1, w1, p1) = mults[2 * d], mults[2 * d + 1]
+            x0, w0, p0 = mults[2 * d]
+            x1, w1, p1 = mults[2 * d + 1] if 2 * d + 1 < len(mults) else unused
             o = Signal(32, name=f"dsp{d}_o")
             # O[15:0] = A[7:0] * B[7:0] (bottom), O[31:16] = A[15:8] * B[15:8] (top)
             m.submodules[f"dsp{d}"] = Instance(
@@ -121,6 +124,8 @@ class MacArray(wiring.Component):
                 i_ORSTTOP=0, i_ORSTBOT=0, i_OLOADTOP=0, i_OLOADBOT=0, i_ADDSUBTOP=0,
                 i_ADDSUBBOT=0, i_OHOLDTOP=0, i_OHOLDBOT=0, i_CI=0, i_ACCUMCI=0,
                 i_SIGNEXTIN=0, o_O=o)
-            m.d.comb += [p0.eq(o[:16]), p1.eq(o[16:])]
+            m.d.comb += p0.eq(o[:16])
+            if p1 is not None:
+                m.d.comb += p1.eq(o[16:])
         m.d.sync += [p.eq(soft_mul8(x, w)) for x, w, p in mults[2 * n_dsp:]]
         return m

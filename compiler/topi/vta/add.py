@@ -46,6 +46,7 @@ from typing import Callable
 import numpy as np
 
 from compiler.codegen import vta as vta_codegen
+from compiler.tir import dtype as dt
 from compiler.tir import ir
 from compiler.tir.passes.vthread import inject_virtual_thread
 from vta_hw.config import LOOP_ITER_BITS, VTAConfig
@@ -143,7 +144,7 @@ def add_ir(env: Env, elems: int, shape, tile: int, vt: int, *, la: int, lb: int,
     for op, imm in clip_ops(la, lb, shift, relu):
         body.append(alu(op, imm=imm))
     body.append(ir.AttrStmt("pragma_dma_copy", True, _nest([("x", TT)], lambda x: _store(
-        out, ir.cast(ir.load(acc, (x, 0, 0), EA), f"int8x{EA}"), ((e0 + x) * EA,)))))
+        out, ir.cast(ir.load(acc, (x, 0, 0), EA), dt.with_lanes("int8", EA)), ((e0 + x) * EA,)))))
     # one guarded statement per tile: each virtual thread's whole tile stays together,
     # so one thread's loads and store overlap the other's GEMM/ALU work
     stmt = ir.IfThenElse(t < n_tiles, ir.seq(*body))

@@ -39,6 +39,7 @@ from typing import Callable
 import numpy as np
 
 from compiler.codegen import vta as vta_codegen
+from compiler.tir import dtype as dt
 from compiler.tir import ir
 from compiler.tir.ops import ForKind
 from compiler.tir.passes.vthread import inject_virtual_thread
@@ -195,7 +196,7 @@ def conv2d_ir(env: Env, s: Conv2dShape, t: Tiling, *, shift: int = 0, relu: bool
         body.append(kern(_nest(alu_nest, lambda o, y, x, op=op, imm=imm: I.alu(
             op, ev(acc, acc_at(o, y, x)), imm=imm))))
     body.append(dma(_nest(alu_nest, lambda o, y, x: _store(
-        out, ir.cast(ir.load(acc, (acc_at(o, y, x), 0, 0), EA), f"int8x{EA}"),
+        out, ir.cast(ir.load(acc, (acc_at(o, y, x), 0, 0), EA), dt.with_lanes("int8", EA)),
         (n, oc0 + o, oh0 + y, ow0 + x, 0, 0)))))
     if R == 1:
         # a single reduction step: keep each virtual thread's whole tile together

@@ -75,6 +75,18 @@ def test_add_on_cycle_simulator(shape, la, lb, shift, relu, rng):
     assert r.cycles > 0
 
 
+def test_add_block1_bus8_on_cycle_simulator(rng):
+    """BLOCK=1 on an 8-bit bus (the 1x1 preset): numpy's output on the cycle model too."""
+    shape = (1, 5, 3, 4)
+    k = add_program(load_config("1x1_i8w8a32_10_9_9_11_bus8_cq1"), shape, la=1, lb=0, shift=1,
+                    relu=True)
+    a, b = rand_i8(rng, shape), rand_i8(rng, shape)
+    r = cycle.run(k.program, k.program.dram_image(k.inputs(a, b)))
+    want = oracle(a, b, 1, 0, 1, True)
+    np.testing.assert_array_equal(k.unpack(k.program.read(r.dram, "out")), want)
+    assert len(np.unique(want)) > 2
+
+
 def test_two_virtual_threads_hide_dma():
     """A ResNet-18 stage-2 add (128 x 28 x 28): two threads overlap each tile's DMA with
     the other's GEMM/ALU work: under 8 cycles per 16-channel element (7 GEMM/ALU

@@ -126,6 +126,26 @@ def test_cycle_model_gives_the_same_output(rng):
     assert r.cycles > 0 and 0 < r.gemm_utilization <= 1
 
 
+@pytest.mark.parametrize("kind", ["conv", "dense"])
+def test_block1_bus8_on_the_cycle_model(kind, rng):
+    """BLOCK=1 on an 8-bit bus (the 1x1 preset): the compiled program's output on the
+    cycle model (tsim) is numpy's, as on the functional one (the tests above)."""
+    from sim import cycle
+    cfg = load_config("1x1_i8w8a32_10_9_9_11_bus8_cq1")
+    if kind == "conv":
+        k = conv2d_program(cfg, (1, 4, 5, 5), (6, 4, 3, 3), 1, 1, shift=5, relu=True)
+        x, w = rand_i8(rng, (1, 4, 5, 5)), rand_i8(rng, (6, 4, 3, 3))
+    else:
+        k = dense_program(cfg, (2, 12), (5, 12), shift=4, relu=False).conv
+        x, w = rand_i8(rng, (2, 12, 1, 1)), rand_i8(rng, (5, 12, 1, 1))
+    b = rng.integers(-500, 500, w.shape[0]).astype(np.int32)
+    r = cycle.run(k.program, k.program.dram_image(k.inputs(x, w, b)))
+    got = k.unpack(k.program.read(r.dram, "out"))
+    want = k.reference(x, w, b)
+    np.testing.assert_array_equal(got, want)
+    assert len(np.unique(want)) > 2 and r.cycles > 0
+
+
 RESNET = [(64, 56, 3, 1, 1), (128, 28, 3, 1, 1), (256, 14, 3, 1, 1), (512, 7, 3, 1, 1),
           (3, 224, 7, 2, 3)]
 

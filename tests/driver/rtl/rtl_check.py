@@ -18,6 +18,9 @@ from vta_hw.timing import DramTiming
 SMALL = "1x4_i8w8a32_10_10_10_11_bus32"
 MID = "1x8_i8w8a32_11_12_13_14"
 DEFAULT = "1x16_i8w8a32_15_15_18_17"
+#: BLOCK=1 on an 8-bit bus (the iCEBreaker's candidate): every element and instruction is
+#: assembled from, or split into, byte beats.
+NARROW = "1x1_i8w8a32_10_9_9_11_bus8_cq1"
 
 
 def record_cycles(cfg, tag: str, labels, results, timing: DramTiming) -> None:

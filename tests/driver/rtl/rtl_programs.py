@@ -277,11 +277,13 @@ def gemm_loops(cfg, seed=0) -> Program:
     return s.program()
 
 
-def _near_page_end(s: Serial) -> None:
-    """Add a gap so that the next buffer starts shortly before a 4096-byte boundary."""
+def _near_page_end(s: Serial, nbytes: int) -> None:
+    """Add a gap so that the next buffer, of ``nbytes`` bytes, starts shortly before a
+    4096-byte boundary: 128 bytes or half the buffer before it, whichever is less, rounded
+    down to the DRAM alignment but at least one alignment unit."""
     a = alignment(s.cfg)
     start = -(-s.layout._top // a) * a   # buffers and uops allocated so far
-    target = (start // 4096 + 1) * 4096 - max(128, a)
+    target = (start // 4096 + 1) * 4096 - max(min(128, nbytes // 2) // a * a, a)
     if target <= start:
         target += 4096
     s.gap(target - start)
@@ -295,7 +297,7 @@ def dma_long_rows(cfg, seed=0) -> Program:
     bufs = {}
     for name, shape, dtype in (("inp", (n + 1, cfg.BATCH, cfg.BLOCK_IN), "int8"),
                                ("acc", (n, cfg.BATCH, cfg.BLOCK_OUT), "int32")):
-        _near_page_end(s)
+        _near_page_end(s, int(np.prod(shape)) * np.dtype(dtype).itemsize)
         bufs[name] = s.buf(name, shape=shape, dtype=dtype)
     u = s.set_uops([Uop(0, 0, 0)])
     s.load(MemId.INP, 0, s.at("inp", "inp") + 1, 1, n, n)
@@ -303,7 +305,7 @@ def dma_long_rows(cfg, seed=0) -> Program:
     s.load(MemId.WGT, 0, s.at("eye", "wgt"), 1, 1, 1)
     s.load(MemId.UOP, 0, u, 1, 1, 1)
     s.add(Gemm(uop_bgn=0, uop_end=1, iter_out=n, iter_in=1, dst_factor_out=1, src_factor_out=1))
-    _near_page_end(s)
+    _near_page_end(s, n * cfg.out_elem_bytes)
     s.store_out(n)
     bufs["out"] = s.specs["out"]
     for name, b in bufs.items():

@@ -6,7 +6,7 @@ page boundary. All programs of a preset run in one simulator invocation,
 back to back without reset.
 """
 import pytest
-from rtl_check import DEFAULT, MID, SMALL, check
+from rtl_check import DEFAULT, MID, NARROW, SMALL, check
 from rtl_programs import DIRECTED
 
 NAMES = sorted(DIRECTED)
@@ -27,7 +27,7 @@ def directed_results(rtl_config):
 
 
 @pytest.mark.parametrize("name", NAMES)
-@pytest.mark.parametrize("preset", [SMALL, MID])
+@pytest.mark.parametrize("preset", [SMALL, MID, NARROW])
 def test_directed(directed_results, preset, name):
     r = directed_results(preset)[name]
     assert r.cycles > 0 and r.busy["fetch"] > 0

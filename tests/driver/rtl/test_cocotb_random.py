@@ -1,15 +1,17 @@
 """Random programs (``sim.random_program``) on the RTL, 0 mismatches with ``sim.functional``.
 
-CI: 200 small programs on the 1x4 preset in one simulator run, and 40 on 1x4
-under a second DRAM timing (slow memory, short bursts, small pages). Slow:
+CI: 200 small programs on the 1x4 preset in one simulator run, 40 on 1x4
+under a second DRAM timing (slow memory, short bursts, small pages), and 60 on
+each of the iCEBreaker's presets under its SoC's memory timing. Slow:
 more and bigger programs on every preset, and two edge DRAM timings. The
 cycle counts are recorded (``build/rtl/cycles``) and held to ``sim.cycle``.
 """
 import pytest
-from rtl_check import DEFAULT, MID, SMALL, check
+from rtl_check import DEFAULT, MID, NARROW, SMALL, check
 
 from sim import cycle
 from sim.random_program import random_program
+from vta_hw.config import load_config
 from vta_hw.timing import DramTiming
 
 SLOW_MEMORY = DramTiming(latency=9, bytes_per_cycle=1, max_burst_beats=4, page_bytes=256)
@@ -84,16 +86,17 @@ def test_random_programs_many(rtl_config, preset, n, size):
     assert not bad
 
 
-#: The iCEBreaker's preset (``fpga.boards.ICE``: one-entry command queues) under its SoC's
-#: memory timing (``fpga.soc.soc_dram_timing``: latency 2, one 4-byte beat a cycle, the
-#: board's 4-beat bursts).
+#: The iCEBreaker's presets (``fpga.boards.ICE``, and 1x1 on an 8-bit bus; both with
+#: one-entry command queues) under its SoC's memory timing (``fpga.soc.soc_dram_timing``:
+#: latency 2, one beat a cycle, the board's 4-beat bursts).
 ICE = "1x4_i8w8a32_10_10_12_12_bus32_cq1"
-ICE_SOC = DramTiming(latency=2, bytes_per_cycle=4, max_burst_beats=4)
 
 
-def test_random_programs_icebreaker_preset(rtl_config):
+@pytest.mark.parametrize("preset", [ICE, NARROW])
+def test_random_programs_icebreaker_presets(rtl_config, preset):
     """Values equal ``sim.functional`` and cycles equal ``sim.cycle`` with one-entry queues."""
-    progs, results, timing = _run(rtl_config, ICE, range(2000, 2060), ICE_SOC, tag="random-ice")
+    soc = DramTiming(latency=2, bytes_per_cycle=load_config(preset).bus_bytes, max_burst_beats=4)
+    progs, results, timing = _run(rtl_config, preset, range(2000, 2060), soc, tag="random-ice")
     bad = [(k, r.cycles, cycle.run(p, dram_timing=timing, values=False).cycles)
            for k, (p, r) in enumerate(zip(progs, results))]
     bad = [b for b in bad if b[1] != b[2]]

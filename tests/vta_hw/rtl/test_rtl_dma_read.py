@@ -1,4 +1,6 @@
-"""``DmaRead``: 2-D strided loads with padding into plain and banked SRAMs."""
+"""``DmaRead``: 2-D strided loads with padding into plain and banked SRAMs (a 64-bit bus:
+two uops a beat), and elements assembled from several beats (an 8-bit bus: a uop is four
+beats, an ACC element sixteen)."""
 import numpy as np
 import pytest
 from amaranth.sim import Simulator
@@ -7,7 +9,6 @@ from rtl_memsim import MemSim
 from vta_hw.rtl.dma_read import DmaRead, DmaTarget
 from vta_hw.timing import DramTiming
 
-BUS = 64
 T = DramTiming(latency=3, bytes_per_cycle=4, max_burst_beats=4, page_bytes=64)
 
 # (target, sram_base, dram_base, y_size, x_size, x_stride, y_pad_0, y_pad_1, x_pad_0, x_pad_1)
@@ -44,12 +45,13 @@ def _expected(mem_bytes, eb, c, depth, sram):
 
 
 @pytest.mark.parametrize("case", CASES, ids=[f"{c[0]}-{k}" for k, c in enumerate(CASES)])
-def test_dma_read(case):
-    targets = [DmaTarget("uop", 4, 8, BUS // 8), DmaTarget("acc", 16, 6, BUS // 8)]
-    dut = DmaRead(BUS, T.max_burst_beats, T.page_bytes, targets)
+@pytest.mark.parametrize("bus", [64, 8])
+def test_dma_read(bus, case):
+    targets = [DmaTarget("uop", 4, 8, bus // 8), DmaTarget("acc", 16, 6, bus // 8)]
+    dut = DmaRead(bus, T.max_burst_beats, T.page_bytes, targets)
     rng = np.random.default_rng(1)
     dram = rng.integers(0, 256, 4096, dtype=np.uint8)
-    mem = MemSim(dut.mem, dram, T, BUS // 8)
+    mem = MemSim(dut.mem, dram, T, bus // 8)
     sel = 0 if case[0] == "uop" else 1
     t = targets[sel]
     sram = {}
@@ -85,4 +87,5 @@ def test_dma_read(case):
     assert sram == want
     for cycle, addr, n, w in mem.bursts:
         assert not w and n <= T.max_burst_beats
-        assert addr // T.page_bytes == (addr + n * 8 - 1) // T.page_bytes, "burst crosses a page"
+        assert addr // T.page_bytes == (addr + n * bus // 8 - 1) // T.page_bytes, \
+            "burst crosses a page"

@@ -1,4 +1,5 @@
-"""``DmaWrite``: strided STOREs from an SRAM model, bursts split by length and page."""
+"""``DmaWrite``: strided STOREs from an SRAM model, bursts split by length and page; an
+element of two beats (32-bit bus) or of one (8-bit bus, BLOCK=1)."""
 import numpy as np
 import pytest
 from amaranth.sim import Simulator
@@ -8,8 +9,6 @@ from rtl_quiet import assert_raises
 from vta_hw.rtl.dma_write import DmaWrite
 from vta_hw.timing import DramTiming
 
-BUS = 32
-EB = 8  # two beats per element
 T = DramTiming(latency=2, bytes_per_cycle=2, max_burst_beats=3, page_bytes=32)
 
 # (sram_base, dram_base, y_size, x_size, x_stride)
@@ -18,13 +17,14 @@ CASES = [(0, 0, 1, 1, 1), (3, 1, 2, 3, 5), (0, 3, 3, 4, 4), (5, 0, 1, 7, 7), (0,
 
 
 @pytest.mark.parametrize("case", CASES, ids=[str(c) for c in CASES])
-def test_dma_write(case):
+@pytest.mark.parametrize("bus,EB", [(32, 8), (8, 1)], ids=["bus32-two-beats", "bus8-one-beat"])
+def test_dma_write(bus, EB, case):
     sb, db, ys, xs, st = case
-    dut = DmaWrite(BUS, T.max_burst_beats, T.page_bytes, EB, 5)
+    dut = DmaWrite(bus, T.max_burst_beats, T.page_bytes, EB, 5)
     rng = np.random.default_rng(2)
-    sram = [int(v) for v in rng.integers(0, 2**63, 32)]
+    sram = [int(v) % 2 ** (8 * EB) for v in rng.integers(0, 2**63, 32)]
     dram = np.zeros(1024, np.uint8)
-    mem = MemSim(dut.mem, dram, T, BUS // 8)
+    mem = MemSim(dut.mem, dram, T, bus // 8)
     done = []
 
     async def testbench(ctx):
@@ -56,7 +56,7 @@ def test_dma_write(case):
     assert np.array_equal(dram, want)
     for _, addr, n, w in mem.bursts:
         assert w and n <= T.max_burst_beats
-        assert addr // T.page_bytes == (addr + 4 * n - 1) // T.page_bytes
+        assert addr // T.page_bytes == (addr + bus // 8 * n - 1) // T.page_bytes
 
 
 def test_small_elements_rejected():

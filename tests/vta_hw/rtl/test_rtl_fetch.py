@@ -25,7 +25,8 @@ def _route(insn):
 
 
 @pytest.mark.parametrize("bus,n,base,stall", [(64, 21, 4096 - 64, False), (32, 9, 0, True),
-                                              (128, 40, 128, True)])
+                                              (128, 40, 128, True), (16, 7, 4096 - 48, False),
+                                              (8, 6, 4096 - 40, True)])
 def test_fetch(bus, n, base, stall):
     t = DramTiming(latency=4, bytes_per_cycle=8, max_burst_beats=4, page_bytes=128)
     dut = Fetch(bus, t.max_burst_beats, t.page_bytes)

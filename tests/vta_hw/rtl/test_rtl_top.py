@@ -21,10 +21,14 @@ from vta_hw.rtl.control import REG_CTRL, REG_CYCLES, REG_INSN_BASE, REG_INSN_COU
 from vta_hw.timing import DramTiming
 
 SMALL = ["1x4_i8w8a32_10_10_10_11_bus32", "1x8_i8w8a32_11_12_13_14"]
+#: BLOCK=1 on an 8-bit bus: an instruction is 16 beats, a uop or ACC element 4, INP/WGT/OUT 1.
+NARROW = "1x1_i8w8a32_10_9_9_11_bus8_cq1"
+#: The presets elaborated in every run (the others under the slow marker).
+CI_PRESETS = SMALL + [NARROW]
 
 
-@pytest.mark.parametrize("preset", [pytest.param(p, marks=[] if p in SMALL else pytest.mark.slow)
-                                    for p in preset_names()])
+@pytest.mark.parametrize("preset", [
+    pytest.param(p, marks=[] if p in CI_PRESETS else pytest.mark.slow) for p in preset_names()])
 def test_preset_elaborates(preset):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -60,10 +64,11 @@ def test_rtl_params_checked():
     assert_raises(ValueError, "max_burst_beats must be a positive int, not 0", RtlParams, 0)
 
 
-@pytest.mark.parametrize("depth", [16, 0], ids=["queues", "rendezvous"])  # CMD_QUEUE_DEPTH
-@pytest.mark.parametrize("seed", [3])
-def test_program_in_amaranth_sim(seed, depth):
-    cfg = dataclasses.replace(load_config(SMALL[0]), CMD_QUEUE_DEPTH=depth)
+@pytest.mark.parametrize("preset,depth,seed", [
+    (SMALL[0], 16, 3), (SMALL[0], 0, 3), (NARROW, 1, 3)],
+    ids=["queues", "rendezvous", "narrow"])  # depth: CMD_QUEUE_DEPTH
+def test_program_in_amaranth_sim(preset, depth, seed):
+    cfg = dataclasses.replace(load_config(preset), CMD_QUEUE_DEPTH=depth)
     t = DramTiming(latency=5, bytes_per_cycle=2, max_burst_beats=4, page_bytes=256)
     program, _ = random_program(cfg, seed, size="tiny")
     image = program.dram_image()
