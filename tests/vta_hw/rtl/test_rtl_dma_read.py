@@ -43,12 +43,13 @@ def _expected(mem_bytes, eb, c, depth, sram):
     return sram
 
 
-@pytest.mark.parametrize("case", CASES, ids=[f"{c[0]}-{k}" for k, c in enumerate(CASES)])
-def test_dma_read(case):
-    targets = [DmaTarget("uop", 4, 8, BUS // 8), DmaTarget("acc", 16, 6, BUS // 8)]
-    dut = DmaRead(BUS, T.max_burst_beats, T.page_bytes, targets)
-    rng = np.random.default_rng(1)
-    dram = rng.integers(0, 256, 4096, dtype=np.uint8)
+TARGETS = [("uop", 4, 8), ("acc", 16, 6)]   # name, element bytes, log2 depth
+
+
+def _run(case, dram, addr_bits=32):
+    """Run one LOAD on ``dram``: (SRAM writes {element: value}, done cycle, bursts)."""
+    targets = [DmaTarget(name, eb, depth, BUS // 8) for name, eb, depth in TARGETS]
+    dut = DmaRead(BUS, T.max_burst_beats, T.page_bytes, targets, addr_bits)
     mem = MemSim(dut.mem, dram, T, BUS // 8)
     sel = 0 if case[0] == "uop" else 1
     t = targets[sel]
@@ -81,8 +82,34 @@ def test_dma_read(case):
     sim.add_testbench(testbench)
     sim.run()
     assert done_at, "DMA never finished"
-    want = _expected(dram, t.elem_bytes, case, 1 << t.log_depth, {})
-    assert sram == want
-    for cycle, addr, n, w in mem.bursts:
+    return sram, done_at[0], mem.bursts
+
+
+@pytest.mark.parametrize("case", CASES, ids=[f"{c[0]}-{k}" for k, c in enumerate(CASES)])
+def test_dma_read(case):
+    dram = np.random.default_rng(1).integers(0, 256, 4096, dtype=np.uint8)
+    sram, _, bursts = _run(case, dram)
+    eb, depth = {name: (eb, depth) for name, eb, depth in TARGETS}[case[0]]
+    assert sram == _expected(dram, eb, case, 1 << depth, {})
+    for cycle, addr, n, w in bursts:
         assert not w and n <= T.max_burst_beats
         assert addr // T.page_bytes == (addr + n * 8 - 1) // T.page_bytes, "burst crosses a page"
+
+
+# rows that run over the top of a 2**12-byte memory, and one that starts above it
+WRAP_CASES = [("acc", 2, 250, 2, 9, 7, 1, 0, 1, 1),     # elements 250..265: bytes 4000..4256
+              ("uop", 3, 1021, 2, 7, 9, 0, 1, 0, 0),    # uop lanes split by the wrap
+              ("uop", 0, 5 * 1024 + 3, 1, 6, 6, 0, 0, 0, 0)]
+
+
+@pytest.mark.parametrize("case", WRAP_CASES, ids=[f"{c[0]}-{k}" for k, c in enumerate(WRAP_CASES)])
+def test_addresses_wrap_modulo_the_memory(case):
+    """With ``addr_bits`` = 12 the engine reads byte A at A mod 4096, in the bursts and
+    cycles of A on a memory that does not wrap (the rule in ``vta_hw.rtl.memport``)."""
+    small = np.random.default_rng(3).integers(0, 256, 4096, dtype=np.uint8)
+    big = np.tile(small, 8)     # byte A holds what the small memory has at A mod 4096
+    want_sram, want_done, want_bursts = _run(case, big, addr_bits=32)
+    got_sram, got_done, got_bursts = _run(case, small, addr_bits=12)
+    assert max(a + n * 8 for _, a, n, _ in want_bursts) > 4096   # the case does wrap
+    assert got_sram == want_sram and got_done == want_done
+    assert got_bursts == [(c, a % 4096, n, w) for c, a, n, w in want_bursts]
