@@ -44,7 +44,8 @@ from vta_hw.rtl.memport import ADDR_BITS, MemPortSignature, len_bits
 class BlockRamMemory(wiring.Component):
     """Raises ValueError: ``mem_bytes`` not a power of two of at least one bus row."""
 
-    def __init__(self, bus_width: int, max_burst_beats: int, mem_bytes: int):
+    def __init__(self, bus_width: int, max_burst_beats: int, mem_bytes: int,
+                 addr_bits: int = ADDR_BITS):
         bb = bus_width // 8
         if (not isinstance(mem_bytes, int) or mem_bytes < max(bb, 4)
                 or mem_bytes & (mem_bytes - 1)):
@@ -53,7 +54,7 @@ class BlockRamMemory(wiring.Component):
         self.bus_width, self.mem_bytes = bus_width, mem_bytes
         self.depth = mem_bytes // bb
         super().__init__({
-            "mem": In(MemPortSignature(bus_width, max_burst_beats)),
+            "mem": In(MemPortSignature(bus_width, max_burst_beats, addr_bits)),
             "host_req": In(1), "host_we": In(1), "host_addr": In(ADDR_BITS),
             "host_wdata": In(32), "host_rdata": Out(32), "host_ack": Out(1)})
 

@@ -7,7 +7,11 @@ for an LED). A host speaks ``fpga.protocol`` over the UART at
 whole DRAM image at byte 0; it answers bursts as
 ``DramTiming(latency=2, bytes_per_cycle=cfg.bus_bytes, max_burst_beats=16)``
 (``soc_dram_timing``), which is what ``sim.cycle`` must be given to predict the
-SoC's cycle counts.
+SoC's cycle counts. The accelerator's byte addresses are ``params.addr_bits``
+wide (``RtlParams``, 32 by default); the block RAM wraps addresses modulo its
+size, so every width from ``soc_addr_bits(mem_bytes, page_bytes)`` up behaves
+the same (``vta_hw.rtl.memport`` has the rule), and the narrowest is the
+smallest (``fpga.top`` uses it on iCE40 boards).
 
 ``soc_verilog`` gives the Verilog (module ``soc``, ports ``clk``, ``rst``,
 ``rx``, ``tx``, ``done``) that the cocotb testbench and the Vivado project use.
@@ -42,9 +46,16 @@ def soc_dram_timing(cfg: VTAConfig, params: RtlParams | None = None) -> DramTimi
                       max_burst_beats=p.max_burst_beats, page_bytes=p.page_bytes)
 
 
+def soc_addr_bits(mem_bytes: int, page_bytes: int) -> int:
+    """The fewest address bits that reach a ``mem_bytes``-byte memory (``RtlParams.addr_bits``
+    is at least log2(``page_bytes``))."""
+    return (max(mem_bytes, page_bytes) - 1).bit_length()
+
+
 class SoC(wiring.Component):
-    """Raises ValueError: bad ``mem_bytes`` or ``divisor`` (the message names it), or a
-    config the accelerator RTL does not build."""
+    """Raises ValueError: bad ``mem_bytes`` or ``divisor``, a memory larger than
+    ``2**params.addr_bits`` bytes (the message names it), or a config the accelerator
+    RTL does not build."""
 
     rx: In(1, init=1)
     tx: Out(1, init=1)
@@ -53,10 +64,13 @@ class SoC(wiring.Component):
     def __init__(self, cfg: VTAConfig, *, mem_bytes: int, clk_hz: int, divisor: int,
                  params: RtlParams | None = None):
         self.cfg, self.mem_bytes, self.clk_hz, self.divisor = cfg, mem_bytes, int(clk_hz), divisor
-        self.params = params or SOC_PARAMS
+        self.params = p = params or SOC_PARAMS
+        if isinstance(mem_bytes, int) and mem_bytes > 2 ** p.addr_bits:
+            raise ValueError(f"a {mem_bytes}-byte memory needs RtlParams.addr_bits >= "
+                             f"{soc_addr_bits(mem_bytes, p.page_bytes)}, not {p.addr_bits}")
         # construct now so that parameter errors surface here
-        self.vta = VTA(cfg, self.params)
-        self.ram = BlockRamMemory(cfg.BUS_WIDTH, self.params.max_burst_beats, mem_bytes)
+        self.ram = BlockRamMemory(cfg.BUS_WIDTH, p.max_burst_beats, mem_bytes, p.addr_bits)
+        self.vta = VTA(cfg, p)
         self.uart_rx, self.uart_tx = UartRx(divisor), UartTx(divisor)
         self.bridge = HostBridge(mem_bytes, clk_hz, idle_cycles=divisor * 10 * IDLE_BYTES)
         super().__init__()

@@ -20,6 +20,7 @@ import warnings
 from pathlib import Path
 
 from vta_hw.config import VTAConfig
+from vta_hw.rtl.memport import ADDR_BITS
 from vta_hw.rtl.top import RtlParams
 
 TOPLEVEL = "vta"
@@ -113,6 +114,7 @@ def build_model(cfg: VTAConfig, params: RtlParams | None = None, *, trace: bool 
     params = params or RtlParams()
     verilator_on_path()
     d = build_root() / (f"{cfg.name}_b{params.max_burst_beats}_p{params.page_bytes}"
+                        + (f"_a{params.addr_bits}" if params.addr_bits != ADDR_BITS else "")
                         + ("_trace" if trace else ""))
     d.mkdir(parents=True, exist_ok=True)
     with open(d / ".lock", "w") as lock:

@@ -133,6 +133,29 @@ def test_icebreaker_soc_timing_is_what_the_cycle_tests_use():
     assert load_config(board.smallest).CMD_QUEUE_DEPTH == 1
 
 
+@pytest.mark.parametrize("board,addr_bits", [("icebreaker", 17), ("ulx3s-85f", 32)])
+def test_board_address_width(board, addr_bits):
+    """iCE40 boards carry only the address bits their block RAM needs (128 KiB: 17);
+    ECP5 keeps 32 (the 1x8 timing bar, ``fpga/top.py``)."""
+    from fpga.top import BoardTop
+    from vta_hw.config import load_config
+    b = BOARDS[board]
+    top = BoardTop(b, load_config(b.smallest), b.clock_mhz * 1e6)
+    assert top.soc.params.addr_bits == addr_bits
+    assert len(top.soc.vta.mem.cmd_addr) == len(top.soc.ram.mem.cmd_addr) == addr_bits
+
+
+def test_soc_refuses_a_memory_beyond_its_addresses():
+    from fpga.soc import SoC, soc_addr_bits
+    from vta_hw.config import load_config
+    from vta_hw.rtl import RtlParams
+    assert (soc_addr_bits(128 * 1024, 4096), soc_addr_bits(1024, 4096)) == (17, 12)
+    with pytest.raises(ValueError, match=r"a 131072-byte memory needs RtlParams.addr_bits "
+                                         r">= 17, not 16"):
+        SoC(load_config(SMALL), mem_bytes=128 * 1024, clk_hz=12_000_000, divisor=104,
+            params=RtlParams(max_burst_beats=4, addr_bits=16))
+
+
 def test_area_tool_rows():
     """``bench/fpga_area.py`` sums each module's own cells by column."""
     import importlib.util

@@ -14,22 +14,23 @@ from amaranth import Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from vta_hw.rtl.memport import MemPortSignature, len_bits
+from vta_hw.rtl.memport import ADDR_BITS, MemPortSignature, len_bits
 
 
 class Arbiter(wiring.Component):
-    """Shares ``mem`` among ``n_clients`` initiators.
+    """Shares ``mem`` (``addr_bits``-bit addresses) among ``n_clients`` initiators.
 
     Raises:
         ValueError: ``n_clients`` is not a positive int.
     """
 
-    def __init__(self, bus_width: int, max_burst_beats: int, n_clients: int):
+    def __init__(self, bus_width: int, max_burst_beats: int, n_clients: int,
+                 addr_bits: int = ADDR_BITS):
         if not isinstance(n_clients, int) or n_clients < 1:
             raise ValueError(f"n_clients must be a positive int, not {n_clients!r}")
         self.n_clients = n_clients
         self.max_burst_beats = max_burst_beats
-        sig = MemPortSignature(bus_width, max_burst_beats)
+        sig = MemPortSignature(bus_width, max_burst_beats, addr_bits)
         super().__init__({"clients": In(sig).array(n_clients), "mem": Out(sig),
                           "busy": Out(1)})
 

@@ -26,19 +26,20 @@ from vta_hw.isa import MemId, Opcode
 from vta_hw.rtl.core import UopCore
 from vta_hw.rtl.decode import field, memop_fields
 from vta_hw.rtl.dma_read import DmaRead, DmaTarget
-from vta_hw.rtl.memport import MemPortSignature, SramWriteSignature
+from vta_hw.rtl.memport import ADDR_BITS, MemPortSignature, SramWriteSignature
 from vta_hw.rtl.ports import cmd_read_signature, token_pop_signature, token_push_signature
 
 
 
 class Compute(wiring.Component):
-    """Compute module for ``cfg``.
+    """Compute module for ``cfg`` on a memory of ``addr_bits``-bit byte addresses.
 
     Raises:
         ValueError: an ACC element is smaller than one bus beat.
     """
 
-    def __init__(self, cfg: VTAConfig, max_burst_beats: int, page_bytes: int):
+    def __init__(self, cfg: VTAConfig, max_burst_beats: int, page_bytes: int,
+                 addr_bits: int = ADDR_BITS):
         self.cfg = cfg
         bb = cfg.bus_bytes
         self.targets = [DmaTarget("uop", cfg.uop_elem_bytes, cfg.log_uop_depth, bb),
@@ -47,11 +48,12 @@ class Compute(wiring.Component):
             raise ValueError(f"an ACC element ({cfg.acc_elem_bytes} bytes) must be at least one "
                              f"bus beat ({bb} bytes); narrow BUS_WIDTH or widen BLOCK")
         self.max_burst_beats, self.page_bytes = max_burst_beats, page_bytes
+        self.addr_bits = addr_bits
         super().__init__({
             "cmd": Out(cmd_read_signature()),
             "l2c": Out(token_pop_signature()), "s2c": Out(token_pop_signature()),
             "c2l": Out(token_push_signature()), "c2s": Out(token_push_signature()),
-            "mem": Out(MemPortSignature(cfg.BUS_WIDTH, max_burst_beats)),
+            "mem": Out(MemPortSignature(cfg.BUS_WIDTH, max_burst_beats, addr_bits)),
             "w_inp": In(SramWriteSignature(cfg.log_inp_depth, 8 * cfg.inp_elem_bytes)),
             "w_wgt": In(SramWriteSignature(cfg.log_wgt_depth, 8 * cfg.wgt_elem_bytes)),
             "out_addr": In(max(cfg.log_out_depth, 1)), "out_data": Out(8 * cfg.out_elem_bytes),
@@ -94,7 +96,7 @@ class Compute(wiring.Component):
 
         # ---- DMA for LOAD UOP / LOAD ACC --------------------------------------
         m.submodules.dma = dma = DmaRead(cfg.BUS_WIDTH, self.max_burst_beats, self.page_bytes,
-                                         self.targets)
+                                         self.targets, self.addr_bits)
         insn = Signal(INSN_BITS)
         f = memop_fields(insn, cfg)
         for name in ("sram_base", "dram_base", "y_size", "x_size", "x_stride",

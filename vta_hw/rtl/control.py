@@ -27,11 +27,11 @@ from amaranth import Cat, Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from vta_hw.rtl.memport import ADDR_BITS
-
 REG_CTRL, REG_INSN_BASE, REG_INSN_COUNT, REG_CYCLES = 0, 1, 2, 3
 REG_BUSY = {"fetch": 4, "load": 5, "compute": 6, "store": 7}
 MODULES = ("fetch", "load", "compute", "store")
+#: Width of every register.
+REG_BITS = 32
 
 
 def csr_signature() -> wiring.Signature:
@@ -44,7 +44,7 @@ class Control(wiring.Component):
 
     def __init__(self):
         members = {"csr": In(csr_signature()), "start": Out(1), "finish": In(1),
-                   "insn_base": Out(ADDR_BITS), "insn_count": Out(ADDR_BITS),
+                   "insn_base": Out(REG_BITS), "insn_count": Out(REG_BITS),
                    "irq": Out(1), "running": Out(1)}
         members |= {f"busy_{name}": In(1) for name in MODULES}
         super().__init__(members)

@@ -19,6 +19,9 @@ Cycle behaviour (see ``vta_hw.timing`` for the contract):
   beats, never across a ``page_bytes`` boundary.
 - FIN is one cycle with ``done`` high; then IDLE.
 
+Byte addresses are ``addr_bits`` wide and taken modulo ``2**addr_bits``
+(``vta_hw.rtl.memport``); counters are as wide as the values they hold.
+
 Targets whose element is at least one bus beat (``elem_bytes >= bus_bytes``)
 assemble ``elem_bytes / bus_bytes`` beats into one element and write it in
 the cycle of its last beat. Smaller elements (uops on a 64-bit bus) live in
@@ -33,11 +36,27 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from vta_hw.config import MEMOP_DRAM_BITS, MEMOP_PAD_BITS, MEMOP_SIZE_BITS, MEMOP_SRAM_BITS
-from vta_hw.rtl.memport import ADDR_BITS, MemPortSignature, SramWriteSignature, len_bits
+from vta_hw.rtl.memport import (ADDR_BITS, MemPortSignature, SramWriteSignature,
+                                 check_addr_bits, len_bits)
 
 
 def _log2(n: int) -> int:
     return n.bit_length() - 1
+
+
+def _max_row_beats(t: "DmaTarget", bus_bytes: int) -> int:
+    """The most bus beats one row of ``t`` spans: a row starts at a whole element, so at
+    byte ``max(bus_bytes - elem_bytes, 0)`` of its first beat at most, and holds at most
+    ``2**MEMOP_SIZE_BITS - 1`` elements; ``ceil((offset + bytes) / bus_bytes)``."""
+    most = max(bus_bytes - t.elem_bytes, 0) + (2 ** MEMOP_SIZE_BITS - 1) * t.elem_bytes
+    return -(-most // bus_bytes)
+
+
+def _beat_bits(t: "DmaTarget", bus_bytes: int) -> int:
+    """Low bits of a row's beat count that the SRAM address of ``t`` needs: the beat in
+    the element (``log2(elem_bytes / bus_bytes)``) and the SRAM row for whole-element
+    targets, the bank row for banked ones (``bank_addr_bits``)."""
+    return t.bank_addr_bits + max(_log2(t.elem_bytes) - _log2(bus_bytes), 0)
 
 
 class DmaTarget:
@@ -61,12 +80,14 @@ class DmaRead(wiring.Component):
     bank of each target.
     """
 
-    def __init__(self, bus_width: int, max_burst_beats: int, page_bytes: int, targets):
+    def __init__(self, bus_width: int, max_burst_beats: int, page_bytes: int, targets,
+                 addr_bits: int = ADDR_BITS):
         self.bus_bytes = bus_width // 8
         self.max_burst_beats, self.page_bytes = max_burst_beats, page_bytes
         if page_bytes < self.bus_bytes:
             raise ValueError(f"page_bytes must be at least one bus beat ({self.bus_bytes} bytes), "
                              f"not {page_bytes}")
+        self.addr_bits = check_addr_bits(addr_bits, page_bytes)
         self.targets = list(targets)
         members = {
             "start": In(1), "done": Out(1), "busy": Out(1), "sel": In(range(max(len(self.targets), 2))),
@@ -75,7 +96,7 @@ class DmaRead(wiring.Component):
             "x_stride": In(MEMOP_SIZE_BITS), "y_pad_0": In(MEMOP_PAD_BITS),
             "y_pad_1": In(MEMOP_PAD_BITS), "x_pad_0": In(MEMOP_PAD_BITS),
             "x_pad_1": In(MEMOP_PAD_BITS),
-            "mem": Out(MemPortSignature(bus_width, max_burst_beats)),
+            "mem": Out(MemPortSignature(bus_width, max_burst_beats, addr_bits)),
         }
         for t in self.targets:
             members[f"w_{t.name}"] = Out(SramWriteSignature(t.bank_addr_bits, 8 * t.elem_bytes)
@@ -86,35 +107,46 @@ class DmaRead(wiring.Component):
         m = Module()
         BB, lBB = self.bus_bytes, _log2(self.bus_bytes)
         bus = self.mem
+        ts = self.targets
         rows = Signal(MEMOP_SIZE_BITS + 1)
         width = Signal(MEMOP_SIZE_BITS + 1)
         m.d.comb += [rows.eq(self.y_pad_0 + self.y_size + self.y_pad_1),
                      width.eq(self.x_pad_0 + self.x_size + self.x_pad_1)]
         row = Signal(MEMOP_SIZE_BITS + 1)
-        row_dram = Signal(MEMOP_DRAM_BITS)
+        # Element address of the current row. Only its byte address modulo 2**addr_bits
+        # (row_dram << log2(elem_bytes)) is used, and its lane in a beat, the low
+        # log2(bus_bytes / elem_bytes) bits: it is kept modulo 2**(addr_bits - the smallest
+        # log2(elem_bytes)), which covers both.
+        row_dram = Signal(max(self.addr_bits - min(_log2(t.elem_bytes) for t in ts), 1))
         sidx = Signal(MEMOP_SRAM_BITS + 1)
+        seg_s0 = Signal(MEMOP_SRAM_BITS + 1)
         zcnt = Signal(MEMOP_SIZE_BITS + 1)
         zthen_row = Signal()          # after the zeros: 0 -> first burst, 1 -> end of row
-        cur_beat = Signal(ADDR_BITS)
-        row_left = Signal(ADDR_BITS)  # beats left in the row
+        # the memory address in beats (the byte address is cur_beat * bus_bytes)
+        cur_beat = Signal(self.addr_bits - lBB)
+        # beats left in the row: at most the most beats a row of any target spans
+        row_left = Signal(range(max(_max_row_beats(t, BB) for t in ts) + 1))
         burst_left = Signal(len_bits(self.max_burst_beats))
-        beat_in_row = Signal(ADDR_BITS)
-        seg_s0 = Signal(MEMOP_SRAM_BITS + 1)
-        seg_d0 = Signal(MEMOP_DRAM_BITS)
+        # beats since the row's first, used by the SRAM address only: modulo 2**(log2(beats
+        # per element) + SRAM address bits) of whole-element targets, 2**(bank address bits)
+        # of banked ones (``_beat_bits``)
+        beat_in_row = Signal(max(_beat_bits(t, BB) for t in ts))
+        first_beat = Signal()         # the next beat is the row's first
+        row_lane = Signal(max(max(t.log_banks for t in ts), 1))  # lane of the row's first element
 
-        # byte address and beat count of the current data row, for the selected target
-        byte_addr = Signal(ADDR_BITS)
-        row_beats = Signal(ADDR_BITS)
-        for k, t in enumerate(self.targets):
+        # the current data row, for the selected target: its first beat and its beat count,
+        # which depends only on the row's byte offset in a beat and its length
+        first_row_beat = Signal(self.addr_bits - lBB)
+        row_beats = Signal.like(row_left)
+        for k, t in enumerate(ts):
             with m.If(self.sel == k):
                 lEB = _log2(t.elem_bytes)
-                ba = (row_dram << lEB)[:ADDR_BITS]
-                end = ba + (self.x_size << lEB)
-                m.d.comb += [byte_addr.eq(ba),
-                             row_beats.eq((end + BB - 1)[lBB:] - (ba >> lBB))]
+                ba = (row_dram << lEB)[:self.addr_bits]
+                m.d.comb += [first_row_beat.eq(ba[lBB:]),
+                             row_beats.eq((ba[:lBB] + (self.x_size << lEB) + BB - 1) >> lBB)]
         PB = self.page_bytes // BB
-        page_left = Signal(ADDR_BITS)
-        m.d.comb += page_left.eq(PB - (cur_beat & (PB - 1)))
+        page_left = Signal(range(PB + 1))   # beats to the end of the page, 1..PB
+        m.d.comb += page_left.eq(PB - cur_beat[:_log2(PB)])
         n = Signal(len_bits(self.max_burst_beats))
         m.d.comb += n.eq(self.max_burst_beats)
         with m.If(page_left < self.max_burst_beats):
@@ -146,8 +178,8 @@ class DmaRead(wiring.Component):
                 is_data = (row >= self.y_pad_0) & (row < self.y_pad_0 + self.y_size)
                 with m.If(is_data):
                     m.d.sync += [row_dram.eq(row_dram + self.x_stride),
-                                 cur_beat.eq(byte_addr >> lBB), row_left.eq(row_beats),
-                                 beat_in_row.eq(0), seg_d0.eq(row_dram),
+                                 cur_beat.eq(first_row_beat), row_left.eq(row_beats),
+                                 beat_in_row.eq(0), first_beat.eq(1), row_lane.eq(row_dram),
                                  seg_s0.eq(sidx + self.x_pad_0)]
                     with m.If(self.x_pad_0 != 0):
                         m.d.sync += [zcnt.eq(self.x_pad_0), zthen_row.eq(0)]
@@ -175,7 +207,8 @@ class DmaRead(wiring.Component):
                 with m.If(bus.rd_valid):
                     m.d.comb += beat_en.eq(1)
                     m.d.sync += [cur_beat.eq(cur_beat + 1), row_left.eq(row_left - 1),
-                                 beat_in_row.eq(beat_in_row + 1), burst_left.eq(burst_left - 1)]
+                                 beat_in_row.eq(beat_in_row + 1), first_beat.eq(0),
+                                 burst_left.eq(burst_left - 1)]
                     with m.If(burst_left == 1):
                         with m.If(row_left == 1):
                             m.d.sync += sidx.eq(seg_s0 + self.x_size)
@@ -215,18 +248,24 @@ class DmaRead(wiring.Component):
                     m.d.comb += [p.en.eq(1), p.addr.eq(seg_s0 + (beat_in_row >> lK)),
                                  p.data.eq(full)]
             else:
+                # Element e of the row sits in lane j of the row's beat b, e = b*R + j - off
+                # (off: the lane of its first element), and goes to SRAM element seg_s0 + e.
+                # Lanes before off in the first beat and after the row's last element in
+                # its last beat are not the row's. Positions, not addresses: the same
+                # whatever the address width and wherever the row lies in memory.
                 EB = t.elem_bytes
                 lanes = Array(beat[8 * EB * j:8 * EB * (j + 1)] for j in range(R))
+                off = row_lane[:lR]
+                last_lane = Signal(lR, name=f"last_lane_{t.name}")
                 delta = Signal(lR, name=f"delta_{t.name}")
-                m.d.comb += delta.eq(seg_s0 - seg_d0)
+                m.d.comb += [last_lane.eq(off + self.x_size - 1), delta.eq(seg_s0 - off)]
                 for b in range(R):
                     p = ports[b]
                     j = Signal(lR, name=f"lane_{t.name}_{b}")
-                    d = Signal(ADDR_BITS + lR, name=f"delem_{t.name}_{b}")
-                    s = Signal(ADDR_BITS + lR, name=f"selem_{t.name}_{b}")
-                    m.d.comb += [j.eq(b - delta), d.eq(Cat(j, cur_beat)),
-                                 s.eq(d + seg_s0 - seg_d0)]
-                    ok = (d >= seg_d0) & (d < seg_d0 + self.x_size)
+                    s = Signal(lR + t.bank_addr_bits, name=f"selem_{t.name}_{b}")
+                    m.d.comb += [j.eq(b - delta),
+                                 s.eq(Cat(j, beat_in_row[:t.bank_addr_bits]) + seg_s0 - off)]
+                    ok = (~first_beat | (j >= off)) & ((row_left != 1) | (j <= last_lane))
                     with m.If(active & pad_en & (sidx[:lR] == b)):
                         m.d.comb += [p.en.eq(1), p.addr.eq(sidx[lR:]), p.data.eq(0)]
                     with m.If(active & beat_en & ok):

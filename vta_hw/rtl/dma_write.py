@@ -15,6 +15,9 @@ Cycle behaviour:
   until the cycle of ``wr_done``; the next state begins the cycle after.
 - FIN is one cycle with ``done`` high.
 
+Byte addresses are ``addr_bits`` wide and taken modulo ``2**addr_bits``
+(``vta_hw.rtl.memport``); counters are as wide as the values they hold.
+
 The OUT read port address is kept one element ahead so that the element a
 beat needs is always on ``rd_data`` (one-cycle read latency).
 """
@@ -25,7 +28,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from vta_hw.config import MEMOP_DRAM_BITS, MEMOP_SIZE_BITS, MEMOP_SRAM_BITS
-from vta_hw.rtl.memport import ADDR_BITS, MemPortSignature, len_bits
+from vta_hw.rtl.memport import ADDR_BITS, MemPortSignature, check_addr_bits, len_bits
 
 
 def _log2(n: int) -> int:
@@ -40,19 +43,20 @@ class DmaWrite(wiring.Component):
     """
 
     def __init__(self, bus_width: int, max_burst_beats: int, page_bytes: int,
-                 elem_bytes: int, log_depth: int):
+                 elem_bytes: int, log_depth: int, addr_bits: int = ADDR_BITS):
         self.bus_bytes = bus_width // 8
         if elem_bytes < self.bus_bytes:
             raise ValueError(f"an OUT element ({elem_bytes} bytes) must be at least one bus beat "
                              f"({self.bus_bytes} bytes); narrow BUS_WIDTH or widen BLOCK")
         self.max_burst_beats, self.page_bytes = max_burst_beats, page_bytes
         self.elem_bytes, self.log_depth = elem_bytes, log_depth
+        self.addr_bits = check_addr_bits(addr_bits, page_bytes)
         super().__init__({
             "start": In(1), "done": Out(1), "busy": Out(1),
             "sram_base": In(MEMOP_SRAM_BITS), "dram_base": In(MEMOP_DRAM_BITS),
             "y_size": In(MEMOP_SIZE_BITS), "x_size": In(MEMOP_SIZE_BITS),
             "x_stride": In(MEMOP_SIZE_BITS),
-            "mem": Out(MemPortSignature(bus_width, max_burst_beats)),
+            "mem": Out(MemPortSignature(bus_width, max_burst_beats, addr_bits)),
             "rd_addr": Out(max(log_depth, 1)), "rd_data": In(8 * elem_bytes),
         })
 
@@ -63,17 +67,19 @@ class DmaWrite(wiring.Component):
         lK, lEB = _log2(K), _log2(self.elem_bytes)
         bus = self.mem
         row = Signal(MEMOP_SIZE_BITS)
-        row_dram = Signal(MEMOP_DRAM_BITS)
+        # element address of the current row, used as a byte address modulo 2**addr_bits
+        row_dram = Signal(max(self.addr_bits - lEB, 1))
         sidx = Signal(MEMOP_SRAM_BITS + 1)
         idx = Signal(MEMOP_SRAM_BITS + 1)
         lane = Signal(max(lK, 1))
-        cur_beat = Signal(ADDR_BITS)
-        row_left = Signal(ADDR_BITS)
+        cur_beat = Signal(self.addr_bits - lBB)   # the memory address in beats
+        # beats left in the row: x_size * K <= (2**MEMOP_SIZE_BITS - 1) * K
+        row_left = Signal(range((2 ** MEMOP_SIZE_BITS - 1) * K + 1))
         burst_left = Signal(len_bits(self.max_burst_beats))
 
         PB = self.page_bytes // BB
-        page_left = Signal(ADDR_BITS)
-        m.d.comb += page_left.eq(PB - (cur_beat & (PB - 1)))
+        page_left = Signal(range(PB + 1))   # beats to the end of the page, 1..PB
+        m.d.comb += page_left.eq(PB - cur_beat[:_log2(PB)])
         n = Signal(len_bits(self.max_burst_beats))
         m.d.comb += n.eq(self.max_burst_beats)
         with m.If(page_left < self.max_burst_beats):
@@ -98,7 +104,7 @@ class DmaWrite(wiring.Component):
                         m.next = "ROW"
             with m.State("ROW"):
                 m.d.sync += [row.eq(row + 1), row_dram.eq(row_dram + self.x_stride),
-                             cur_beat.eq((row_dram << lEB)[:ADDR_BITS] >> lBB),
+                             cur_beat.eq((row_dram << lEB)[lBB:self.addr_bits]),
                              row_left.eq(self.x_size << lK), lane.eq(0),
                              idx.eq(sidx), sidx.eq(sidx + self.x_size)]
                 m.next = "REQ"

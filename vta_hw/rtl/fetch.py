@@ -25,7 +25,8 @@ from amaranth.lib.wiring import In, Out
 from vta_hw import isa
 from vta_hw.config import INSN_BITS, VTAConfig
 from vta_hw.isa import MemId, Opcode
-from vta_hw.rtl.memport import ADDR_BITS, MemPortSignature, len_bits
+from vta_hw.rtl.control import REG_BITS
+from vta_hw.rtl.memport import ADDR_BITS, MemPortSignature, check_addr_bits, len_bits
 from vta_hw.rtl.queue import SyncQueue
 
 
@@ -48,16 +49,20 @@ def _destination(insn):
 
 
 class Fetch(wiring.Component):
-    """Instruction fetch and dispatch for a ``bus_width``-bit memory port.
+    """Instruction fetch and dispatch for a ``bus_width``-bit memory port of
+    ``addr_bits``-bit byte addresses (``insn_base`` is taken modulo ``2**addr_bits``;
+    ``insn_count`` is the 32-bit INSN_COUNT register of ``control``).
 
     Raises:
         ValueError: ``bus_width`` is over 128 bits (one beat would hold several
-            instructions, which this fetch unit does not split).
+            instructions, which this fetch unit does not split), or a bad ``addr_bits``.
     """
 
-    def __init__(self, bus_width: int, max_burst_beats: int, page_bytes: int):
+    def __init__(self, bus_width: int, max_burst_beats: int, page_bytes: int,
+                 addr_bits: int = ADDR_BITS):
         if bus_width > INSN_BITS:
             raise ValueError(f"the fetch unit needs BUS_WIDTH <= {INSN_BITS} bits, not {bus_width}")
+        self.addr_bits = check_addr_bits(addr_bits, page_bytes)
         self.bus_bytes = bus_width // 8
         self.max_burst_beats, self.page_bytes = max_burst_beats, page_bytes
         self.beats_per_insn = INSN_BITS // bus_width
@@ -65,9 +70,9 @@ class Fetch(wiring.Component):
         # at most max_burst_beats beats completes at most this many instructions
         self.stage_depth = -(-max_burst_beats // self.beats_per_insn)
         super().__init__({
-            "start": In(1), "insn_base": In(ADDR_BITS), "insn_count": In(ADDR_BITS),
+            "start": In(1), "insn_base": In(addr_bits), "insn_count": In(REG_BITS),
             "busy": Out(1),
-            "mem": Out(MemPortSignature(bus_width, max_burst_beats)),
+            "mem": Out(MemPortSignature(bus_width, max_burst_beats, addr_bits)),
             "to_load": Out(queue_write_signature()), "to_compute": Out(queue_write_signature()),
             "to_store": Out(queue_write_signature()),
         })
@@ -77,14 +82,15 @@ class Fetch(wiring.Component):
         BB, lBB, IB = self.bus_bytes, _log2(self.bus_bytes), self.beats_per_insn
         bus = self.mem
         m.submodules.staging = stage = SyncQueue(INSN_BITS, self.stage_depth, tag_width=2)
-        cur_beat = Signal(ADDR_BITS)
-        beats_left = Signal(ADDR_BITS + 5)
+        cur_beat = Signal(self.addr_bits - lBB)   # the memory address in beats
+        # beats of the stream left: insn_count * IB < 2**(REG_BITS + log2(IB))
+        beats_left = Signal(REG_BITS + _log2(IB))
         burst_left = Signal(len_bits(self.max_burst_beats))
         bc = Signal(max(_log2(IB), 1))
 
         PB = self.page_bytes // BB
-        page_left = Signal(ADDR_BITS)
-        m.d.comb += page_left.eq(PB - (cur_beat & (PB - 1)))
+        page_left = Signal(range(PB + 1))   # beats to the end of the page, 1..PB
+        m.d.comb += page_left.eq(PB - cur_beat[:_log2(PB)])
         n = Signal(len_bits(self.max_burst_beats))
         m.d.comb += n.eq(self.max_burst_beats)
         with m.If(page_left < self.max_burst_beats):
@@ -105,8 +111,8 @@ class Fetch(wiring.Component):
             with m.State("IDLE"):
                 m.d.comb += self.busy.eq(0)
                 with m.If(self.start):
-                    m.d.sync += [cur_beat.eq(self.insn_base >> lBB),
-                                 beats_left.eq((self.insn_count << 4) >> lBB), bc.eq(0)]
+                    m.d.sync += [cur_beat.eq(self.insn_base[lBB:]),
+                                 beats_left.eq(self.insn_count << _log2(IB)), bc.eq(0)]
                     m.next = "REQ"
             with m.State("REQ"):
                 with m.If(beats_left == 0):

@@ -15,18 +15,20 @@ from vta_hw.config import INSN_BITS, VTAConfig
 from vta_hw.isa import MemId, Opcode
 from vta_hw.rtl.decode import field, memop_fields
 from vta_hw.rtl.dma_read import DmaRead, DmaTarget
-from vta_hw.rtl.memport import MemPortSignature, SramWriteSignature
+from vta_hw.rtl.memport import ADDR_BITS, MemPortSignature, SramWriteSignature
 from vta_hw.rtl.ports import cmd_read_signature, token_pop_signature, token_push_signature
 
 
 class Load(wiring.Component):
-    """Load module for ``cfg`` with bursts of up to ``max_burst_beats`` within ``page_bytes`` pages.
+    """Load module for ``cfg`` with bursts of up to ``max_burst_beats`` within ``page_bytes`` pages,
+    on a memory of ``addr_bits``-bit byte addresses.
 
     Raises:
         ValueError: an INP or WGT element is smaller than one bus beat.
     """
 
-    def __init__(self, cfg: VTAConfig, max_burst_beats: int, page_bytes: int):
+    def __init__(self, cfg: VTAConfig, max_burst_beats: int, page_bytes: int,
+                 addr_bits: int = ADDR_BITS):
         self.cfg = cfg
         bb = cfg.bus_bytes
         self.targets = [DmaTarget("inp", cfg.inp_elem_bytes, cfg.log_inp_depth, bb),
@@ -36,10 +38,11 @@ class Load(wiring.Component):
                 raise ValueError(f"a {t.name.upper()} element ({t.elem_bytes} bytes) must be at "
                                  f"least one bus beat ({bb} bytes); narrow BUS_WIDTH or widen BLOCK")
         self.max_burst_beats, self.page_bytes = max_burst_beats, page_bytes
+        self.addr_bits = addr_bits
         super().__init__({
             "cmd": Out(cmd_read_signature()),
             "c2l": Out(token_pop_signature()), "l2c": Out(token_push_signature()),
-            "mem": Out(MemPortSignature(cfg.BUS_WIDTH, max_burst_beats)),
+            "mem": Out(MemPortSignature(cfg.BUS_WIDTH, max_burst_beats, addr_bits)),
             "w_inp": Out(SramWriteSignature(cfg.log_inp_depth, 8 * cfg.inp_elem_bytes)),
             "w_wgt": Out(SramWriteSignature(cfg.log_wgt_depth, 8 * cfg.wgt_elem_bytes)),
             "busy": Out(1),
@@ -49,7 +52,7 @@ class Load(wiring.Component):
         m = Module()
         cfg = self.cfg
         m.submodules.dma = dma = DmaRead(cfg.BUS_WIDTH, self.max_burst_beats, self.page_bytes,
-                                         self.targets)
+                                         self.targets, self.addr_bits)
         insn = Signal(INSN_BITS)
         f = memop_fields(insn, cfg)
         for name in ("sram_base", "dram_base", "y_size", "x_size", "x_stride",

@@ -4,9 +4,9 @@ Members (initiator view; a responder uses ``In(MemPortSignature(...))``):
 
 ======== ===== ==========================================================
 cmd      dir   burst request: ``cmd_valid``/``cmd_ready``; ``cmd_addr`` byte
-               address of the first beat (a multiple of the bus width in
-               bytes), ``cmd_len`` beats (1..max_burst_beats, not minus one),
-               ``cmd_write`` 1 for a write burst.
+               address of the first beat (``addr_bits`` bits, a multiple of the
+               bus width in bytes), ``cmd_len`` beats (1..max_burst_beats, not
+               minus one), ``cmd_write`` 1 for a write burst.
 rd       in    read data: ``rd_valid`` marks a beat on ``rd_data``; the
                initiator always accepts (there is no ready).
 wr       out   write data: ``wr_valid``/``wr_ready`` handshake per beat on
@@ -17,12 +17,33 @@ wr_done  in    one-cycle pulse: the write burst has completed.
 
 Data beats are little-endian: byte ``i`` of a beat is ``data[8*i : 8*i+8]``
 and lives at byte address ``addr + i``.
+
+Address width. The port reaches ``2**addr_bits`` bytes (``RtlParams.addr_bits``;
+default ``ADDR_BITS`` = 32, what the Verilator and cocotb runs use; the FPGA
+SoC uses the log2 of its block RAM's size). An initiator computes byte
+addresses modulo ``2**addr_bits``: what an instruction (or the instruction
+stream at ``insn_base``) addresses at byte ``A`` is read or written at
+``A mod 2**addr_bits``. As ``addr_bits`` is at least log2(``page_bytes``), pages
+divide ``2**addr_bits``, so ``A`` and ``A mod 2**addr_bits`` are split into the
+same bursts (``DramTiming.bursts``) and cost the same cycles. A program whose
+addresses all lie below ``2**addr_bits`` (the host loads an image at byte 0
+that fits the memory) never sees the wrap.
 """
 from __future__ import annotations
 
 from amaranth.lib.wiring import In, Out, Signature
 
+#: The default byte-address width of the memory port (4 GiB).
 ADDR_BITS = 32
+
+
+def check_addr_bits(addr_bits: int, page_bytes: int) -> int:
+    """``addr_bits`` if it is an int from log2(``page_bytes``) to ``ADDR_BITS``, else ValueError."""
+    low = page_bytes.bit_length() - 1
+    if not isinstance(addr_bits, int) or not low <= addr_bits <= ADDR_BITS:
+        raise ValueError(f"addr_bits must be an int from log2(page_bytes) = {low} to {ADDR_BITS} "
+                         f"(pages must divide the 2**addr_bits-byte memory), not {addr_bits!r}")
+    return addr_bits
 
 
 def len_bits(max_burst_beats: int) -> int:
@@ -31,13 +52,15 @@ def len_bits(max_burst_beats: int) -> int:
 
 
 class MemPortSignature(Signature):
-    """A memory port of ``bus_width`` data bits and bursts of up to ``max_burst_beats``."""
+    """A memory port of ``bus_width`` data bits, bursts of up to ``max_burst_beats`` and
+    ``addr_bits``-bit byte addresses."""
 
-    def __init__(self, bus_width: int, max_burst_beats: int):
+    def __init__(self, bus_width: int, max_burst_beats: int, addr_bits: int = ADDR_BITS):
         self.bus_width = bus_width
         self.max_burst_beats = max_burst_beats
+        self.addr_bits = addr_bits
         super().__init__({
-            "cmd_valid": Out(1), "cmd_ready": In(1), "cmd_addr": Out(ADDR_BITS),
+            "cmd_valid": Out(1), "cmd_ready": In(1), "cmd_addr": Out(addr_bits),
             "cmd_len": Out(len_bits(max_burst_beats)), "cmd_write": Out(1),
             "rd_valid": In(1), "rd_data": In(bus_width),
             "wr_valid": Out(1), "wr_ready": In(1), "wr_data": Out(bus_width),
@@ -46,10 +69,11 @@ class MemPortSignature(Signature):
 
     def __eq__(self, other):
         return (isinstance(other, MemPortSignature) and other.bus_width == self.bus_width
-                and other.max_burst_beats == self.max_burst_beats)
+                and other.max_burst_beats == self.max_burst_beats
+                and other.addr_bits == self.addr_bits)
 
     def __hash__(self):
-        return hash((MemPortSignature, self.bus_width, self.max_burst_beats))
+        return hash((MemPortSignature, self.bus_width, self.max_burst_beats, self.addr_bits))
 
 
 class SramWriteSignature(Signature):

@@ -15,26 +15,27 @@ from vta_hw.config import INSN_BITS, VTAConfig
 from vta_hw.isa import Opcode
 from vta_hw.rtl.decode import field, memop_fields
 from vta_hw.rtl.dma_write import DmaWrite
-from vta_hw.rtl.memport import MemPortSignature
+from vta_hw.rtl.memport import ADDR_BITS, MemPortSignature
 from vta_hw.rtl.ports import cmd_read_signature, token_pop_signature, token_push_signature
 
 
 class Store(wiring.Component):
-    """Store module for ``cfg``.
+    """Store module for ``cfg`` on a memory of ``addr_bits``-bit byte addresses.
 
     Raises:
         ValueError: an OUT element is smaller than one bus beat.
     """
 
-    def __init__(self, cfg: VTAConfig, max_burst_beats: int, page_bytes: int):
+    def __init__(self, cfg: VTAConfig, max_burst_beats: int, page_bytes: int,
+                 addr_bits: int = ADDR_BITS):
         self.cfg = cfg
         self.max_burst_beats, self.page_bytes = max_burst_beats, page_bytes
         self._dma = DmaWrite(cfg.BUS_WIDTH, max_burst_beats, page_bytes,
-                             cfg.out_elem_bytes, cfg.log_out_depth)
+                             cfg.out_elem_bytes, cfg.log_out_depth, addr_bits)
         super().__init__({
             "cmd": Out(cmd_read_signature()),
             "c2s": Out(token_pop_signature()), "s2c": Out(token_push_signature()),
-            "mem": Out(MemPortSignature(cfg.BUS_WIDTH, max_burst_beats)),
+            "mem": Out(MemPortSignature(cfg.BUS_WIDTH, max_burst_beats, addr_bits)),
             "out_addr": Out(max(cfg.log_out_depth, 1)), "out_data": In(8 * cfg.out_elem_bytes),
             "busy": Out(1),
         })

@@ -18,7 +18,7 @@ from vta_hw.rtl.compute import Compute
 from vta_hw.rtl.control import Control, csr_signature
 from vta_hw.rtl.fetch import Fetch
 from vta_hw.rtl.load import Load
-from vta_hw.rtl.memport import MemPortSignature
+from vta_hw.rtl.memport import ADDR_BITS, MemPortSignature, check_addr_bits
 from vta_hw.rtl.queue import SyncQueue
 from vta_hw.rtl.store import Store
 from vta_hw.rtl.token_queue import TokenQueue
@@ -26,17 +26,22 @@ from vta_hw.rtl.token_queue import TokenQueue
 
 @dataclasses.dataclass(frozen=True)
 class RtlParams:
-    """Elaboration parameters beyond ``VTAConfig``: the burst rules of the memory.
+    """Elaboration parameters beyond ``VTAConfig``: the burst rules and size of the memory.
 
-    They must equal the ``DramTiming`` of the memory the design runs against
-    (``RtlParams.from_timing``); latency and bandwidth are the memory's own.
+    The burst rules must equal the ``DramTiming`` of the memory the design runs
+    against (``RtlParams.from_timing``); latency and bandwidth are the memory's
+    own. ``addr_bits`` is the width of the memory port's byte address: the
+    accelerator reaches ``2**addr_bits`` bytes and takes every address modulo
+    that (``vta_hw.rtl.memport`` has the rule); 32 (``ADDR_BITS``) by default,
+    the SoC (``fpga.soc``) gives the log2 of its block RAM's size.
 
     Raises:
-        ValueError: non-positive burst length, or a page size that is not a
-            power of two.
+        ValueError: non-positive burst length, a page size that is not a
+            power of two, or ``addr_bits`` not from log2(``page_bytes``) to 32.
     """
     max_burst_beats: int = timing.DramTiming().max_burst_beats
     page_bytes: int = timing.DramTiming().page_bytes
+    addr_bits: int = ADDR_BITS
 
     def __post_init__(self):
         if not isinstance(self.max_burst_beats, int) or self.max_burst_beats < 1:
@@ -44,10 +49,11 @@ class RtlParams:
         if (not isinstance(self.page_bytes, int) or self.page_bytes < 1
                 or self.page_bytes & (self.page_bytes - 1)):
             raise ValueError(f"page_bytes must be a power of two, not {self.page_bytes!r}")
+        check_addr_bits(self.addr_bits, self.page_bytes)
 
     @classmethod
-    def from_timing(cls, t: timing.DramTiming) -> "RtlParams":
-        return cls(t.max_burst_beats, t.page_bytes)
+    def from_timing(cls, t: timing.DramTiming, addr_bits: int = ADDR_BITS) -> "RtlParams":
+        return cls(t.max_burst_beats, t.page_bytes, addr_bits)
 
 
 #: The contract values this RTL implements (``vta_hw.timing``); a different value
@@ -69,7 +75,8 @@ def check_contract() -> None:
 
 
 class VTA(wiring.Component):
-    """The accelerator for ``cfg`` (``params``: burst rules, default ``RtlParams()``).
+    """The accelerator for ``cfg`` (``params``: burst rules and address width, default
+    ``RtlParams()``).
 
     Raises:
         ValueError: the config needs something this RTL does not build (a bus
@@ -87,13 +94,14 @@ class VTA(wiring.Component):
                              f"not {p.page_bytes}")
         # build the units now so that parameter errors surface at construction
         self._units = {
-            "fetch": Fetch(cfg.BUS_WIDTH, p.max_burst_beats, p.page_bytes),
-            "load": Load(cfg, p.max_burst_beats, p.page_bytes),
-            "compute": Compute(cfg, p.max_burst_beats, p.page_bytes),
-            "store": Store(cfg, p.max_burst_beats, p.page_bytes),
+            "fetch": Fetch(cfg.BUS_WIDTH, p.max_burst_beats, p.page_bytes, p.addr_bits),
+            "load": Load(cfg, p.max_burst_beats, p.page_bytes, p.addr_bits),
+            "compute": Compute(cfg, p.max_burst_beats, p.page_bytes, p.addr_bits),
+            "store": Store(cfg, p.max_burst_beats, p.page_bytes, p.addr_bits),
         }
         super().__init__({"csr": In(csr_signature()), "irq": Out(1),
-                          "mem": Out(MemPortSignature(cfg.BUS_WIDTH, p.max_burst_beats))})
+                          "mem": Out(MemPortSignature(cfg.BUS_WIDTH, p.max_burst_beats,
+                                                      p.addr_bits))})
 
     def elaborate(self, platform):
         m = Module()
@@ -141,7 +149,8 @@ class VTA(wiring.Component):
         m.d.comb += [compute.out_addr.eq(store.out_addr), store.out_data.eq(compute.out_data)]
 
         order = [name for name in timing.ARBITER_PRIORITY]
-        m.submodules.arbiter = arb = Arbiter(cfg.BUS_WIDTH, p.max_burst_beats, len(order))
+        m.submodules.arbiter = arb = Arbiter(cfg.BUS_WIDTH, p.max_burst_beats, len(order),
+                                             p.addr_bits)
         for k, name in enumerate(order):
             wiring.connect(m, u[name].mem, arb.clients[k])
         wiring.connect(m, wiring.flipped(self.mem), arb.mem)

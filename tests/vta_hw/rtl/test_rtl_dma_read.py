@@ -1,6 +1,6 @@
 """``DmaRead``: 2-D strided loads with padding into plain and banked SRAMs (a 64-bit bus:
 two uops a beat), and elements assembled from several beats (an 8-bit bus: a uop is four
-beats, an ACC element sixteen)."""
+beats, an ACC element sixteen); addresses wrapping modulo a narrow memory."""
 import numpy as np
 import pytest
 from amaranth.sim import Simulator
@@ -9,6 +9,7 @@ from rtl_memsim import MemSim
 from vta_hw.rtl.dma_read import DmaRead, DmaTarget
 from vta_hw.timing import DramTiming
 
+BUS = 64
 T = DramTiming(latency=3, bytes_per_cycle=4, max_burst_beats=4, page_bytes=64)
 
 # (target, sram_base, dram_base, y_size, x_size, x_stride, y_pad_0, y_pad_1, x_pad_0, x_pad_1)
@@ -44,13 +45,14 @@ def _expected(mem_bytes, eb, c, depth, sram):
     return sram
 
 
-@pytest.mark.parametrize("case", CASES, ids=[f"{c[0]}-{k}" for k, c in enumerate(CASES)])
-@pytest.mark.parametrize("bus", [64, 8])
-def test_dma_read(bus, case):
-    targets = [DmaTarget("uop", 4, 8, bus // 8), DmaTarget("acc", 16, 6, bus // 8)]
-    dut = DmaRead(bus, T.max_burst_beats, T.page_bytes, targets)
-    rng = np.random.default_rng(1)
-    dram = rng.integers(0, 256, 4096, dtype=np.uint8)
+TARGETS = [("uop", 4, 8), ("acc", 16, 6)]   # name, element bytes, log2 depth
+
+
+def _run(case, dram, addr_bits=32, bus=BUS):
+    """Run one LOAD on ``dram`` over a ``bus``-bit port: (SRAM writes {element: value},
+    done cycle, bursts)."""
+    targets = [DmaTarget(name, eb, depth, bus // 8) for name, eb, depth in TARGETS]
+    dut = DmaRead(bus, T.max_burst_beats, T.page_bytes, targets, addr_bits)
     mem = MemSim(dut.mem, dram, T, bus // 8)
     sel = 0 if case[0] == "uop" else 1
     t = targets[sel]
@@ -83,9 +85,36 @@ def test_dma_read(bus, case):
     sim.add_testbench(testbench)
     sim.run()
     assert done_at, "DMA never finished"
-    want = _expected(dram, t.elem_bytes, case, 1 << t.log_depth, {})
-    assert sram == want
-    for cycle, addr, n, w in mem.bursts:
+    return sram, done_at[0], mem.bursts
+
+
+@pytest.mark.parametrize("case", CASES, ids=[f"{c[0]}-{k}" for k, c in enumerate(CASES)])
+@pytest.mark.parametrize("bus", [64, 8])
+def test_dma_read(bus, case):
+    dram = np.random.default_rng(1).integers(0, 256, 4096, dtype=np.uint8)
+    sram, _, bursts = _run(case, dram, bus=bus)
+    eb, depth = {name: (eb, depth) for name, eb, depth in TARGETS}[case[0]]
+    assert sram == _expected(dram, eb, case, 1 << depth, {})
+    for cycle, addr, n, w in bursts:
         assert not w and n <= T.max_burst_beats
         assert addr // T.page_bytes == (addr + n * bus // 8 - 1) // T.page_bytes, \
             "burst crosses a page"
+
+
+# rows that run over the top of a 2**12-byte memory, and one that starts above it
+WRAP_CASES = [("acc", 2, 250, 2, 9, 7, 1, 0, 1, 1),     # elements 250..265: bytes 4000..4256
+              ("uop", 3, 1021, 2, 7, 9, 0, 1, 0, 0),    # uop lanes split by the wrap
+              ("uop", 0, 5 * 1024 + 3, 1, 6, 6, 0, 0, 0, 0)]
+
+
+@pytest.mark.parametrize("case", WRAP_CASES, ids=[f"{c[0]}-{k}" for k, c in enumerate(WRAP_CASES)])
+def test_addresses_wrap_modulo_the_memory(case):
+    """With ``addr_bits`` = 12 the engine reads byte A at A mod 4096, in the bursts and
+    cycles of A on a memory that does not wrap (the rule in ``vta_hw.rtl.memport``)."""
+    small = np.random.default_rng(3).integers(0, 256, 4096, dtype=np.uint8)
+    big = np.tile(small, 8)     # byte A holds what the small memory has at A mod 4096
+    want_sram, want_done, want_bursts = _run(case, big, addr_bits=32)
+    got_sram, got_done, got_bursts = _run(case, small, addr_bits=12)
+    assert max(a + n * 8 for _, a, n, _ in want_bursts) > 4096   # the case does wrap
+    assert got_sram == want_sram and got_done == want_done
+    assert got_bursts == [(c, a % 4096, n, w) for c, a, n, w in want_bursts]

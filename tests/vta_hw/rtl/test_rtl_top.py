@@ -62,6 +62,22 @@ def test_unsupported_configs_are_named(kwargs, msg):
 def test_rtl_params_checked():
     assert_raises(ValueError, "page_bytes must be a power of two, not 100", RtlParams, 16, 100)
     assert_raises(ValueError, "max_burst_beats must be a positive int, not 0", RtlParams, 0)
+    # pages must divide the memory: 4096-byte pages need at least 12 address bits
+    assert_raises(ValueError, r"addr_bits must be an int from log2\(page_bytes\) = 12 to 32 "
+                  r"\(pages must divide the 2\*\*addr_bits-byte memory\), not 11",
+                  RtlParams, 16, 4096, 11)
+    assert_raises(ValueError, "addr_bits must be an int from log2", RtlParams, 16, 256, 33)
+    assert RtlParams(16, 256, 8).addr_bits == 8
+
+
+def test_memory_port_has_addr_bits():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        text = rtlil.convert(VTA(load_config(SMALL[0]), RtlParams(16, 4096, 16)), name="vta")
+    widths = {line.split()[2] for line in text.splitlines()
+              if line.lstrip().startswith("wire") and "\\mem__cmd_addr" in line}
+    assert widths == {"16"}
+
 
 
 @pytest.mark.parametrize("preset,depth,seed", [
