@@ -22,7 +22,7 @@ from vta_hw.rtl.gemm import ICE40_GEMM_DSPS, MacArray
 
 #: preset -> SB_MAC16 blocks: 1x4's 16 products, 8 on DSPs and 8 in logic; 1x1's single
 #: product on one block (its top half idle).
-DSPS = {"1x4_i8w8a32_10_10_12_12_bus32_cq1": ICE40_GEMM_DSPS, "1x1_i8w8a32_10_9_9_11_bus8_cq1": 1}
+DSPS = {"1x4_i8w8a32_10_10_12_12_bus32_cq1": ICE40_GEMM_DSPS, "1x1_i8w8a32_10_9_9_11_bus8_cq0": 1}
 CYCLES = 3000
 
 

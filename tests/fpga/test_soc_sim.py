@@ -25,7 +25,7 @@ from vta_hw.config import load_config
 HERE = Path(__file__).parent
 JOB = {"mem_bytes": 4096, "clk_hz": 100_000_000, "divisor": 8}
 #: (preset, CMD_QUEUE_DEPTH override or None)
-SOCS = [("1x4_i8w8a32_10_10_10_11_bus32", None), ("1x1_i8w8a32_10_9_9_11_bus8_cq1", 0)]
+SOCS = [("1x4_i8w8a32_10_10_10_11_bus32", 16), ("1x1_i8w8a32_10_9_9_11_bus8_cq0", None)]
 
 
 @pytest.fixture(scope="session", params=SOCS, ids=["bus32-queues", "bus8-rendezvous"])

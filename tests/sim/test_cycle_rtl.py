@@ -145,7 +145,7 @@ def test_random_programs_small_preset(small_cfg_rtl):
 #: (``_cq1``): 1x4 on a 32-bit bus, and 1x1 on an 8-bit bus (an instruction is 16 beats,
 #: a uop or ACC element 4, an INP, WGT or OUT element 1).
 ICEBREAKER = "1x4_i8w8a32_10_10_12_12_bus32_cq1"
-NARROW = "1x1_i8w8a32_10_9_9_11_bus8_cq1"
+NARROW = "1x1_i8w8a32_10_9_9_11_bus8_cq0"
 
 
 def icebreaker_soc_timing(cfg) -> DramTiming:

@@ -52,8 +52,8 @@ def test_bus_width_suffix():
 
 
 def test_block1_bus8_preset_derived_sizes():
-    cfg = load_config("1x1_i8w8a32_10_9_9_11_bus8_cq1")
-    assert (cfg.BATCH, cfg.BLOCK, cfg.bus_bytes, cfg.CMD_QUEUE_DEPTH) == (1, 1, 1, 1)
+    cfg = load_config("1x1_i8w8a32_10_9_9_11_bus8_cq0")
+    assert (cfg.BATCH, cfg.BLOCK, cfg.bus_bytes, cfg.CMD_QUEUE_DEPTH) == (1, 1, 1, 0)
     assert (cfg.inp_elem_bytes, cfg.wgt_elem_bytes, cfg.acc_elem_bytes, cfg.out_elem_bytes,
             cfg.uop_elem_bytes) == (1, 1, 4, 1, 4)
     assert (cfg.inp_depth, cfg.wgt_depth, cfg.acc_depth, cfg.uop_depth) == (512, 512, 512, 256)

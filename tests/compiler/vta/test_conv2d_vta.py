@@ -131,7 +131,7 @@ def test_block1_bus8_on_the_cycle_model(kind, rng):
     """BLOCK=1 on an 8-bit bus (the 1x1 preset): the compiled program's output on the
     cycle model (tsim) is numpy's, as on the functional one (the tests above)."""
     from sim import cycle
-    cfg = load_config("1x1_i8w8a32_10_9_9_11_bus8_cq1")
+    cfg = load_config("1x1_i8w8a32_10_9_9_11_bus8_cq0")
     if kind == "conv":
         k = conv2d_program(cfg, (1, 4, 5, 5), (6, 4, 3, 3), 1, 1, shift=5, relu=True)
         x, w = rand_i8(rng, (1, 4, 5, 5)), rand_i8(rng, (6, 4, 3, 3))

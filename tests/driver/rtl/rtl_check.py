@@ -20,7 +20,7 @@ MID = "1x8_i8w8a32_11_12_13_14"
 DEFAULT = "1x16_i8w8a32_15_15_18_17"
 #: BLOCK=1 on an 8-bit bus (the iCEBreaker's candidate): every element and instruction is
 #: assembled from, or split into, byte beats.
-NARROW = "1x1_i8w8a32_10_9_9_11_bus8_cq1"
+NARROW = "1x1_i8w8a32_10_9_9_11_bus8_cq0"
 
 
 def record_cycles(cfg, tag: str, labels, results, timing: DramTiming) -> None:

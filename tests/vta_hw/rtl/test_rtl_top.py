@@ -22,7 +22,7 @@ from vta_hw.timing import DramTiming
 
 SMALL = ["1x4_i8w8a32_10_10_10_11_bus32", "1x8_i8w8a32_11_12_13_14"]
 #: BLOCK=1 on an 8-bit bus: an instruction is 16 beats, a uop or ACC element 4, INP/WGT/OUT 1.
-NARROW = "1x1_i8w8a32_10_9_9_11_bus8_cq1"
+NARROW = "1x1_i8w8a32_10_9_9_11_bus8_cq0"
 #: The presets elaborated in every run (the others under the slow marker).
 CI_PRESETS = SMALL + [NARROW]
 
@@ -81,7 +81,7 @@ def test_memory_port_has_addr_bits():
 
 
 @pytest.mark.parametrize("preset,depth,seed", [
-    (SMALL[0], 16, 3), (SMALL[0], 0, 3), (NARROW, 1, 3)],
+    (SMALL[0], 16, 3), (SMALL[0], 0, 3), (NARROW, 0, 3)],
     ids=["queues", "rendezvous", "narrow"])  # depth: CMD_QUEUE_DEPTH
 def test_program_in_amaranth_sim(preset, depth, seed):
     cfg = dataclasses.replace(load_config(preset), CMD_QUEUE_DEPTH=depth)
