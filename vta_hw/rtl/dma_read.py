@@ -52,13 +52,6 @@ def _max_row_beats(t: "DmaTarget", bus_bytes: int) -> int:
     return -(-most // bus_bytes)
 
 
-def _beat_bits(t: "DmaTarget", bus_bytes: int) -> int:
-    """Low bits of a row's beat count that the SRAM address of ``t`` needs: the beat in
-    the element (``log2(elem_bytes / bus_bytes)``) and the SRAM row for whole-element
-    targets, the bank row for banked ones (``bank_addr_bits``)."""
-    return t.bank_addr_bits + max(_log2(t.elem_bytes) - _log2(bus_bytes), 0)
-
-
 class DmaTarget:
     """One SRAM a DMA engine writes: ``elem_bytes`` per element, ``log_depth`` index bits."""
 
