@@ -195,7 +195,8 @@ class DmaRead(wiring.Component):
                 with m.Else():
                     m.d.sync += zcnt.eq(self.x_size)
                     m.next = "ZERO_M"
-            # the zeros of a row: its left pad; a pad row's x_size middle ones; its right pad
+            # the zeros of a row: its left pad; a pad row's x_size middle ones (x_size >= 1:
+            # rows run only then); its right pad. Each segment is left in its last cycle.
             with m.State("ZERO_L"):
                 m.d.comb += pad_en.eq(1)
                 m.d.sync += [sidx.eq(sidx + 1), zcnt.eq(zcnt - 1)]
