@@ -36,7 +36,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from vta_hw.config import MEMOP_DRAM_BITS, MEMOP_PAD_BITS, MEMOP_SIZE_BITS, MEMOP_SRAM_BITS
-from vta_hw.rtl.memport import (ADDR_BITS, MemPortSignature, SramWriteSignature,
+from vta_hw.rtl.memport import (ADDR_BITS, MemPortSignature, SramWriteSignature, burst_beats,
                                  check_addr_bits, len_bits)
 
 
@@ -50,13 +50,6 @@ def _max_row_beats(t: "DmaTarget", bus_bytes: int) -> int:
     ``2**MEMOP_SIZE_BITS - 1`` elements; ``ceil((offset + bytes) / bus_bytes)``."""
     most = max(bus_bytes - t.elem_bytes, 0) + (2 ** MEMOP_SIZE_BITS - 1) * t.elem_bytes
     return -(-most // bus_bytes)
-
-
-def _beat_bits(t: "DmaTarget", bus_bytes: int) -> int:
-    """Low bits of a row's beat count that the SRAM address of ``t`` needs: the beat in
-    the element (``log2(elem_bytes / bus_bytes)``) and the SRAM row for whole-element
-    targets, the bank row for banked ones (``bank_addr_bits``)."""
-    return t.bank_addr_bits + max(_log2(t.elem_bytes) - _log2(bus_bytes), 0)
 
 
 class DmaTarget:
@@ -108,31 +101,26 @@ class DmaRead(wiring.Component):
         BB, lBB = self.bus_bytes, _log2(self.bus_bytes)
         bus = self.mem
         ts = self.targets
-        rows = Signal(MEMOP_SIZE_BITS + 1)
-        width = Signal(MEMOP_SIZE_BITS + 1)
-        m.d.comb += [rows.eq(self.y_pad_0 + self.y_size + self.y_pad_1),
-                     width.eq(self.x_pad_0 + self.x_size + self.x_pad_1)]
-        row = Signal(MEMOP_SIZE_BITS + 1)
+        banked = any(t.banks > 1 for t in ts)
+        # rows still to start, in order: top pad rows, data rows, bottom pad rows
+        top_left = Signal(MEMOP_PAD_BITS)
+        data_left = Signal(MEMOP_SIZE_BITS)
+        bot_left = Signal(MEMOP_PAD_BITS)
+        data_row = Signal()           # the current row is a data row
         # Element address of the current row. Only its byte address modulo 2**addr_bits
         # (row_dram << log2(elem_bytes)) is used, and its lane in a beat, the low
         # log2(bus_bytes / elem_bytes) bits: it is kept modulo 2**(addr_bits - the smallest
         # log2(elem_bytes)), which covers both.
         row_dram = Signal(max(self.addr_bits - min(_log2(t.elem_bytes) for t in ts), 1))
+        # SRAM element of the next zero, and of the next element of a whole-element target;
+        # a banked target's row starts at sidx, which moves past the row at its end
         sidx = Signal(MEMOP_SRAM_BITS + 1)
-        seg_s0 = Signal(MEMOP_SRAM_BITS + 1)
-        zcnt = Signal(MEMOP_SIZE_BITS + 1)
-        zthen_row = Signal()          # after the zeros: 0 -> first burst, 1 -> end of row
+        zcnt = Signal(MEMOP_SIZE_BITS)  # zeros left in the segment: x_pad_0, x_size or x_pad_1
         # the memory address in beats (the byte address is cur_beat * bus_bytes)
         cur_beat = Signal(self.addr_bits - lBB)
         # beats left in the row: at most the most beats a row of any target spans
         row_left = Signal(range(max(_max_row_beats(t, BB) for t in ts) + 1))
         burst_left = Signal(len_bits(self.max_burst_beats))
-        # beats since the row's first, used by the SRAM address only: modulo 2**(log2(beats
-        # per element) + SRAM address bits) of whole-element targets, 2**(bank address bits)
-        # of banked ones (``_beat_bits``)
-        beat_in_row = Signal(max(_beat_bits(t, BB) for t in ts))
-        first_beat = Signal()         # the next beat is the row's first
-        row_lane = Signal(max(max(t.log_banks for t in ts), 1))  # lane of the row's first element
 
         # the current data row, for the selected target: its first beat and its beat count,
         # which depends only on the row's byte offset in a beat and its length
@@ -144,59 +132,90 @@ class DmaRead(wiring.Component):
                 ba = (row_dram << lEB)[:self.addr_bits]
                 m.d.comb += [first_row_beat.eq(ba[lBB:]),
                              row_beats.eq((ba[:lBB] + (self.x_size << lEB) + BB - 1) >> lBB)]
-        PB = self.page_bytes // BB
-        page_left = Signal(range(PB + 1))   # beats to the end of the page, 1..PB
-        m.d.comb += page_left.eq(PB - cur_beat[:_log2(PB)])
-        n = Signal(len_bits(self.max_burst_beats))
-        m.d.comb += n.eq(self.max_burst_beats)
-        with m.If(page_left < self.max_burst_beats):
-            m.d.comb += n.eq(page_left)
-        with m.If((row_left < self.max_burst_beats) & (row_left < page_left)):
-            m.d.comb += n.eq(row_left)
+        n = burst_beats(m, cur_beat, row_left, self.max_burst_beats, self.page_bytes // BB)
 
         pad_en = Signal()
         beat_en = Signal()
+        row_end = Signal()            # the row's last beat
+        m.d.comb += row_end.eq(beat_en & (row_left == 1))
+        if banked:
+            # beats since the row's first, modulo 2**(the most bank address bits)
+            beat_in_row = Signal(max(t.bank_addr_bits for t in ts if t.banks > 1))
+            first_beat = Signal()     # the next beat is the row's first
+            row_lane = Signal(max(t.log_banks for t in ts))  # lane of the row's first element
+            with m.If(beat_en):
+                m.d.sync += [beat_in_row.eq(beat_in_row + 1), first_beat.eq(0)]
 
         def after_row():
-            with m.If(row == rows):
+            with m.If((top_left == 0) & (data_left == 0) & (bot_left == 0)):
                 m.next = "FIN"
             with m.Else():
                 m.next = "ROW"
+
+        def right_pad():
+            with m.If(self.x_pad_1 != 0):
+                m.d.sync += zcnt.eq(self.x_pad_1)
+                m.next = "ZERO_R"
+            with m.Else():
+                after_row()
 
         m.d.comb += self.busy.eq(1)
         with m.FSM():
             with m.State("IDLE"):
                 m.d.comb += self.busy.eq(0)
                 with m.If(self.start):
-                    m.d.sync += [row.eq(0), row_dram.eq(self.dram_base), sidx.eq(self.sram_base)]
-                    with m.If((self.x_size == 0) | (rows == 0)):
+                    m.d.sync += [top_left.eq(self.y_pad_0), data_left.eq(self.y_size),
+                                 bot_left.eq(self.y_pad_1), row_dram.eq(self.dram_base),
+                                 sidx.eq(self.sram_base)]
+                    with m.If((self.x_size == 0) | ((self.y_pad_0 == 0) & (self.y_size == 0)
+                                                    & (self.y_pad_1 == 0))):
                         m.next = "FIN"
                     with m.Else():
                         m.next = "ROW"
             with m.State("ROW"):
-                m.d.sync += row.eq(row + 1)
-                is_data = (row >= self.y_pad_0) & (row < self.y_pad_0 + self.y_size)
+                is_data = (top_left == 0) & (data_left != 0)
+                m.d.sync += data_row.eq(is_data)
+                with m.If(top_left != 0):
+                    m.d.sync += top_left.eq(top_left - 1)
+                with m.Elif(data_left != 0):
+                    m.d.sync += data_left.eq(data_left - 1)
+                with m.Else():
+                    m.d.sync += bot_left.eq(bot_left - 1)
                 with m.If(is_data):
                     m.d.sync += [row_dram.eq(row_dram + self.x_stride),
-                                 cur_beat.eq(first_row_beat), row_left.eq(row_beats),
-                                 beat_in_row.eq(0), first_beat.eq(1), row_lane.eq(row_dram),
-                                 seg_s0.eq(sidx + self.x_pad_0)]
-                    with m.If(self.x_pad_0 != 0):
-                        m.d.sync += [zcnt.eq(self.x_pad_0), zthen_row.eq(0)]
-                        m.next = "ZERO"
-                    with m.Else():
-                        m.next = "REQ"
+                                 cur_beat.eq(first_row_beat), row_left.eq(row_beats)]
+                    if banked:
+                        m.d.sync += [beat_in_row.eq(0), first_beat.eq(1),
+                                     row_lane.eq(row_dram)]
+                with m.If(self.x_pad_0 != 0):
+                    m.d.sync += zcnt.eq(self.x_pad_0)
+                    m.next = "ZERO_L"
+                with m.Elif(is_data):
+                    m.next = "REQ"
                 with m.Else():
-                    m.d.sync += [zcnt.eq(width), zthen_row.eq(1)]
-                    m.next = "ZERO"
-            with m.State("ZERO"):
+                    m.d.sync += zcnt.eq(self.x_size)
+                    m.next = "ZERO_M"
+            # the zeros of a row: its left pad; a pad row's x_size middle ones (x_size >= 1:
+            # rows run only then); its right pad. Each segment is left in its last cycle.
+            with m.State("ZERO_L"):
                 m.d.comb += pad_en.eq(1)
                 m.d.sync += [sidx.eq(sidx + 1), zcnt.eq(zcnt - 1)]
                 with m.If(zcnt == 1):
-                    with m.If(zthen_row):
-                        after_row()
-                    with m.Else():
+                    with m.If(data_row):
                         m.next = "REQ"
+                    with m.Else():
+                        m.d.sync += zcnt.eq(self.x_size)
+                        m.next = "ZERO_M"
+            with m.State("ZERO_M"):
+                m.d.comb += pad_en.eq(1)
+                m.d.sync += [sidx.eq(sidx + 1), zcnt.eq(zcnt - 1)]
+                with m.If(zcnt == 1):
+                    right_pad()
+            with m.State("ZERO_R"):
+                m.d.comb += pad_en.eq(1)
+                m.d.sync += [sidx.eq(sidx + 1), zcnt.eq(zcnt - 1)]
+                with m.If(zcnt == 1):
+                    after_row()
             with m.State("REQ"):
                 m.d.comb += [bus.cmd_valid.eq(1), bus.cmd_addr.eq(cur_beat << lBB),
                              bus.cmd_len.eq(n), bus.cmd_write.eq(0)]
@@ -207,18 +226,11 @@ class DmaRead(wiring.Component):
                 with m.If(bus.rd_valid):
                     m.d.comb += beat_en.eq(1)
                     m.d.sync += [cur_beat.eq(cur_beat + 1), row_left.eq(row_left - 1),
-                                 beat_in_row.eq(beat_in_row + 1), first_beat.eq(0),
                                  burst_left.eq(burst_left - 1)]
-                    with m.If(burst_left == 1):
-                        with m.If(row_left == 1):
-                            m.d.sync += sidx.eq(seg_s0 + self.x_size)
-                            with m.If(self.x_pad_1 != 0):
-                                m.d.sync += [zcnt.eq(self.x_pad_1), zthen_row.eq(1)]
-                                m.next = "ZERO"
-                            with m.Else():
-                                after_row()
-                        with m.Else():
-                            m.next = "REQ"
+                    with m.If(row_left == 1):
+                        right_pad()
+                    with m.Elif(burst_left == 1):
+                        m.next = "REQ"
             with m.State("FIN"):
                 m.d.comb += self.done.eq(1)
                 m.next = "IDLE"
@@ -230,6 +242,9 @@ class DmaRead(wiring.Component):
             active = self.sel == k
             R, lR = t.banks, t.log_banks
             if R == 1:
+                # Element e of the row is beats e*K .. e*K+K-1 of it; the row has x_size*K
+                # beats (it starts at a beat), so beat i is an element's last when
+                # row_left = x_size*K - i is 1 modulo K.
                 K = t.elem_bytes // BB
                 lK = _log2(K)
                 p = ports[0]
@@ -238,18 +253,18 @@ class DmaRead(wiring.Component):
                     full = Cat(asm, beat)
                     with m.If(active & beat_en):
                         m.d.sync += asm.eq(full[8 * BB:])
-                    last = beat_in_row[:lK] == K - 1
+                    last = row_left[:lK] == 1
                 else:
                     full = beat
                     last = 1
                 with m.If(active & pad_en):
                     m.d.comb += [p.en.eq(1), p.addr.eq(sidx), p.data.eq(0)]
                 with m.If(active & beat_en & last):
-                    m.d.comb += [p.en.eq(1), p.addr.eq(seg_s0 + (beat_in_row >> lK)),
-                                 p.data.eq(full)]
+                    m.d.comb += [p.en.eq(1), p.addr.eq(sidx), p.data.eq(full)]
+                    m.d.sync += sidx.eq(sidx + 1)
             else:
                 # Element e of the row sits in lane j of the row's beat b, e = b*R + j - off
-                # (off: the lane of its first element), and goes to SRAM element seg_s0 + e.
+                # (off: the lane of its first element), and goes to SRAM element sidx + e.
                 # Lanes before off in the first beat and after the row's last element in
                 # its last beat are not the row's. Positions, not addresses: the same
                 # whatever the address width and wherever the row lies in memory.
@@ -258,16 +273,18 @@ class DmaRead(wiring.Component):
                 off = row_lane[:lR]
                 last_lane = Signal(lR, name=f"last_lane_{t.name}")
                 delta = Signal(lR, name=f"delta_{t.name}")
-                m.d.comb += [last_lane.eq(off + self.x_size - 1), delta.eq(seg_s0 - off)]
+                m.d.comb += [last_lane.eq(off + self.x_size - 1), delta.eq(sidx - off)]
                 for b in range(R):
                     p = ports[b]
                     j = Signal(lR, name=f"lane_{t.name}_{b}")
                     s = Signal(lR + t.bank_addr_bits, name=f"selem_{t.name}_{b}")
                     m.d.comb += [j.eq(b - delta),
-                                 s.eq(Cat(j, beat_in_row[:t.bank_addr_bits]) + seg_s0 - off)]
+                                 s.eq(Cat(j, beat_in_row[:t.bank_addr_bits]) + sidx - off)]
                     ok = (~first_beat | (j >= off)) & ((row_left != 1) | (j <= last_lane))
                     with m.If(active & pad_en & (sidx[:lR] == b)):
                         m.d.comb += [p.en.eq(1), p.addr.eq(sidx[lR:]), p.data.eq(0)]
                     with m.If(active & beat_en & ok):
                         m.d.comb += [p.en.eq(1), p.addr.eq(s[lR:]), p.data.eq(lanes[j])]
+                with m.If(active & row_end):
+                    m.d.sync += sidx.eq(sidx + self.x_size)
         return m

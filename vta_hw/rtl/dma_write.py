@@ -28,7 +28,8 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from vta_hw.config import MEMOP_DRAM_BITS, MEMOP_SIZE_BITS, MEMOP_SRAM_BITS
-from vta_hw.rtl.memport import ADDR_BITS, MemPortSignature, check_addr_bits, len_bits
+from vta_hw.rtl.memport import (ADDR_BITS, MemPortSignature, burst_beats, check_addr_bits,
+                                 len_bits)
 
 
 def _log2(n: int) -> int:
@@ -66,26 +67,16 @@ class DmaWrite(wiring.Component):
         K = self.elem_bytes // BB
         lK, lEB = _log2(K), _log2(self.elem_bytes)
         bus = self.mem
-        row = Signal(MEMOP_SIZE_BITS)
+        rows_left = Signal(MEMOP_SIZE_BITS)     # rows still to start
         # element address of the current row, used as a byte address modulo 2**addr_bits
         row_dram = Signal(max(self.addr_bits - lEB, 1))
-        sidx = Signal(MEMOP_SRAM_BITS + 1)
-        idx = Signal(MEMOP_SRAM_BITS + 1)
+        idx = Signal(MEMOP_SRAM_BITS + 1)       # the OUT element of the current beat
         lane = Signal(max(lK, 1))
         cur_beat = Signal(self.addr_bits - lBB)   # the memory address in beats
         # beats left in the row: x_size * K <= (2**MEMOP_SIZE_BITS - 1) * K
         row_left = Signal(range((2 ** MEMOP_SIZE_BITS - 1) * K + 1))
         burst_left = Signal(len_bits(self.max_burst_beats))
-
-        PB = self.page_bytes // BB
-        page_left = Signal(range(PB + 1))   # beats to the end of the page, 1..PB
-        m.d.comb += page_left.eq(PB - cur_beat[:_log2(PB)])
-        n = Signal(len_bits(self.max_burst_beats))
-        m.d.comb += n.eq(self.max_burst_beats)
-        with m.If(page_left < self.max_burst_beats):
-            m.d.comb += n.eq(page_left)
-        with m.If((row_left < self.max_burst_beats) & (row_left < page_left)):
-            m.d.comb += n.eq(row_left)
+        n = burst_beats(m, cur_beat, row_left, self.max_burst_beats, self.page_bytes // BB)
 
         advance = Signal()
         m.d.comb += [self.rd_addr.eq(Mux(advance, idx + 1, idx)),
@@ -97,16 +88,16 @@ class DmaWrite(wiring.Component):
             with m.State("IDLE"):
                 m.d.comb += self.busy.eq(0)
                 with m.If(self.start):
-                    m.d.sync += [row.eq(0), row_dram.eq(self.dram_base), sidx.eq(self.sram_base)]
+                    m.d.sync += [rows_left.eq(self.y_size), row_dram.eq(self.dram_base),
+                                 idx.eq(self.sram_base)]
                     with m.If((self.x_size == 0) | (self.y_size == 0)):
                         m.next = "FIN"
                     with m.Else():
                         m.next = "ROW"
             with m.State("ROW"):
-                m.d.sync += [row.eq(row + 1), row_dram.eq(row_dram + self.x_stride),
+                m.d.sync += [rows_left.eq(rows_left - 1), row_dram.eq(row_dram + self.x_stride),
                              cur_beat.eq((row_dram << lEB)[lBB:self.addr_bits]),
-                             row_left.eq(self.x_size << lK), lane.eq(0),
-                             idx.eq(sidx), sidx.eq(sidx + self.x_size)]
+                             row_left.eq(self.x_size << lK), lane.eq(0)]
                 m.next = "REQ"
             with m.State("REQ"):
                 m.d.comb += [bus.cmd_valid.eq(1), bus.cmd_addr.eq(cur_beat << lBB),
@@ -132,7 +123,7 @@ class DmaWrite(wiring.Component):
                 with m.If(bus.wr_done):
                     with m.If(row_left != 0):
                         m.next = "REQ"
-                    with m.Elif(row == self.y_size):
+                    with m.Elif(rows_left == 0):
                         m.next = "FIN"
                     with m.Else():
                         m.next = "ROW"

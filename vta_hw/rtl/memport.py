@@ -31,6 +31,7 @@ that fits the memory) never sees the wrap.
 """
 from __future__ import annotations
 
+from amaranth import Module, Mux, Signal, Value
 from amaranth.lib.wiring import In, Out, Signature
 
 #: The default byte-address width of the memory port (4 GiB).
@@ -49,6 +50,22 @@ def check_addr_bits(addr_bits: int, page_bytes: int) -> int:
 def len_bits(max_burst_beats: int) -> int:
     """Width of ``cmd_len`` for bursts of up to ``max_burst_beats`` beats."""
     return max(1, int(max_burst_beats).bit_length())
+
+
+def burst_beats(m: Module, beat: Value, left: Value, max_burst_beats: int,
+                page_beats: int) -> Signal:
+    """The length of the next burst (``DramTiming.bursts``) from beat address ``beat`` with
+    ``left`` beats to go (at least one): ``min(max_burst_beats, beats to the end of the
+    page, left)``, where a page is ``page_beats`` beats. ``left`` may be wide; it is
+    compared at the width of the burst length."""
+    page_left = Signal(range(page_beats + 1))   # 1..page_beats
+    m.d.comb += page_left.eq(page_beats - beat[:page_beats.bit_length() - 1])
+    cap = Signal(len_bits(min(max_burst_beats, page_beats)))    # min(max burst, page_left)
+    m.d.comb += cap.eq(Mux(page_left < max_burst_beats, page_left, max_burst_beats))
+    w = len(cap)
+    n = Signal(len_bits(max_burst_beats))
+    m.d.comb += n.eq(Mux((left[w:] == 0) & (left[:w] < cap), left[:w], cap))
+    return n
 
 
 class MemPortSignature(Signature):

@@ -25,6 +25,15 @@ CASES = [
     ("acc", 5, 2, 3, 3, 5, 0, 2, 3, 0),
     ("acc", 0, 2, 1, 9, 9, 0, 0, 0, 0),     # 18 beats: bursts of 4, page at 64 bytes
     ("acc", 1, 0, 2, 0, 1, 1, 1, 1, 1),     # x_size 0: no-op
+    # the row phases (top pads, data, bottom pads) and the zero segments of a row
+    ("acc", 0, 0, 0, 1, 1, 0, 0, 0, 0),     # no rows at all: no-op
+    ("acc", 1, 0, 0, 3, 3, 0, 2, 0, 1),     # bottom pad rows only, right pad only
+    ("acc", 2, 0, 0, 2, 2, 3, 0, 2, 0),     # top pad rows only, left pad only
+    ("acc", 0, 4, 2, 1, 1, 0, 0, 0, 0),     # single-element rows, no pads
+    ("acc", 3, 4, 2, 1, 2, 1, 1, 0, 0),     # single-element rows, pad rows of one zero
+    ("uop", 1, 6, 3, 1, 5, 2, 2, 1, 1),     # single-element rows, pads on all sides
+    ("uop", 0, 9, 2, 11, 13, 1, 2, 2, 3),   # rows across bursts and a page, all pads
+    ("acc", 1, 3, 2, 5, 6, 1, 1, 3, 2),     # 10-beat rows across bursts and pages, all pads
 ]
 
 

@@ -13,7 +13,9 @@ T = DramTiming(latency=2, bytes_per_cycle=2, max_burst_beats=3, page_bytes=32)
 
 # (sram_base, dram_base, y_size, x_size, x_stride)
 CASES = [(0, 0, 1, 1, 1), (3, 1, 2, 3, 5), (0, 3, 3, 4, 4), (5, 0, 1, 7, 7), (0, 0, 2, 0, 1),
-         (2, 6, 0, 2, 2)]
+         (2, 6, 0, 2, 2),
+         (1, 2, 4, 1, 3),       # single-element rows
+         (0, 5, 3, 6, 9)]       # rows across bursts and pages
 
 
 @pytest.mark.parametrize("case", CASES, ids=[str(c) for c in CASES])
