@@ -141,9 +141,9 @@ def test_random_programs_small_preset(small_cfg_rtl):
     assert not bad, f"{len(bad)} of {N_RANDOM} differ:\n" + "\n".join(bad[:20])
 
 
-#: The iCEBreaker's presets (``fpga.boards``), both with one-entry command queues
-#: (``_cq1``): 1x4 on a 32-bit bus, and 1x1 on an 8-bit bus (an instruction is 16 beats,
-#: a uop or ACC element 4, an INP, WGT or OUT element 1).
+#: The iCEBreaker's presets (``fpga.boards``): 1x4 on a 32-bit bus with one-entry command
+#: queues (``_cq1``), and 1x1 on an 8-bit bus (an instruction is 16 beats, a uop or ACC
+#: element 4, an INP, WGT or OUT element 1) with none (``_cq0``, the rendezvous).
 ICEBREAKER = "1x4_i8w8a32_10_10_12_12_bus32_cq1"
 NARROW = "1x1_i8w8a32_10_9_9_11_bus8_cq0"
 
@@ -158,12 +158,12 @@ def icebreaker_soc_timing(cfg) -> DramTiming:
 def test_icebreaker_presets(preset, soc):
     cfg = load_config(preset)
     timing = icebreaker_soc_timing(cfg) if soc else None
-    assert cfg.CMD_QUEUE_DEPTH == 1
+    assert cfg.CMD_QUEUE_DEPTH == {ICEBREAKER: 1, NARROW: 0}[preset]
     progs = directed(cfg) + [(f"random seed {s}", random_program(cfg, s)[0])
                              for s in range(N_RANDOM_OTHER)]
-    # 35 token pushes in a row need the deep queues: with one-entry command queues
-    # fetch stalls behind the 34th LOAD, whose token has no room, and nothing reaches
-    # compute to pop one. The model says so; the RTL would hang.
+    # 35 token pushes in a row need the deep queues: with one-entry command queues (or
+    # none) fetch stalls behind the 34th LOAD, whose token has no room, and nothing
+    # reaches compute to pop one. The model says so; the RTL would hang.
     deadlocked = []
     for name, prog in progs:
         try:
