@@ -8,6 +8,14 @@ requests a burst only while its staging queue is empty (``cmd_valid`` is
 queue in the cycle of its last beat. In REQ with no beats left fetch returns
 to IDLE (one cycle).
 
+When every burst ends on an instruction boundary (``max_burst_beats``
+divides the beats of an instruction: bursts start at the 16-byte aligned
+``insn_base`` and pages hold whole instructions), the staging queue has one
+entry and no beat arrives while it is full, so the beats are shifted straight
+into that entry: one 128-bit register instead of an assembly register and a
+queue entry (the iCEBreaker's 8-bit bus, ``fpga.boards``), with the same
+cycles.
+
 The dispatcher moves the head of the staging queue, one instruction per
 cycle, into the command queue of load (LOAD INP/WGT), store (STORE) or
 compute (everything else) when that queue has room (with no command queues,
@@ -81,7 +89,10 @@ class Fetch(wiring.Component):
         m = Module()
         BB, lBB, IB = self.bus_bytes, _log2(self.bus_bytes), self.beats_per_insn
         bus = self.mem
-        m.submodules.staging = stage = SyncQueue(INSN_BITS, self.stage_depth, tag_width=2)
+        in_place = IB % self.max_burst_beats == 0
+        stage = _StagingRegister() if in_place else SyncQueue(INSN_BITS, self.stage_depth,
+                                                               tag_width=2)
+        m.submodules.staging = stage
         cur_beat = Signal(self.addr_bits - lBB)   # the memory address in beats
         # beats of the stream left: insn_count * IB < 2**(REG_BITS + log2(IB))
         beats_left = Signal(REG_BITS + _log2(IB))
@@ -100,7 +111,9 @@ class Fetch(wiring.Component):
 
         beat = bus.rd_data
         if IB > 1:
-            asm = Signal(INSN_BITS - 8 * BB)
+            # the first IB - 1 beats of an instruction: in the staging entry itself when it
+            # is empty for all of them (``in_place``), else in a register of their own
+            asm = stage.r_data[8 * BB:] if in_place else Signal(INSN_BITS - 8 * BB)
             full = Cat(asm, beat)
             insn_done = bc == IB - 1
         else:
@@ -128,7 +141,11 @@ class Fetch(wiring.Component):
                     m.d.sync += [cur_beat.eq(cur_beat + 1), beats_left.eq(beats_left - 1),
                                  burst_left.eq(burst_left - 1)]
                     if IB > 1:
-                        m.d.sync += [bc.eq(bc + 1), asm.eq(full[8 * BB:])]
+                        m.d.sync += bc.eq(bc + 1)
+                        if in_place:
+                            m.d.comb += stage.shift_en.eq(1)
+                        else:
+                            m.d.sync += asm.eq(full[8 * BB:])
                     m.d.comb += [stage.w_valid.eq(insn_done), stage.w_data.eq(full),
                                  stage.w_tag.eq(_destination(full))]
                     with m.If(burst_left == 1):
@@ -142,4 +159,34 @@ class Fetch(wiring.Component):
             m.d.comb += q.w_data.eq(head)
             with m.If(sel):
                 m.d.comb += [q.w_valid.eq(stage.r_valid), stage.r_ready.eq(q.w_ready)]
+        return m
+
+
+
+class _StagingRegister(wiring.Component):
+    """A one-entry staging queue whose entry also collects the beats of the instruction
+    (``Fetch``, when bursts end on instruction boundaries).
+
+    The ports and cycles of ``SyncQueue(INSN_BITS, 1, tag_width=2)`` (an entry written in
+    cycle t is readable from t+1; ``level`` 0 or 1; ``r_data`` is the entry), plus
+    ``shift_en``: in a cycle in which it is high the entry takes ``w_data`` without
+    becoming valid (an earlier beat of the instruction). The writer writes and shifts
+    only while ``level`` is 0.
+    """
+
+    def __init__(self):
+        super().__init__({"w_valid": In(1), "w_ready": Out(1), "w_data": In(INSN_BITS),
+                          "w_tag": In(2), "r_valid": Out(1), "r_ready": In(1),
+                          "r_data": Out(INSN_BITS), "r_tag": Out(2), "level": Out(range(2)),
+                          "shift_en": In(1)})
+
+    def elaborate(self, platform):
+        m = Module()
+        m.d.comb += [self.w_ready.eq(~self.level), self.r_valid.eq(self.level)]
+        with m.If(self.shift_en | self.w_valid):
+            m.d.sync += self.r_data.eq(self.w_data)
+        with m.If(self.w_valid):
+            m.d.sync += [self.r_tag.eq(self.w_tag), self.level.eq(1)]
+        with m.Elif(self.r_valid & self.r_ready):
+            m.d.sync += self.level.eq(0)
         return m
