@@ -40,10 +40,10 @@ kept, so a little above a flattened build) gives 9.6 k LUT4s, 4.6 k flip-flops,
 array (1.5 k LUTs for its 8 products in logic), the core with the ALU's four
 32-bit MIN/MAX/ADD/shift lanes (1.2 k LUTs, 0.6 k FFs), the compute module
 (0.7 k LUTs, 0.9 k FFs), the three DMA engines (1.8 k LUTs) and the UART
-bridge (0.6 k). Measured before the six-stage core: with the ALU removed the
-rest needed 7.1 k LCs, so a fit needs an ALU that serves its lanes over
-several cycles (a contract change, as the multi-cycle MUL) and about 1.5 k LCs
-less elsewhere. Before the iCE40 work ``TINY`` needed 10.6 k LCs, 28 DSPs and
+bridge (0.6 k; 0.4 k since its counters live in the request header).
+Measured before the six-stage core: with the ALU removed the rest needed
+7.1 k LCs, so a fit needs an ALU that serves its lanes over several cycles (a
+contract change, as the multi-cycle MUL) and about 1.5 k LCs less elsewhere. Before the iCE40 work ``TINY`` needed 10.6 k LCs, 28 DSPs and
 58 block RAMs (the three 16 x 128-bit command queues alone were 24 block RAMs
 or 6 k flip-flops).
 """

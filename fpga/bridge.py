@@ -5,10 +5,16 @@ drives the accelerator's register port (``csr``), moves words through the
 memory's host port (``fpga.memory``) and watches ``irq`` for WAIT.
 Requests are handled one at a time; bytes are consumed from ``rx_*`` (a
 valid/ready byte stream from ``fpga.uart.UartRx``) and sent on ``tx_*``.
+
+It is sized for a small FPGA: the header's ``addr`` and ``count`` fields are
+the working counters (``addr`` is the memory address of the next word and the
+WAIT timer, ``count`` the words left to move), one 32-bit ``word`` register
+carries payload and reply words, the INFO words come from a 16-byte table,
+and the range checks and command decode leave one 3-bit status.
 """
 from __future__ import annotations
 
-from amaranth import Array, Cat, Const, Module, Signal
+from amaranth import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -16,12 +22,19 @@ from fpga import protocol as P
 from vta_hw.rtl.control import csr_signature
 from vta_hw.rtl.memport import ADDR_BITS
 
+#: The command code of a command byte above CMD_WAIT (the commands are 0..6).
+_CMD_BAD = 7
+
 
 class HostBridge(wiring.Component):
-    """``mem_bytes``: the memory's size (range checks, INFO); ``clk_hz``: for INFO;
-    ``idle_cycles``: a partly received frame is dropped after this many quiet cycles."""
+    """``mem_bytes``: the memory's size, a power of two (range checks, INFO); ``clk_hz``: for
+    INFO; ``idle_cycles``: a partly received frame is dropped after this many quiet cycles.
+
+    Raises ValueError: ``mem_bytes`` is not a power of two of at least 4."""
 
     def __init__(self, mem_bytes: int, clk_hz: int, idle_cycles: int):
+        if mem_bytes < 4 or mem_bytes & (mem_bytes - 1):
+            raise ValueError(f"mem_bytes must be a power of two of at least 4, not {mem_bytes!r}")
         self.mem_bytes, self.clk_hz, self.idle_cycles = mem_bytes, int(clk_hz), idle_cycles
         super().__init__({
             "rx_data": In(8), "rx_valid": In(1), "rx_ready": Out(1),
@@ -32,35 +45,70 @@ class HostBridge(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        hdr = Signal(8 * P.HEADER_BYTES)
-        cmd, addr, count = hdr[0:8], hdr[8:40], hdr[40:56]
+        assert P.NUM_REGS == 8 and P.CMD_WAIT == _CMD_BAD - 1  # reg_ok and cmd below rely on it
+        hdr = Signal(8 * P.HEADER_BYTES)    # shifted in; addr and count change later
+        cmd_byte, addr, count = hdr[0:8], hdr[8:40], hdr[40:56]
+        # addr: then the next word's address, or the WAIT timer; count: then words to move
+        cmd = Signal(3)           # the command, or _CMD_BAD for a byte above CMD_WAIT
+        m.d.comb += cmd.eq(cmd_byte[0:3] | (cmd_byte[3:] != 0).replicate(3))
         word = Signal(32)
-        total = Signal(8)         # running byte sum, for the checksum
-        idx = Signal(3)           # byte index in the header or a word
-        cur = Signal(ADDR_BITS)   # memory address of the next word
-        left = Signal(17)         # words still to move
-        info_k = Signal(2)
-        status = Signal(8)
-        chk_ok = Signal()
-        timer = Signal(32)
+        total = Signal(8)         # running byte sum, for the checksums
+        idx = Signal(4)           # byte index in the header, or in the words (INFO: 0..15)
+        status = Signal(3)        # from DECODE: ST_OK or the status the frame will get
         quiet = Signal(range(self.idle_cycles + 1))
-        end = Signal(ADDR_BITS + 2)
-        addr_ok, reg_ok, in_frame = Signal(), Signal(), Signal()
+        in_frame = Signal()
         take = self.rx_valid & self.rx_ready
-        # the range checks are registered: the header is whole (and unchanged) from DECODE on,
-        # and nothing reads them before the cycle after DECODE; this keeps the 34-bit add
-        # and compare off the path from the header to the block RAMs' address pins
-        m.d.comb += end.eq(addr + (count << 2))
-        m.d.sync += [addr_ok.eq((addr[0:2] == 0) & (end <= self.mem_bytes)),
-                     reg_ok.eq(addr < P.NUM_REGS)]
-        m.d.comb += [self.csr.addr.eq(addr[0:3]), self.host_addr.eq(cur),
-                     self.host_wdata.eq(word)]
+        sent = self.tx_valid & self.tx_ready
+
+        def is_cmd(*cmds):
+            return Cat(*(cmd == c for c in cmds)).any()
+
+        # Range checks, latched into `status` in DECODE (the header is whole then, and addr
+        # and count change only after it); registering them keeps the add and compares off
+        # the path from the header to the memory's address pins (`host_addr` is `addr`).
+        # mem_bytes = 2**lg: addr + 4*count <= mem_bytes holds iff addr is below 2**(lg+1) and,
+        # in words, addr[2:lg+1] + count <= 2**(lg-2); that sum has max(lg-1, 16) + 1 bits,
+        # so it cannot overflow.
+        lg = self.mem_bytes.bit_length() - 1
+        end = Signal(max(lg - 1, 16) + 1)
+        m.d.comb += end.eq(addr[2:lg + 1] + count)
+        end_ok = (end[lg - 1:] == 0) & (~end[lg - 2] | (end[:lg - 2] == 0))
+        mem_ok = (addr[0:2] == 0) & (addr[lg + 1:] == 0) & end_ok
+        reg_ok = addr[3:] == 0    # addr < NUM_REGS
+        decoded = Mux(cmd == _CMD_BAD, P.ST_BAD_COMMAND,
+                      Mux((is_cmd(P.CMD_WRITE_MEM, P.CMD_READ_MEM) & ~mem_ok) |
+                          (is_cmd(P.CMD_WRITE_REG, P.CMD_READ_REG) & ~reg_ok),
+                          P.ST_BAD_ADDRESS, P.ST_OK))
+
+        # `addr` steps by 4 after each memory word and counts down by 1 for WAIT; counting
+        # down, the sum's carry out is addr != 0. `count` counts down; the same for it.
+        addr_step, addr_down = Signal(), Signal()
+        addr_next = Signal(33)
+        m.d.comb += addr_next.eq(addr + Mux(addr_down, 0xFFFF_FFFF, 4))
+        with m.If(addr_step):
+            m.d.sync += addr.eq(addr_next[:32])
+        count_next = Signal(17)
+        m.d.comb += count_next.eq(count + 0xFFFF)
+        more = count_next[16]     # count != 0
+        m.d.comb += [self.csr.addr.eq(addr[0:3]), self.csr.wdata.eq(word), self.host_addr.eq(addr),
+                     self.host_wdata.eq(word), addr_step.eq(self.host_req & self.host_ack)]
+
+        # One adder for both checksums; each sum starts at -1 (0xFF; IDLE and REPLY_SYNC set
+        # it). Received bytes are summed from HEADER on: the frame is good if the sum with the
+        # checksum byte is 0xFF again. Sent bytes are summed from REPLY_STATUS on: the reply's
+        # checksum byte, minus the sum of its bytes, is then ~total.
+        byte_sum = Signal(8)
+        m.d.comb += byte_sum.eq(total + Mux(self.tx_valid, self.tx_data, self.rx_data))
+        with m.If(take | sent):
+            m.d.sync += total.eq(byte_sum)
+
         with m.If(take):
             m.d.sync += quiet.eq(0)
         with m.Elif(in_frame):
             m.d.sync += quiet.eq(quiet + 1)
-        info = Array([Const(P.INFO_MAGIC, 32), Const(P.PROTOCOL_VERSION, 32),
-                      Const(self.mem_bytes, 32), Const(self.clk_hz, 32)])
+        info = sum(v << (32 * k) for k, v in enumerate(
+            [P.INFO_MAGIC, P.PROTOCOL_VERSION, self.mem_bytes, self.clk_hz]))
+        info_bytes = Array([Const((info >> (8 * k)) & 0xFF, 8) for k in range(16)])
 
         def receive():
             """Take bytes; drop the frame after ``idle_cycles`` without one."""
@@ -68,126 +116,113 @@ class HostBridge(wiring.Component):
             with m.If(quiet == self.idle_cycles):
                 m.next = "IDLE"
 
+        def send(data):
+            m.d.comb += [self.tx_valid.eq(1), self.tx_data.eq(data)]
+
         with m.FSM():
             with m.State("IDLE"):
                 m.d.comb += self.rx_ready.eq(1)
-                m.d.sync += [idx.eq(0), total.eq(0), quiet.eq(0)]
+                m.d.sync += [idx.eq(0), total.eq(0xFF), quiet.eq(0)]
                 with m.If(take & (self.rx_data == P.SYNC_REQUEST)):
                     m.next = "HEADER"
             with m.State("HEADER"):
                 receive()
                 with m.If(take):
-                    m.d.sync += [hdr.eq(Cat(hdr[8:], self.rx_data)), total.eq(total + self.rx_data),
-                                 idx.eq(idx + 1)]
+                    m.d.sync += [hdr.eq(Cat(hdr[8:], self.rx_data)), idx.eq(idx + 1)]
                     with m.If(idx == P.HEADER_BYTES - 1):
                         m.next = "DECODE"
             with m.State("DECODE"):
-                m.d.sync += [cur.eq(addr), left.eq(count), idx.eq(0)]
-                with m.If((cmd == P.CMD_WRITE_MEM) & (count != 0)):
-                    m.next = "PAYLOAD"
-                with m.Elif(cmd == P.CMD_WRITE_REG):
-                    m.d.sync += left.eq(1)
+                # from here on `count` counts the words after the one being moved
+                m.d.sync += [status.eq(decoded), idx.eq(0)]
+                with m.If(((cmd == P.CMD_WRITE_MEM) & more) | (cmd == P.CMD_WRITE_REG)):
+                    m.d.sync += count.eq(count_next)
                     m.next = "PAYLOAD"
                 with m.Else():
                     m.next = "CHECKSUM"
             with m.State("PAYLOAD"):
                 receive()
                 with m.If(take):
-                    m.d.sync += [word.eq(Cat(word[8:], self.rx_data)),
-                                 total.eq(total + self.rx_data), idx.eq(idx + 1)]
-                    with m.If(idx == 3):
+                    m.d.sync += [word.eq(Cat(word[8:], self.rx_data)), idx.eq(idx + 1)]
+                    with m.If(idx[0:2] == 3):
                         m.next = "STORE_WORD"
             with m.State("STORE_WORD"):
                 done = Signal()
-                with m.If((cmd == P.CMD_WRITE_MEM) & addr_ok):
+                with m.If((cmd == P.CMD_WRITE_MEM) & (status == P.ST_OK)):
                     m.d.comb += [self.host_req.eq(1), self.host_we.eq(1), done.eq(self.host_ack)]
                 with m.Else():
                     m.d.comb += done.eq(1)
                 with m.If(done):
-                    m.d.sync += [cur.eq(cur + 4), left.eq(left - 1), idx.eq(0)]
-                    m.next = "PAYLOAD"
-                    with m.If(left == 1):
-                        m.next = "CHECKSUM"
+                    m.next = "CHECKSUM"
+                    with m.If((cmd == P.CMD_WRITE_MEM) & more):
+                        m.d.sync += count.eq(count_next)
+                        m.next = "PAYLOAD"
             with m.State("CHECKSUM"):
                 receive()
                 with m.If(take):
-                    m.d.sync += chk_ok.eq((total + self.rx_data)[0:8] == 0)
+                    with m.If(byte_sum != 0xFF):
+                        m.d.sync += status.eq(P.ST_BAD_CHECKSUM)
                     m.next = "EXECUTE"
             with m.State("EXECUTE"):
-                m.d.sync += [cur.eq(addr), info_k.eq(0), status.eq(P.ST_OK),
-                             timer.eq(addr - 1), left.eq(count)]
+                m.d.sync += idx.eq(0)
                 m.next = "REPLY_SYNC"
-                with m.If(~chk_ok):
-                    m.d.sync += status.eq(P.ST_BAD_CHECKSUM)
-                with m.Else():
+                with m.If(status == P.ST_OK):
                     with m.Switch(cmd):
-                        with m.Case(P.CMD_INFO):
-                            m.d.sync += left.eq(4)
-                        with m.Case(P.CMD_WRITE_MEM, P.CMD_READ_MEM):
-                            with m.If(~addr_ok):
-                                m.d.sync += status.eq(P.ST_BAD_ADDRESS)
                         with m.Case(P.CMD_WRITE_REG):
-                            with m.If(reg_ok):
-                                m.d.comb += [self.csr.we.eq(1), self.csr.wdata.eq(word)]
-                            with m.Else():
-                                m.d.sync += status.eq(P.ST_BAD_ADDRESS)
-                        with m.Case(P.CMD_READ_REG):
-                            m.d.sync += left.eq(1)
-                            with m.If(~reg_ok):
-                                m.d.sync += status.eq(P.ST_BAD_ADDRESS)
-                        with m.Case(P.CMD_START):
+                            m.d.comb += self.csr.we.eq(1)
+                        with m.Case(P.CMD_START):   # CTRL reads only bit 0 of a write
                             m.d.comb += [self.csr.we.eq(1), self.csr.addr.eq(0),
-                                         self.csr.wdata.eq(1)]
+                                         self.csr.wdata[0].eq(1)]
                         with m.Case(P.CMD_WAIT):
+                            m.d.comb += [addr_step.eq(1), addr_down.eq(1)]
                             m.next = "WAIT_DONE"
-                        with m.Default():
-                            m.d.sync += status.eq(P.ST_BAD_COMMAND)
             with m.State("WAIT_DONE"):
-                m.d.sync += timer.eq(timer - 1)
+                # addr counts the cycles down from EXECUTE on: the wait times out in its
+                # addr-th cycle (addr = 0: the 2**32-th), where addr reaches 0
+                m.d.comb += [addr_step.eq(1), addr_down.eq(1)]
                 with m.If(self.irq):
                     m.next = "REPLY_SYNC"
-                with m.Elif(timer == 0):
+                with m.Elif(~addr_next[32]):
                     m.d.sync += status.eq(P.ST_TIMEOUT)
                     m.next = "REPLY_SYNC"
             with m.State("REPLY_SYNC"):
-                m.d.comb += [self.tx_valid.eq(1), self.tx_data.eq(P.SYNC_REPLY)]
+                send(P.SYNC_REPLY)
+                m.d.sync += total.eq(0xFF)
                 with m.If(self.tx_ready):
                     m.next = "REPLY_STATUS"
             with m.State("REPLY_STATUS"):
-                m.d.comb += [self.tx_valid.eq(1), self.tx_data.eq(status)]
+                send(status)
                 with m.If(self.tx_ready):
-                    m.d.sync += total.eq(status)
-                    has_words = ((status == P.ST_OK) & (left != 0) &
-                                 ((cmd == P.CMD_INFO) | (cmd == P.CMD_READ_MEM) |
-                                  (cmd == P.CMD_READ_REG)))
                     m.next = "REPLY_CHECKSUM"
-                    with m.If(has_words):
+                    with m.If((status == P.ST_OK) &
+                              (is_cmd(P.CMD_INFO, P.CMD_READ_REG) |
+                               ((cmd == P.CMD_READ_MEM) & more))):
+                        m.d.sync += count.eq(count_next)
                         m.next = "FETCH_WORD"
             with m.State("FETCH_WORD"):
-                m.d.sync += idx.eq(0)
                 with m.Switch(cmd):
                     with m.Case(P.CMD_READ_MEM):
                         m.d.comb += self.host_req.eq(1)
                         with m.If(self.host_ack):
-                            m.d.sync += [word.eq(self.host_rdata), cur.eq(cur + 4)]
+                            m.d.sync += word.eq(self.host_rdata)
                             m.next = "REPLY_WORD"
                     with m.Case(P.CMD_READ_REG):
                         m.d.sync += word.eq(self.csr.rdata)
                         m.next = "REPLY_WORD"
-                    with m.Default():
-                        m.d.sync += [word.eq(info[info_k]), info_k.eq(info_k + 1)]
+                    with m.Default():     # INFO: its bytes come from info_bytes
                         m.next = "REPLY_WORD"
             with m.State("REPLY_WORD"):
-                m.d.comb += [self.tx_valid.eq(1), self.tx_data.eq(word[0:8])]
+                send(Mux(cmd == P.CMD_INFO, info_bytes[idx], word[0:8]))
                 with m.If(self.tx_ready):
-                    m.d.sync += [word.eq(word >> 8), total.eq(total + word[0:8]), idx.eq(idx + 1)]
-                    with m.If(idx == 3):
-                        m.d.sync += left.eq(left - 1)
-                        m.next = "FETCH_WORD"
-                        with m.If(left == 1):
-                            m.next = "REPLY_CHECKSUM"
+                    # shifts in rx_data, as PAYLOAD does: the top byte is never sent
+                    m.d.sync += [word.eq(Cat(word[8:], self.rx_data)), idx.eq(idx + 1)]
+                    with m.If(idx[0:2] == 3):
+                        m.next = "REPLY_CHECKSUM"
+                        more_words = (cmd == P.CMD_READ_MEM) & more
+                        with m.If(Mux(cmd == P.CMD_INFO, idx != 15, more_words)):
+                            m.d.sync += count.eq(count_next)
+                            m.next = "FETCH_WORD"
             with m.State("REPLY_CHECKSUM"):
-                m.d.comb += [self.tx_valid.eq(1), self.tx_data.eq(-total)]
+                send(~total)
                 with m.If(self.tx_ready):
                     m.next = "IDLE"
         return m
