@@ -25,27 +25,21 @@ bitstream needs a vendor tool: ``vta fpga build`` writes their Verilog and
 project script only.
 
 The iCEBreaker (iCE40 UP5K: 5280 LCs, 8 SB_MAC16 DSPs, 30 block RAMs of
-4 Kbit and at most 16 bits a row, 4 SPRAMs of 16 K x 16 bits) gets ``ICE``,
-a 1x4 with one-entry command queues (``VTAConfig.CMD_QUEUE_DEPTH``: a
-dispatch waits while the queue is full, in the RTL and in ``sim.cycle``
-alike), its SoC's 128 KiB memory in the four SPRAMs (``fpga.memory``) and
-4-beat bursts (the fetch staging queue holds one instruction). Its block RAMs
-are all the compute module's SRAMs (WGT 8, ACC 2 x 8 for its two read ports,
-INP, UOP, OUT 2 each: width-bound, so the buffers are as deep as those RAMs
-allow); 4 DSPs hold the GEMM's 16 products two by two, the other 4 are left
-for the ALU's MUL (``alu.py``'s ``SeqMul``: one 16x16 multiplier a lane). It
-does not fit yet (no ``fits``). ``bench/fpga_area.py`` (Yosys 0.70, hierarchy
-kept, so a little above a flattened build) gives 9.6 k LUT4s, 4.6 k flip-flops,
-8 of 8 DSPs, 30 of 30 block RAMs and 4 SPRAMs; the largest parts are the GEMM
-array (1.5 k LUTs for its 8 products in logic), the core with the ALU's four
-32-bit MIN/MAX/ADD/shift lanes (1.2 k LUTs, 0.6 k FFs), the compute module
-(0.7 k LUTs, 0.9 k FFs), the three DMA engines (1.8 k LUTs) and the UART
-bridge (0.6 k; 0.4 k since its counters live in the request header).
-Measured before the six-stage core: with the ALU removed the rest needed
-7.1 k LCs, so a fit needs an ALU that serves its lanes over several cycles (a
-contract change, as the multi-cycle MUL) and about 1.5 k LCs less elsewhere. Before the iCE40 work ``TINY`` needed 10.6 k LCs, 28 DSPs and
-58 block RAMs (the three 16 x 128-bit command queues alone were 24 block RAMs
-or 6 k flip-flops).
+4 Kbit and at most 16 bits a row, 4 SPRAMs of 16 K x 16 bits) gets ``ICE``:
+one MAC a cycle (``LOG_BLOCK=0``) on an 8-bit memory bus, no command queues
+(``CMD_QUEUE_DEPTH=0``: fetch hands each instruction to its module while the
+module is idle, in the RTL and in ``sim.cycle`` alike), its SoC's 128 KiB
+memory in the four SPRAMs (``fpga.memory``: a 32-bit host word is four
+rows), 17-bit memory addresses (``RtlParams.addr_bits``) and 4-beat bursts
+(so fetch shifts each instruction's 16 beats straight into its one staging
+entry). The GEMM product and the ALU's MUL take one SB_MAC16 each. It fits:
+4842 of 5280 LCs (91 %), 2087 FFs, 13 of 30 block RAMs, 2 DSPs, 4 SPRAMs, and
+reaches 21.3 MHz against its 12 MHz clock (Yosys 0.70 + nextpnr-ice40 from
+YoWASP, router1: ``fpga.build.ROUTER``). Getting there from the 1x4
+(``1x4_i8w8a32_10_10_12_12_bus32_cq1``: 11.5 k LCs) took the narrow preset
+(6.1 k), no command queues (-280), right-sized address and DMA arithmetic,
+one adder and one shifter per ALU lane, the in-place fetch staging and a
+leaner UART bridge (``bench/fpga_area.py`` prints cells per module).
 """
 from __future__ import annotations
 
@@ -111,9 +105,8 @@ def _pynq_z1():
 ECP5_85 = {"LUT": 83640, "FF": 83640, "DSP": 156, "BRAM": 208}
 SMALL, MID = "1x4_i8w8a32_10_10_10_11_bus32", "1x8_i8w8a32_11_12_13_14"
 TINY = "1x4_i8w8a32_8_8_8_9_bus32"
-#: The iCEBreaker's preset: 1x4 with one-entry command queues; its buffers are as deep as
-#: the 30 block RAMs of a UP5K allow at these widths (each 4 Kbit RAM is at most 16 bits wide).
-ICE = "1x4_i8w8a32_10_10_12_12_bus32_cq1"
+#: The iCEBreaker's preset: 1x1 on an 8-bit bus with no command queues (module docstring).
+ICE = "1x1_i8w8a32_10_9_9_11_bus8_cq0"
 
 BOARDS = {b.name: b for b in (
     Board("ulx3s-85f", "Radiona ULX3S with LFE5U-85F", "ecp5", "LFE5U-85F-6BG381C",
@@ -122,7 +115,7 @@ BOARDS = {b.name: b for b in (
           mem_bytes=64 * 1024, clock_mhz=40.0, totals=ECP5_85, fits=(SMALL, MID), smallest=SMALL),
     Board("icebreaker", "1BitSquared iCEBreaker with iCE40UP5K", "ice40", "iCE40UP5K-SG48",
           mem_bytes=128 * 1024, clock_mhz=12.0,
-          totals={"LUT": 5280, "FF": 5280, "DSP": 8, "BRAM": 30, "SPRAM": 4}, fits=(),
+          totals={"LUT": 5280, "FF": 5280, "DSP": 8, "BRAM": 30, "SPRAM": 4}, fits=(ICE,),
           smallest=ICE,
           max_burst_beats=4),
     Board("pynq-z1", "Digilent PYNQ-Z1 with Zynq-7020 (Vivado, not run here)", "xilinx",

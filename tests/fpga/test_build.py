@@ -40,22 +40,30 @@ def test_ulx3s_smallest_preset_builds_and_meets_timing(fpga_build):
     assert rep["resources"]["DSP"]["used"] > 0  # the GEMM core's multipliers map to DSPs
 
 
-def test_icebreaker_smallest_preset(fpga_build):
+def test_icebreaker_smallest_preset_fits_and_meets_timing(fpga_build):
     board = BOARDS["icebreaker"]
+    assert board.fits == (board.smallest,)
     rep, err = fpga_build("icebreaker", board.smallest)
-    if board.fits:
-        assert err is None, str(err)
-        _check_report(rep, "icebreaker", board.smallest, 12.0)
-        assert rep["timing_met"]
-    else:
-        # still larger than a UP5K in logic (issue 8: the ALU): the build must say which
-        # resource overflowed and that no preset fits; the block RAMs do fit (the SoC's
-        # memory is in SPRAM, the command queues in flip-flops)
-        assert rep is None
-        msg = str(err)
-        assert "does not fit icebreaker" in msg and "LUT" in msg, msg
-        assert "BRAM" not in msg and "SPRAM" not in msg, msg
-        assert "no preset is known to fit icebreaker" in msg, msg
+    assert err is None, str(err)
+    _check_report(rep, "icebreaker", board.smallest, 12.0)
+    assert rep["timing_met"] and rep["fmax_mhz"] >= 12.0, rep["fmax_mhz"]
+    # the GEMM's one product and the ALU's MUL on SB_MAC16s; the SoC memory in SPRAM
+    assert rep["resources"]["DSP"]["used"] == 2, rep["resources"]["DSP"]
+    assert rep["resources"]["SPRAM"]["used"] == 4, rep["resources"]
+
+
+def test_a_preset_too_large_names_the_overflow_and_the_one_that_fits(tmp_path):
+    """The 1x4 laid out for the UP5K's RAMs and DSPs needs about 11 k LCs: the build stops
+    after packing and names the resource and the preset that fits."""
+    from fpga.build import FpgaBuildError, build
+    board = BOARDS["icebreaker"]
+    with pytest.raises(FpgaBuildError) as e:
+        build("icebreaker", "1x4_i8w8a32_10_10_12_12_bus32_cq1", None, tmp_path,
+              log=lambda s: None)
+    msg = str(e.value)
+    assert "does not fit icebreaker" in msg and "LUT" in msg, msg
+    assert f"the largest preset known to fit icebreaker is {board.fits[-1]}" in msg, msg
+    assert "BRAM" not in msg and "SPRAM" not in msg, msg   # the RAMs and DSPs do fit
 
 
 @pytest.mark.slow
