@@ -7,7 +7,7 @@ data sheets, for the report when nextpnr does not list one) and the presets
 known to fit with timing met at the default clock (measured with
 ``bench/fpga_fit.py``; largest last; none for PYNQ-Z1, never built here). The default clocks are what the
 accelerator RTL closes at today. On the ULX3S's ECP5-85F speed 6, 1x4
-(``SMALL``) reached 55.9 MHz and 1x8 (``MID``) reaches 52.2 MHz at a 50 MHz
+(``SMALL``) reaches 53.4 MHz and 1x8 (``MID``) 52.2 MHz at a 50 MHz
 constraint (Yosys 0.70 + nextpnr-ecp5 from YoWASP, router2), so ULX3S runs at
 50 MHz from its PLL (25 MHz oscillator). That needs the compute core's
 six-stage pipeline (``vta_hw/rtl/core.py``: INP/WGT, ACC and product sums
