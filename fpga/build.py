@@ -116,6 +116,7 @@ def build(board_name: str, preset: str, clock_mhz: float | None = None,
     cfg = load_config(preset)
     clock_mhz = float(clock_mhz or board.clock_mhz)
     out = Path(out_dir) if out_dir else default_out_dir(board.name, cfg.name, clock_mhz)
+    _check_writable(out)
     # the build folder is made only once the design elaborates: no empty folder on an error
     if not board.open_flow:
         return _vendor_project(board, cfg, clock_mhz, out, log)
@@ -129,7 +130,7 @@ def build(board_name: str, preset: str, clock_mhz: float | None = None,
             nextpnr_opts="--report top.report.json --timing-allow-fail --router "
                          + ROUTER[board.family],
             **(ICE40_SYNTH if board.family == "ice40" else {"script_after_read": KEEP_DUPLICATES}))
-    out.mkdir(parents=True, exist_ok=True)
+    _make_dir(out)
     plan.extract(out)
     for stale in ("top.report.json", "top.stat.json", "report.json"):
         (out / stale).unlink(missing_ok=True)
@@ -178,6 +179,22 @@ def _overflow_message(board, rep: dict) -> str:
             f"(vta fpga list)")
 
 
+def _check_writable(out: Path) -> None:
+    """Raise FpgaBuildError unless ``out`` is, or can be made as, a writable folder."""
+    existing = next(p for p in (out, *out.parents) if p.exists())
+    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+        raise FpgaBuildError(f"cannot write the build folder {out}: {existing} is not a "
+                             "writable folder; pick another --out")
+
+
+def _make_dir(out: Path) -> None:
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise FpgaBuildError(f"cannot create the build folder {out}: {e.strerror}; "
+                             "pick another --out") from None
+
+
 def _tail(proc, n: int = 12) -> str:
     return "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-n:])
 
@@ -186,7 +203,7 @@ def _vendor_project(board, cfg, clock_mhz: float, out: Path, log) -> dict:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         plan = _prepare(board, cfg, clock_mhz, name="top")
-    out.mkdir(parents=True, exist_ok=True)
+    _make_dir(out)
     plan.extract(out)
     log(f"[vta fpga] {board.name}: wrote the Verilog (top.v), constraints (top.xdc) and the "
         f"Vivado project script (top.tcl) to {out}.\n  This board needs Vivado, which is not "

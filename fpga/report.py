@@ -97,7 +97,7 @@ def summary(rep: dict) -> str:
     """One readable paragraph of a report."""
     lines = [f"{rep['board']} / {rep['preset']} at {rep['clock_mhz']:g} MHz:"]
     for k, v in rep["resources"].items():
-        lines.append(f"  {k:<4} {v['used']:>7} / {v['total']:<7} {v['percent']:5.1f} %")
+        lines.append(f"  {k:<5} {v['used']:>7} / {v['total']:<7} {v['percent']:5.1f} %")
     fm = rep["fmax_mhz"]
     lines.append(f"  Fmax {fm if fm is not None else '?'} MHz: timing "
                  f"{'met' if rep['timing_met'] else 'NOT met'} at {rep['clock_mhz']:g} MHz; "

@@ -13,7 +13,7 @@ def fpga() -> None:
     \b
       vta fpga list                              boards and the presets that fit them
       vta fpga build --board ulx3s-85f           bitstream + report.json
-      vta fpga build --board icebreaker --config 1x4_i8w8a32_10_10_12_12_bus32_cq1
+      vta fpga build --board icebreaker --config 1x1_i8w8a32_10_9_9_11_bus8_cq0
     """
 
 

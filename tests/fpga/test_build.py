@@ -180,3 +180,12 @@ def test_area_tool_rows():
     assert rows[0] == {"module": "top.soc", "LUT": 10, "FF": 0, "CARRY": 4, "DSP": 2,
                        "BRAM": 1, "SPRAM": 4}
     assert rows[1]["module"] == "top" and rows[1]["FF"] == 3 and rows[1]["LUT"] == 3
+
+
+def test_an_unwritable_build_folder_is_refused_before_the_work(tmp_path):
+    from fpga.build import FpgaBuildError, build
+    (tmp_path / "a_file").write_text("")
+    with pytest.raises(FpgaBuildError, match=r"cannot write the build folder .*a_file/x: "
+                                             r".*a_file is not a writable folder; pick another --out"):
+        build("icebreaker", BOARDS["icebreaker"].smallest, None, tmp_path / "a_file" / "x",
+              log=lambda s: None)
