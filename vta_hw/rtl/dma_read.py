@@ -134,7 +134,9 @@ class DmaRead(wiring.Component):
                              row_beats.eq((ba[:lBB] + (self.x_size << lEB) + BB - 1) >> lBB)]
         n = burst_beats(m, cur_beat, row_left, self.max_burst_beats, self.page_bytes // BB)
 
-        pad_en = Signal()
+        pad_en = Signal()   # a ZERO_* state: one zero element written a cycle
+        with m.If(pad_en):  # (before the FSM: its own zcnt loads take precedence)
+            m.d.sync += [sidx.eq(sidx + 1), zcnt.eq(zcnt - 1)]
         beat_en = Signal()
         row_end = Signal()            # the row's last beat
         m.d.comb += row_end.eq(beat_en & (row_left == 1))
@@ -199,7 +201,6 @@ class DmaRead(wiring.Component):
             # rows run only then); its right pad. Each segment is left in its last cycle.
             with m.State("ZERO_L"):
                 m.d.comb += pad_en.eq(1)
-                m.d.sync += [sidx.eq(sidx + 1), zcnt.eq(zcnt - 1)]
                 with m.If(zcnt == 1):
                     with m.If(data_row):
                         m.next = "REQ"
@@ -208,12 +209,10 @@ class DmaRead(wiring.Component):
                         m.next = "ZERO_M"
             with m.State("ZERO_M"):
                 m.d.comb += pad_en.eq(1)
-                m.d.sync += [sidx.eq(sidx + 1), zcnt.eq(zcnt - 1)]
                 with m.If(zcnt == 1):
                     right_pad()
             with m.State("ZERO_R"):
                 m.d.comb += pad_en.eq(1)
-                m.d.sync += [sidx.eq(sidx + 1), zcnt.eq(zcnt - 1)]
                 with m.If(zcnt == 1):
                     after_row()
             with m.State("REQ"):
