@@ -34,7 +34,8 @@ from vta_hw import isa
 from vta_hw.config import INSN_BITS, VTAConfig
 from vta_hw.isa import MemId, Opcode
 from vta_hw.rtl.control import REG_BITS
-from vta_hw.rtl.memport import ADDR_BITS, MemPortSignature, check_addr_bits, len_bits
+from vta_hw.rtl.memport import (ADDR_BITS, MemPortSignature, burst_beats, check_addr_bits,
+                                len_bits)
 from vta_hw.rtl.queue import SyncQueue
 
 
@@ -99,15 +100,8 @@ class Fetch(wiring.Component):
         burst_left = Signal(len_bits(self.max_burst_beats))
         bc = Signal(max(_log2(IB), 1))
 
-        PB = self.page_bytes // BB
-        page_left = Signal(range(PB + 1))   # beats to the end of the page, 1..PB
-        m.d.comb += page_left.eq(PB - cur_beat[:_log2(PB)])
-        n = Signal(len_bits(self.max_burst_beats))
-        m.d.comb += n.eq(self.max_burst_beats)
-        with m.If(page_left < self.max_burst_beats):
-            m.d.comb += n.eq(page_left)
-        with m.If((beats_left < self.max_burst_beats) & (beats_left < page_left)):
-            m.d.comb += n.eq(beats_left)
+        # (used in REQ only while beats_left != 0)
+        n = burst_beats(m, cur_beat, beats_left, self.max_burst_beats, self.page_bytes // BB)
 
         beat = bus.rd_data
         if IB > 1:
