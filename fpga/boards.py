@@ -7,7 +7,7 @@ data sheets, for the report when nextpnr does not list one) and the presets
 known to fit with timing met at the default clock (measured with
 ``bench/fpga_fit.py``; largest last; none for PYNQ-Z1, never built here). The default clocks are what the
 accelerator RTL closes at today. On the ULX3S's ECP5-85F speed 6, 1x4
-(``SMALL``) reaches 53.4 MHz and 1x8 (``MID``) 52.2 MHz at a 50 MHz
+(``SMALL``) reaches 53.4 MHz and 1x8 (``MID``) 53.7 MHz at a 50 MHz
 constraint (Yosys 0.70 + nextpnr-ecp5 from YoWASP, router2), so ULX3S runs at
 50 MHz from its PLL (25 MHz oscillator). That needs the compute core's
 six-stage pipeline (``vta_hw/rtl/core.py``: INP/WGT, ACC and product sums
@@ -15,9 +15,9 @@ registered, no SRAM or DSP output feeding logic into another), the
 multi-cycle ALU MUL (``vta_hw/rtl/alu.py``) and the UART bridge's registered
 range checks (``fpga/bridge.py``); with a one-cycle 32-bit MUL in four stages
 they reached 36.8 and 30.8 MHz. The 1x8's slowest path now runs from the
-ALU's registered opcode through a lane's adder (ADD, or the MIN/MAX
-subtraction) to the ACC write data (0.85 ns slack at 50 MHz); LUT 17.8 k,
-FF 7.9 k, 72 DSPs, 69 block RAMs. Placement moves the
+UART bridge's request header through its range check into its status
+register (1.4 ns slack at 50 MHz; with other placements it was the ALU's
+opcode through a lane's adder); LUT 17.7 k, FF 7.9 k, 72 DSPs, 69 block RAMs. Placement moves the
 figure by several MHz when the netlist changes anywhere (40.4 to 54.8 MHz
 across variants of this RTL), so RTL changes rerun ``tests/fpga/test_build.py
 -m slow``. The ECPIX-5's speed 8 part reached 55.6 and 49.4 MHz with the old
