@@ -12,7 +12,7 @@ if [ -x .venv/bin/python ]; then PY=.venv/bin/python; fi
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
 status=0
-timeout 150 "$PY" -m pytest tests/compiler/gpu -q -p no:cacheprovider -x || status=$?
+timeout 150 "$PY" -m pytest tests/compiler/codegen/gpu -q -p no:cacheprovider -x || status=$?
 timeout 200 "$PY" bench/gpu_matmul.py "$@" || status=$?
 timeout 240 "$PY" bench/gpu_resnet18.py --check-models || status=$?
 exit $status

@@ -24,7 +24,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from compiler.codegen import cuda  # noqa: E402
+from compiler.codegen.gpu import cuda  # noqa: E402
 from compiler.topi import gpu  # noqa: E402
 
 CONFIGS = [  # (name, keyword arguments of gpu.matmul)

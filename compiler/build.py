@@ -17,9 +17,9 @@ from __future__ import annotations
 import sys
 import types
 
-from compiler.codegen.artifact import BuiltModule
-from compiler.codegen.llvm import codegen_llvm
-from compiler.codegen.target import parse_target
+from compiler.codegen.llvm.artifact import BuiltModule
+from compiler.codegen.llvm.codegen import codegen_llvm
+from compiler.codegen.llvm.target import parse_target
 from compiler.tir import ir as tir
 
 
@@ -41,7 +41,7 @@ def build(inputs, args: "list | None" = None, target="llvm", name: str = "defaul
             want it on (``bench/matmul_cpu.py`` does); no other relaxation exists.
 
     Returns:
-        A :class:`~compiler.codegen.artifact.BuiltModule`: callable with numpy
+        A :class:`~compiler.codegen.llvm.artifact.BuiltModule`: callable with numpy
         arrays on the host (shapes and dtypes checked, errors name the
         argument); ``save_object``/``export_library``/``assembly`` for
         deployment.

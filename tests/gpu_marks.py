@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from compiler.codegen import cuda, opencl
+from compiler.codegen.gpu import cuda, opencl
 
 needs_opencl = pytest.mark.skipif(
     not opencl.available() and not os.environ.get("CI"),

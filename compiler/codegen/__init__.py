@@ -6,16 +6,16 @@ host) -> call it, ``save_object``, ``export_library``; ``load_library``
 reopens a library. ``compiler.build`` drives this pipeline.
 
 The names below are imported lazily, so importing another backend
-(``compiler.codegen.cuda``, ``compiler.codegen.opencl``) does not load LLVM.
+(``compiler.codegen.gpu.cuda``, ``compiler.codegen.gpu.opencl``) does not load LLVM.
 """
 import importlib
 
 _LAZY = {
-    "BuiltModule": "artifact", "LibraryModule": "artifact", "load_library": "artifact",
-    "LLVMSource": "llvm", "codegen_llvm": "llvm",
-    "ArgSpec": "module", "CompiledFunction": "module",
-    "AARCH64": "target", "ARMV7": "target", "WASM32": "target", "Target": "target",
-    "host_target": "target", "parse_target": "target",
+    "BuiltModule": "llvm.artifact", "LibraryModule": "llvm.artifact", "load_library": "llvm.artifact",
+    "LLVMSource": "llvm.codegen", "codegen_llvm": "llvm.codegen",
+    "ArgSpec": "llvm.module", "CompiledFunction": "llvm.module",
+    "AARCH64": "llvm.target", "ARMV7": "llvm.target", "WASM32": "llvm.target", "Target": "llvm.target",
+    "host_target": "llvm.target", "parse_target": "llvm.target",
 }
 
 

@@ -98,11 +98,11 @@ def compile_graph(graph: Graph, params: dict, memory_plan, target="llvm", progre
         compiler.graph_lower.LoweringError: an operator without a CPU lowering.
         ValueError: a non-host target, or a graph that is not fully fused.
     """
-    from compiler.codegen.artifact import parse_ir
-    from compiler.codegen.export import emit_object, link_shared
-    from compiler.codegen.llvm import codegen_llvm
-    from compiler.codegen.optimize import optimize
-    from compiler.codegen.target import parse_target
+    from compiler.codegen.llvm.artifact import parse_ir
+    from compiler.codegen.llvm.export import emit_object, link_shared
+    from compiler.codegen.llvm.codegen import codegen_llvm
+    from compiler.codegen.llvm.optimize import optimize
+    from compiler.codegen.llvm.target import parse_target
     from compiler.tir import lower
 
     tgt = parse_target(target)

@@ -162,7 +162,7 @@ def compile_graph_gpu(graph: Graph, params: dict, memory_plan, target: str = "cu
         compiler.graph_lower.LoweringError: an operator without a lowering.
         RuntimeError: the CUDA compiler (NVRTC or nvcc) is missing or fails.
     """
-    from compiler.codegen import c_source
+    from compiler.codegen.gpu import c_source
     kind, arch = parse_gpu_target(target)
     t0 = time.perf_counter()
     kernels, calls, out_params, _ = plan_calls(graph, params, memory_plan, progress)
@@ -174,10 +174,10 @@ def compile_graph_gpu(graph: Graph, params: dict, memory_plan, target: str = "cu
     t2 = time.perf_counter()
     funcs = [st.func for sts in stages.values() for st in sts]
     if kind == "cuda":
-        from compiler.codegen import cuda
+        from compiler.codegen.gpu import cuda
         code, sources = c_source.print_module(cuda.CUDAPrinter, funcs)
     else:
-        from compiler.codegen import opencl
+        from compiler.codegen.gpu import opencl
         code, sources = c_source.print_module(opencl.OpenCLPrinter, funcs)
     src_of = {k.name: k for k in sources}
     defs = {kname: kdef for kname, kdef in kernels.values()}

@@ -74,7 +74,7 @@ def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_
                                    "or --target vta (the accelerator)")
     shapes = parse_input_shapes(input_shapes)
     start = time.perf_counter()
-    from compiler.codegen.cuda import CudaCompileError
+    from compiler.codegen.gpu.cuda import CudaCompileError
     try:
         cm = build_model(model, target=target, input_shapes=shapes,
                          progress=None if quiet else _progress)

@@ -65,7 +65,7 @@ def files(tmp_path):
 
 # 1 -----------------------------------------------------------------------------------------
 def test_cuda_module_without_driver(tmp_path):
-    from compiler.codegen.cuda import nvrtc_available
+    from compiler.codegen.gpu.cuda import nvrtc_available
     if not nvrtc_available():
         pytest.skip("no NVRTC to compile a CUDA module")
     try:
@@ -82,7 +82,7 @@ def test_cuda_module_without_driver(tmp_path):
 
 # 2 -----------------------------------------------------------------------------------------
 def test_cuda_bad_arch(tmp_path):
-    from compiler.codegen.cuda import nvrtc_available
+    from compiler.codegen.gpu.cuda import nvrtc_available
     if not nvrtc_available():
         pytest.skip("no NVRTC")
     out = tmp_path / "bad.vtamod"

@@ -1,4 +1,4 @@
-"""GPU operator kernels (CUDA and OpenCL through `compiler.codegen.cuda` / `.opencl`).
+"""GPU operator kernels (CUDA and OpenCL through `compiler.codegen.gpu.cuda` / `.opencl`).
 
 Each builder returns a tir PrimFunc in the lowered flat form with thread-bound
 loops, shared/local buffers and vector accesses: `matmul` (shared-memory and

@@ -45,7 +45,7 @@ from typing import Callable
 
 import numpy as np
 
-from compiler.codegen import vta as vta_codegen
+from compiler.codegen.vta import codegen as vta_codegen
 from compiler.tir import dtype as dt
 from compiler.tir import ir
 from compiler.tir.passes.vthread import inject_virtual_thread

@@ -25,7 +25,7 @@ threads' instructions that overlaps better (on ResNet-18's 14x14x256 conv,
 from __future__ import annotations
 
 from compiler import te, tir
-from compiler.codegen import vta as vta_codegen
+from compiler.codegen.vta import codegen as vta_codegen
 from vta_hw.config import VTAConfig
 from vta_hw.program import Program
 

@@ -31,7 +31,7 @@ import dataclasses
 from vta_hw.isa import Finish, Load, MemId, Store
 from vta_hw.timing import TOKEN_QUEUE_DEPTH
 
-from .vta_eval import CodegenError
+from .eval import CodegenError
 
 #: (module, flag) -> queue, as the hardware wires them.
 FLAG_QUEUES = {

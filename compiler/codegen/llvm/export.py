@@ -13,7 +13,7 @@ import tempfile
 
 import llvmlite.binding as llvm
 
-from compiler.codegen.target import Target
+from compiler.codegen.llvm.target import Target
 
 
 def emit_object(module: llvm.ModuleRef, target: Target) -> bytes:

@@ -43,7 +43,7 @@ def test_parallel_2d_matches_interpreter_and_calls_libgomp():
 
 @pytest.mark.parametrize("schedule", ["static", "dynamic"])
 def test_parallel_schedules_cover_every_iteration_once(schedule, monkeypatch):
-    import compiler.codegen.llvm as backend
+    import compiler.codegen.llvm.codegen as backend
     monkeypatch.setattr(backend, "PARALLEL_SCHEDULE", schedule)
     for n in (1, 2, 3, 17, 1000):
         A = T.Buffer("A", "int32", (n,))

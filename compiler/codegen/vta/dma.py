@@ -19,8 +19,8 @@ from compiler.topi.vta.environment import ACC_SCOPE, INP_SCOPE, SCOPE_MEM, WGT_S
 from vta_hw.config import MEMOP_PAD_BITS
 from vta_hw.isa import Load, MemId, Store
 
-from .vta_eval import CodegenError, element_index, evaluate, flat_offset
-from .vta_tokens import Entry
+from .eval import CodegenError, element_index, evaluate, flat_offset
+from .tokens import Entry
 
 _PAD_MAX = (1 << MEMOP_PAD_BITS) - 1
 

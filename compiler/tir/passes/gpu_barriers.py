@@ -38,12 +38,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..tir import dtype as dt
-from ..tir import ir
-from ..tir.bounds import INF, const_bounds
-from ..tir.ops import ForKind, Op
-from ..tir.simplify import linear
-from ..tir.visit import substitute, walk_expr, walk_stmt
+from compiler.tir import dtype as dt
+from compiler.tir import ir
+from compiler.tir.bounds import INF, const_bounds
+from compiler.tir.ops import ForKind, Op
+from compiler.tir.simplify import linear
+from compiler.tir.visit import substitute, walk_expr, walk_stmt
 
 BARRIER_CALL = "storage_sync"
 THREAD_AXES = ("blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z")

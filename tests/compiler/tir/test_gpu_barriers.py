@@ -2,7 +2,7 @@
 
 import pytest
 
-from compiler.codegen.gpu_barriers import barrier, count_barriers, insert_barriers, is_barrier
+from compiler.tir.passes.gpu_barriers import barrier, count_barriers, insert_barriers, is_barrier
 from compiler.tir import ir
 from compiler.tir.ops import ForKind
 

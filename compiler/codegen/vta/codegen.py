@@ -60,11 +60,11 @@ from vta_hw.config import VTAConfig
 from vta_hw.isa import Alu, AluOp, Gemm, Load, MemId, Store
 from vta_hw.program import DramLayout, Program
 
-from .vta_dma import DmaMixin
-from .vta_eval import CodegenError, element_index, evaluate
-from .vta_threads import inplace_aliases, per_thread
-from .vta_tokens import Entry, insert_tokens, verify_tokens
-from .vta_uops import UopCache, fold
+from .dma import DmaMixin
+from .eval import CodegenError, element_index, evaluate
+from .threads import inplace_aliases, per_thread
+from .tokens import Entry, insert_tokens, verify_tokens
+from .uops import UopCache, fold
 
 __all__ = ["CodegenError", "build", "BuildStats"]
 

@@ -170,7 +170,7 @@ def test_tiling_error_names_the_buffer():
 
 
 def test_padding_over_15_is_rejected(rng):
-    from compiler.codegen.vta import CodegenError
+    from compiler.codegen.vta.codegen import CodegenError
     with pytest.raises(CodegenError, match=r"pad field"):
         conv2d_program(load_config(), (1, 16, 4, 4), (16, 16, 3, 3), 1, 16)
 

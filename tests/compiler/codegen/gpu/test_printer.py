@@ -4,8 +4,8 @@ import re
 
 import pytest
 
-from compiler.codegen import cuda, opencl
-from compiler.codegen.c_source import launch_config
+from compiler.codegen.gpu import cuda, opencl
+from compiler.codegen.gpu.c_source import launch_config
 from compiler.tir import ir
 from compiler.tir.ops import ForKind
 from compiler.topi import gpu

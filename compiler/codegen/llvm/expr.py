@@ -2,7 +2,7 @@
 
 :class:`ExprEmitter` turns one ``compiler.tir.ir.Expr`` into an LLVM value at
 the current builder position. Values are LLVM scalars, LLVM vectors, or
-:class:`~compiler.codegen.vector.Ramp` (an affine vector index kept
+:class:`~compiler.codegen.llvm.vector.Ramp` (an affine vector index kept
 symbolic so that loads and stores become contiguous vector accesses). A
 scalar where a vector is expected stands for its broadcast.
 
@@ -25,9 +25,9 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from compiler.codegen.dtypes import ScalarType, scalar_type, vec
-from compiler.codegen.intrinsics import call_math
-from compiler.codegen.vector import Ramp, broadcast, extract_lanes, lanes_of, materialize, pack_lanes
+from compiler.codegen.llvm.dtypes import ScalarType, scalar_type, vec
+from compiler.codegen.llvm.intrinsics import call_math
+from compiler.codegen.llvm.vector import Ramp, broadcast, extract_lanes, lanes_of, materialize, pack_lanes
 from compiler.tir.ir import Expr
 from compiler.tir.ops import Op
 

@@ -19,7 +19,7 @@ from compiler.tir.ops import Op
 from compiler.tir.visit import walk_expr, walk_stmt
 from compiler.topi.vta.environment import ALU_PREFIX
 
-from .vta_eval import CodegenError
+from .eval import CodegenError
 
 
 def per_thread(s: ir.Stmt) -> list[ir.Stmt]:

@@ -14,12 +14,12 @@ import time
 
 import llvmlite.binding as llvm
 
-from compiler.codegen.export import emit_assembly, emit_object, link_shared
-from compiler.codegen.jit import JITModule
-from compiler.codegen.llvm import SPECS_SYMBOL, LLVMSource
-from compiler.codegen.module import ArgSpec, CompiledFunction
-from compiler.codegen.optimize import optimize
-from compiler.codegen.target import Target, init_llvm
+from compiler.codegen.llvm.export import emit_assembly, emit_object, link_shared
+from compiler.codegen.llvm.jit import JITModule
+from compiler.codegen.llvm.codegen import SPECS_SYMBOL, LLVMSource
+from compiler.codegen.llvm.module import ArgSpec, CompiledFunction
+from compiler.codegen.llvm.optimize import optimize
+from compiler.codegen.llvm.target import Target, init_llvm
 from compiler.runtime_native.openmp import load_libgomp
 
 

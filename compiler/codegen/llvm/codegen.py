@@ -36,13 +36,13 @@ from dataclasses import dataclass, field
 
 from llvmlite import ir
 
-from compiler.codegen import parallel as par
-from compiler.codegen.dtypes import scalar_type
-from compiler.codegen.llvm_expr import ExprEmitter
-from compiler.codegen.loops import counted_loop
-from compiler.codegen.module import ArgSpec
-from compiler.codegen.target import Target
-from compiler.codegen.vector import Ramp, broadcast, extract_lanes, lanes_of, materialize
+from compiler.codegen.llvm import parallel as par
+from compiler.codegen.llvm.dtypes import scalar_type
+from compiler.codegen.llvm.expr import ExprEmitter
+from compiler.codegen.llvm.loops import counted_loop
+from compiler.codegen.llvm.module import ArgSpec
+from compiler.codegen.llvm.target import Target
+from compiler.codegen.llvm.vector import Ramp, broadcast, extract_lanes, lanes_of, materialize
 from compiler.tir import ir as tir
 from compiler.tir.ops import ForKind, Op
 

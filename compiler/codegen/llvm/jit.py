@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import llvmlite.binding as llvm
 
-from compiler.codegen.target import Target
+from compiler.codegen.llvm.target import Target
 from compiler.runtime_native.openmp import load_libgomp
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from compiler.codegen.vector import extract_lanes, pack_lanes
+from compiler.codegen.llvm.vector import extract_lanes, pack_lanes
 
 # name -> number of arguments; all have an llvm.<name>.* intrinsic.
 INTRINSICS = {"exp": 1, "exp2": 1, "log": 1, "log2": 1, "log10": 1, "sqrt": 1, "sin": 1,

@@ -39,13 +39,13 @@ import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 
-from ..tir import dtype as dt
-from ..tir import ir
-from ..tir.bounds import const_bounds
-from ..tir.ops import ForKind, Op
-from ..tir.simplify import linear
-from ..tir.visit import substitute, walk_stmt
-from .gpu_barriers import BARRIER_CALL, insert_barriers, thread_extents
+from compiler.tir import dtype as dt
+from compiler.tir import ir
+from compiler.tir.bounds import const_bounds
+from compiler.tir.ops import ForKind, Op
+from compiler.tir.simplify import linear
+from compiler.tir.visit import substitute, walk_stmt
+from compiler.tir.passes.gpu_barriers import BARRIER_CALL, insert_barriers, thread_extents
 
 _INFIX = {Op.ADD: "+", Op.SUB: "-", Op.MUL: "*", Op.DIV: "/", Op.EQ: "==", Op.NE: "!=",
           Op.LT: "<", Op.LE: "<=", Op.GT: ">", Op.GE: ">=", Op.AND: "&&", Op.OR: "||"}

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from compiler import te, tir
-from compiler.codegen import c_source, cuda, opencl
-from compiler.codegen.gpu_barriers import insert_barriers
+from compiler.codegen.gpu import c_source, cuda, opencl
+from compiler.tir.passes.gpu_barriers import insert_barriers
 from compiler.topi import gpu
 from compiler.topi.gpu import stage
 

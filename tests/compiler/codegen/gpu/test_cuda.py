@@ -5,7 +5,7 @@ import shutil
 import numpy as np
 import pytest
 
-from compiler.codegen import cuda
+from compiler.codegen.gpu import cuda
 
 from gpu_kernel_cases import check_outputs, kernel_cases
 from tests.gpu_marks import needs_cuda_compiler, needs_gpu

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from compiler.codegen import opencl
+from compiler.codegen.gpu import opencl
 from compiler.topi import gpu
 
 from gpu_kernel_cases import check_outputs, kernel_cases

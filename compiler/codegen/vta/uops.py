@@ -21,7 +21,7 @@ import numpy as np
 from vta_hw.config import LOOP_ITER_BITS, VTAConfig
 from vta_hw.isa import Load, MemId, Uop
 
-from .vta_eval import CodegenError
+from .eval import CodegenError
 
 
 def _field_bits(cfg: VTAConfig) -> dict[str, int]:

@@ -3,10 +3,10 @@ DMA recognition and its errors, on small hand-written inputs."""
 import numpy as np
 import pytest
 
-from compiler.codegen import vta as codegen
-from compiler.codegen.vta_eval import CodegenError
-from compiler.codegen.vta_tokens import Entry, TokenError, insert_tokens, verify_tokens
-from compiler.codegen.vta_uops import fold
+from compiler.codegen.vta import codegen as codegen
+from compiler.codegen.vta.eval import CodegenError
+from compiler.codegen.vta.tokens import Entry, TokenError, insert_tokens, verify_tokens
+from compiler.codegen.vta.uops import fold
 from compiler.tir import ir
 from compiler.tir.ops import ForKind
 from compiler.topi.vta import Env, Tiling, conv2d_ir
