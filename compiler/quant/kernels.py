@@ -35,15 +35,41 @@ from compiler.graph_lower.lower import KernelDef
 from compiler.tir import ir
 from compiler.topi import conv2d as tconv
 from compiler.topi import dense as tdense
-from compiler.topi.injective import schedule_injective
 from compiler.topi.nn_util import pad_spatial
 
 from .qgraph import QNode, QOp
 
+#: outputs smaller than this (elements) run on one thread: a parallel region costs more
+#: than these few microseconds of work save, and on a loaded machine each region can
+#: wait a scheduler time slice for its last thread
+PARALLEL_MIN = 1 << 20
 
-def _kernel(out, inputs, constants=(), workspace=(), pattern="injective", schedule=None):
+
+def schedule_map(s, out):
+    """Elementwise kernels (quantize, dequantize, add, mean): the last axis vectorised by 16
+    when it divides, the outer axes fused and parallel from ``PARALLEL_MIN`` elements."""
+    axes = list(s[out].op.axis)
+    if out.shape[-1] % 16 == 0:
+        outer, inner = s[out].split(axes[-1], factor=16)
+        s[out].vectorize(inner)
+        axes[-1] = outer
+    _parallel_outer(s, out, axes)
+
+
+def schedule_copy(s, out):
+    """Layout moves (pack, unpack): plain loops in output order (no gathers into vector
+    lanes: strided reads are cheaper one by one), parallel from ``PARALLEL_MIN``."""
+    _parallel_outer(s, out, list(s[out].op.axis))
+
+
+def _parallel_outer(s, out, axes):
+    if int(np.prod(out.shape)) >= PARALLEL_MIN and len(axes) >= 2:
+        s[out].parallel(s[out].fuse(*axes[:-1]) if len(axes) > 2 else axes[0])
+
+
+def _kernel(out, inputs, constants=(), workspace=(), pattern="injective", schedule=schedule_map):
     s = te.create_schedule(out)
-    (schedule or schedule_injective)(s, out)
+    schedule(s, out)
     return KernelDef(s, list(inputs) + [c for c, _ in constants] + list(workspace) + [out],
                      len(inputs), [None] * len(inputs), list(workspace), pattern,
                      [v for _, v in constants])
@@ -92,14 +118,37 @@ def _requant_tables(shift, channels: int):
     return (lambda o: c), []
 
 
+def schedule_conv(s, acc, out, ow_tile: int = 14):
+    """The int8 conv's schedule: ``topi.conv2d.schedule_conv2d_nchw``'s register tile (per
+    output row and column tile, an ``ow_tile x ob`` int32 accumulator, vectorised over the
+    ``ob`` output channels, runs over (ic, kh, kw); the epilogue stores it channel by
+    channel, vectorised along the columns), parallel over (n, channel block, row); the
+    zero-padded input is copied once at the root on one thread (a small copy: the stem's
+    is 3 x 230 x 230 bytes)."""
+    N, Ob, OH, OW, ob = acc.shape
+    reg = next((f for f in range(min(OW, ow_tile), 0, -1) if OW % f == 0), 1)
+    if reg * 2 <= ow_tile and reg != OW:
+        reg = min(ow_tile, OW)
+    n, o, oh, ow = s[out].op.axis
+    oo, oi = s[out].split(o, factor=ob)
+    owo, owi = s[out].split(ow, factor=reg)
+    s[out].reorder(n, oo, oh, owo, oi, owi)
+    s[out].unroll(oi)
+    s[out].vectorize(owi)
+    s[out].parallel(s[out].fuse(n, oo, oh))
+    s[acc].compute_at(s[out], owo)
+    *_, aow, aoi = s[acc].op.axis
+    s[acc].reorder(*s[acc].op.reduce_axis, aow, aoi)
+    s[acc].unroll(aow)
+    s[acc].vectorize(aoi)
+
+
 def conv2d(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray,
            name="conv2d") -> KernelDef:
     """Int8 CONV2D (module docstring) of NCHW ``x_shape`` with OIHW ``weight`` (int8) and
     ``bias`` ((O,) int32); attrs strides, padding (symmetric h, w), shift, relu.
 
-    Schedule: ``topi.conv2d.schedule_conv2d_nchw`` (per row and column tile an
-    ``ow_tile x ob`` accumulator in vector registers over (ic, kh, kw)), the padded
-    input as a workspace buffer."""
+    Schedule: :func:`schedule_conv`; the padded input is a workspace buffer."""
     a = node.attrs
     O, C, KH, KW = weight.shape
     ob = tconv.conv_out_block(O)
@@ -124,7 +173,7 @@ def conv2d(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray,
         return _clip8(_shift_right(s, scale(o)), a["relu"])
     out = te.compute((N, O, OH, OW), epilogue, name=name)
     s = te.create_schedule(out)
-    tconv.schedule_conv2d_nchw(s, acc, out)
+    schedule_conv(s, acc, out)
     workspace = [padded] if padded is not x else []
     packed = tconv.pack_conv_kernel(np.asarray(weight, np.int8), ob)
     consts = [(w, packed), (b, np.ascontiguousarray(bias, np.int32))] + tables
@@ -187,7 +236,6 @@ def mean(node: QNode, x_shape, name="mean") -> KernelDef:
 
     def schedule(s, out):
         s[total].compute_at(s[out], s[out].op.axis[-1])
-        s[out].parallel(s[out].fuse(*s[out].op.axis[:2]))
     return _kernel(out, [x], schedule=schedule, pattern="reduce")
 
 
@@ -218,7 +266,7 @@ def pack(x_shape, packed_shape, name="pack") -> KernelDef:
             return read(n, c, h, w)
         return te.if_then_else(ir.logical_and(*conds), read(n, c, h, w), ir.const(0, "int8"))
     out = te.compute(tuple(packed_shape), f, name=name)
-    return _kernel(out, [x])
+    return _kernel(out, [x], schedule=schedule_copy)
 
 
 def unpack(packed_shape, shape, name="unpack") -> KernelDef:
@@ -231,7 +279,7 @@ def unpack(packed_shape, shape, name="unpack") -> KernelDef:
     else:
         f = lambda n, c, h, w: y[n // B, c // BO, h, w, n % B, c % BO]  # noqa: E731
     out = te.compute(tuple(shape), f, name=name)
-    return _kernel(out, [y])
+    return _kernel(out, [y], schedule=schedule_copy)
 
 
 def graph_op_kernel(node: QNode, src_nodes: list[QNode], name: str) -> KernelDef:

@@ -25,6 +25,7 @@ def _conv_case(rng, x_shape, O, k, stride, pad, shift, relu, wide_bias=False):
     ((2, 1, 8, 8), 8, 3, 1, 1, 6, False),        # digits' first conv, ob 8
     ((1, 5, 9, 7), 5, 3, 2, 0, 0, False),        # 5 channels: ob 1, shift 0
     ((1, 4, 6, 6), 24, 1, 1, 0, 31, False),      # shift 31: -1 or 0
+    ((1, 3, 17, 17), 16, 3, 1, 1, 7, True),      # 17 columns: a 14-wide tile and a tail
 ])
 def test_conv2d_matches_oracle(rng, x_shape, O, k, stride, pad, shift, relu):
     node, x, w, b = _conv_case(rng, x_shape, O, k, stride, pad, shift, relu)
