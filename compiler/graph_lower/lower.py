@@ -194,5 +194,5 @@ def _packing(body: Graph, chosen: dict, group: str) -> dict:
             if packs.setdefault(i, tag) != tag:
                 raise LoweringError(f"constant input {i} of group {group!r} is packed two ways: "
                                     f"{packs[i]!r} and {tag!r} ({impl.name} of node "
-                                    f"{n.label or n!r})")
+                                    f"{n.label or n})")
     return packs

@@ -136,7 +136,7 @@ class Registry:
                 gives each implementation's reasons).
         """
         op, n = w.node.op, w.node
-        where = f"node {n.label or n!r}"
+        where = f"node {n.label!r}" if n.label else f"node {n!r}"
         impls = self.implementations(op)
         if not impls:
             raise LoweringError(f"operator {op.name} has no CPU lowering ({where}); register an "
