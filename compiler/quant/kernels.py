@@ -282,9 +282,10 @@ def unpack(packed_shape, shape, name="unpack") -> KernelDef:
     return _kernel(out, [y], schedule=schedule_copy)
 
 
-def graph_op_kernel(node: QNode, src_nodes: list[QNode], name: str) -> KernelDef:
+def graph_op_kernel(node: QNode, src_nodes: list[QNode], name: str, target=None) -> KernelDef:
     """An INT8 or FLOAT node (a ``compiler.graph`` op on its inputs) through the CPU graph
-    lowering: the op in a one-node FUSED group, lowered by ``graph_lower.lower_group``.
+    lowering: the op in a one-node FUSED group, lowered by ``graph_lower.lower_group`` for
+    LLVM ``target`` (default: this machine).
 
     Raises:
         compiler.graph.GraphError: the op rejects its inputs.
@@ -302,11 +303,12 @@ def graph_op_kernel(node: QNode, src_nodes: list[QNode], name: str) -> KernelDef
                          f"quantized graph says {list(node.shape)}")
     fused = make(Op.FUSED, *ins, label=node.name, body=Graph(ins, (body_out,), ("",)),
                  name=f"fused_{op.name.lower()}", pattern=kind_of(op).name)
-    return lower_group(fused, name)
+    return lower_group(fused, name, target)
 
 
-def cpu_kernel(node: QNode, src_nodes: list[QNode], params, name: str) -> KernelDef:
-    """The kernel of a ``cpu`` step: node ``node`` reading values of ``src_nodes``.
+def cpu_kernel(node: QNode, src_nodes: list[QNode], params, name: str, target=None) -> KernelDef:
+    """The kernel of a ``cpu`` step: node ``node`` reading values of ``src_nodes``; graph ops
+    are lowered for LLVM ``target`` (default: this machine).
 
     Raises:
         ValueError: an op without a kernel here (INPUT; FLOAT PARAM is a constant, no kernel).
@@ -325,5 +327,5 @@ def cpu_kernel(node: QNode, src_nodes: list[QNode], params, name: str) -> Kernel
     if op is QOp.MEAN:
         return mean(node, src_nodes[0].shape, name)
     if op in (QOp.INT8, QOp.FLOAT) and node.attrs["op"] != "PARAM":
-        return graph_op_kernel(node, src_nodes, name)
+        return graph_op_kernel(node, src_nodes, name, target)
     raise ValueError(f"node {node.name!r} ({op.value}) has no CPU kernel")

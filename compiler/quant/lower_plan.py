@@ -115,14 +115,14 @@ def _signature(plan: Plan, s: Step, types) -> tuple:
     return ("cpu", n.op.value, repr(sorted(n.attrs.items())), n.exp, ins, types[s.output])
 
 
-def _kernel_def(plan: Plan, s: Step, types, name: str):
+def _kernel_def(plan: Plan, s: Step, types, name: str, target):
     qg = plan.qgraph
     if s.kind == "pack":
         return kernels.pack(types[s.inputs[0]][0], types[s.output][0], name)
     if s.kind == "unpack":
         return kernels.unpack(types[s.inputs[0]][0], types[s.output][0], name)
     n = qg.nodes[s.node]
-    return kernels.cpu_kernel(n, [qg.nodes[i] for i in n.src], qg.params, name)
+    return kernels.cpu_kernel(n, [qg.nodes[i] for i in n.src], qg.params, name, target)
 
 
 def lower_plan(plan: Plan, cpu_target="llvm", progress=None, opt_level: int = 3) -> CompiledModel:
@@ -174,7 +174,7 @@ def lower_plan(plan: Plan, cpu_target="llvm", progress=None, opt_level: int = 3)
         sig = _signature(plan, s, types)
         if sig not in kdefs:
             kname = f"k{len(kdefs)}_{s.kind}_{n.op.value if s.kind == 'cpu' else 'n%d' % s.node}"
-            kdefs[sig] = (kname, _kernel_def(plan, s, types, kname))
+            kdefs[sig] = (kname, _kernel_def(plan, s, types, kname, tgt))
         kname, kd = kdefs[sig]
         args = [refs[v] for v in s.inputs]
         for j, value in enumerate(kd.constants):
