@@ -4,8 +4,9 @@ One function per kind of step, each the exact integer semantics of
 ``compiler.quant.qgraph.eval_node`` (and ``compiler.topi.vta.layout``):
 
     QUANTIZE    float32 x -> int8: clip(round_half_even(x * 2**exp), -128, 127)
-                (``round`` is LLVM's ``roundeven``, numpy's ``rint``; x * 2**exp is exact in
-                float32, so no float64 is needed)
+                (``round`` is LLVM's ``roundeven``, numpy's ``rint``; scaling by a power of
+                two is exact in float32: overflow saturates and underflow rounds to 0 as
+                in the oracle's float64)
     DEQUANTIZE  int8 q -> float32 q * 2**-exp
     CONV2D      int8 NCHW x, int8 weight packed ``[O/ob, C, KH, KW, ob]``, int32 bias (O,):
                 products and bias summed in uint32 (two's-complement wrapping, as the
@@ -67,12 +68,18 @@ def _parallel_outer(s, out, axes):
         s[out].parallel(s[out].fuse(*axes[:-1]) if len(axes) > 2 else axes[0])
 
 
-def _kernel(out, inputs, constants=(), workspace=(), pattern="injective", schedule=schedule_map):
+def _kernel(s, inputs, out, pattern, constants=(), workspace=()) -> KernelDef:
+    """The KernelDef of schedule ``s``: ``inputs``, ``constants`` (``(placeholder, numpy
+    array)`` pairs), ``workspace`` tensors, then ``out``."""
+    return KernelDef(s, list(inputs) + [c for c, _ in constants] + list(workspace) + [out],
+                     n_inputs=len(inputs), packs=[None] * len(inputs), workspace=list(workspace),
+                     pattern=pattern, constants=[v for _, v in constants])
+
+
+def _simple(out, inputs, schedule=schedule_map, pattern="injective") -> KernelDef:
     s = te.create_schedule(out)
     schedule(s, out)
-    return KernelDef(s, list(inputs) + [c for c, _ in constants] + list(workspace) + [out],
-                     len(inputs), [None] * len(inputs), list(workspace), pattern,
-                     [v for _, v in constants])
+    return _kernel(s, inputs, out, pattern)
 
 
 def _clip8(v, relu: bool):
@@ -94,7 +101,7 @@ def quantize(shape, exp: int, name="quantize") -> KernelDef:
     lo, hi = ir.const(-128.0, "float32"), ir.const(127.0, "float32")
     out = te.compute(shape, lambda *i: te.cast(te.minimum(te.maximum(
         ir.call("round", "float32", x[i] * scale), lo), hi), "int8"), name=name)
-    return _kernel(out, [x])
+    return _simple(out, [x])
 
 
 def dequantize(shape, exp: int, name="dequantize") -> KernelDef:
@@ -102,7 +109,7 @@ def dequantize(shape, exp: int, name="dequantize") -> KernelDef:
     q = te.placeholder(shape, "int8", "q")
     scale = ir.const(2.0 ** -exp, "float32")
     out = te.compute(shape, lambda *i: te.cast(q[i], "float32") * scale, name=name)
-    return _kernel(out, [q])
+    return _simple(out, [q])
 
 
 def _requant_tables(shift, channels: int):
@@ -177,8 +184,7 @@ def conv2d(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray,
     workspace = [padded] if padded is not x else []
     packed = tconv.pack_conv_kernel(np.asarray(weight, np.int8), ob)
     consts = [(w, packed), (b, np.ascontiguousarray(bias, np.int32))] + tables
-    return KernelDef(s, [x] + [c for c, _ in consts] + workspace + [out], 1, [None], workspace,
-                     "conv", [v for _, v in consts])
+    return _kernel(s, [x], out, "conv", consts, workspace)
 
 
 def dense(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray, name="dense") -> KernelDef:
@@ -201,8 +207,7 @@ def dense(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray, name="dens
     tdense.schedule_dense(s, acc, out)
     consts = [(w, tdense.pack_dense_weight(np.asarray(weight, np.int8), nb)),
               (b, np.ascontiguousarray(bias, np.int32))] + tables
-    return KernelDef(s, [x] + [c for c, _ in consts] + [out], 1, [None], [], "dense",
-                     [v for _, v in consts])
+    return _kernel(s, [x], out, "dense", consts)
 
 
 def add(node: QNode, name="add") -> KernelDef:
@@ -219,7 +224,7 @@ def add(node: QNode, name="add") -> KernelDef:
     out = te.compute(shape, lambda *i: _clip8(_shift_right(te.cast(
         shl(x[i], a["la"]) + shl(y[i], a["lb"]) + ir.const(rnd, "uint32"), "int32"), scale),
         a["relu"]), name=name)
-    return _kernel(out, [x, y])
+    return _simple(out, [x, y])
 
 
 def mean(node: QNode, x_shape, name="mean") -> KernelDef:
@@ -236,7 +241,7 @@ def mean(node: QNode, x_shape, name="mean") -> KernelDef:
 
     def schedule(s, out):
         s[total].compute_at(s[out], s[out].op.axis[-1])
-    return _kernel(out, [x], schedule=schedule, pattern="reduce")
+    return _simple(out, [x], schedule, "reduce")
 
 
 def _image(x_shape):
@@ -266,7 +271,7 @@ def pack(x_shape, packed_shape, name="pack") -> KernelDef:
             return read(n, c, h, w)
         return te.if_then_else(ir.logical_and(*conds), read(n, c, h, w), ir.const(0, "int8"))
     out = te.compute(tuple(packed_shape), f, name=name)
-    return _kernel(out, [x], schedule=schedule_copy)
+    return _simple(out, [x], schedule_copy)
 
 
 def unpack(packed_shape, shape, name="unpack") -> KernelDef:
@@ -279,7 +284,7 @@ def unpack(packed_shape, shape, name="unpack") -> KernelDef:
     else:
         f = lambda n, c, h, w: y[n // B, c // BO, h, w, n % B, c % BO]  # noqa: E731
     out = te.compute(tuple(shape), f, name=name)
-    return _kernel(out, [y], schedule=schedule_copy)
+    return _simple(out, [y], schedule_copy)
 
 
 def graph_op_kernel(node: QNode, src_nodes: list[QNode], name: str, target=None) -> KernelDef:
