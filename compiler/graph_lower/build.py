@@ -34,6 +34,7 @@ import numpy as np
 from compiler.graph import Graph, Op
 from compiler.graph.ops import LEAVES
 
+from .link import link_library
 from .lower import lower_group, pack_param, signature
 
 ALIGN = 64
@@ -98,10 +99,6 @@ def compile_graph(graph: Graph, params: dict, memory_plan, target="llvm", progre
         compiler.graph_lower.LoweringError: an operator without a CPU lowering.
         ValueError: a non-host target, or a graph that is not fully fused.
     """
-    from compiler.codegen.llvm.artifact import parse_ir
-    from compiler.codegen.llvm.export import emit_object, link_shared
-    from compiler.codegen.llvm.codegen import codegen_llvm
-    from compiler.codegen.llvm.optimize import optimize
     from compiler.codegen.llvm.target import parse_target
     from compiler.tir import lower
 
@@ -117,15 +114,7 @@ def compile_graph(graph: Graph, params: dict, memory_plan, target="llvm", progre
     it = progress(todo, len(todo), "lowering") if progress else todo
     funcs = [lower(kdef.schedule, kdef.args, kname) for kname, kdef in it]
     t2 = time.perf_counter()
-    source = codegen_llvm(funcs, tgt, fp_contract=True)
-    mod = parse_ir(source.text)
-    optimize(mod, tgt.machine(), opt_level)
-    obj = emit_object(mod, tgt)
-    import tempfile
-    with tempfile.TemporaryDirectory(prefix="vtamod_") as tmp:
-        lib_path = link_shared([obj], os.path.join(tmp, "kernels.so"))
-        with open(lib_path, "rb") as f:
-            library = f.read()
+    library = link_library(funcs, tgt, fp_contract=True, opt_level=opt_level)
     t3 = time.perf_counter()
 
     gj = {
