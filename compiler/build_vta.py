@@ -45,7 +45,7 @@ def build_vta(graph, params: dict, *, config: "VTAConfig | str | None" = None,
         min_channels: the partition's channel rule (default BLOCK_IN / 4).
         seed: of the smoke calibration.
         opt_level: LLVM optimisation level of the CPU kernels.
-        progress: unused here (kept for the route signature).
+        progress: optional ``(iterable, total, desc) -> iterable`` (e.g. tqdm).
 
     Returns:
         a CompiledModel; ``stats`` adds ``quantize_s``, ``partition_s``,
@@ -71,7 +71,7 @@ def build_vta(graph, params: dict, *, config: "VTAConfig | str | None" = None,
     plan = build_plan(qg, cfg, vthreads=vthreads, dram=dram, measure=measure,
                       min_channels=min_channels)
     t2 = time.perf_counter()
-    cm = lower_plan(plan, cpu_target)
+    cm = lower_plan(plan, cpu_target, progress=progress, opt_level=opt_level)
     cm.plan = plan
     if "vta" not in cm.targets:
         cm.targets = list(cm.targets) + ["vta"]

@@ -190,6 +190,7 @@ class GpuGraphModule:
     """
 
     device = None
+    kind = "gpu"
 
     def __init__(self, source):
         self.path, self.graph = source.where, source.graph
@@ -302,6 +303,11 @@ class GpuGraphModule:
                 times[i].append(time.perf_counter() - t)
         return [(c["kernel"], c.get("node", ""), float(np.median(ts)))
                 for c, ts in zip(self.graph["calls"], times)]
+
+    def stats(self) -> dict:
+        """No accelerator counters on a GPU (the same keys as ``GraphModule.stats``)."""
+        return {"device": None, "runs": 0, "cycles": 0, "gemm_utilization": 0.0,
+                "dram_bytes": 0, "layers": {}}
 
     def __repr__(self) -> str:
         return f"<GpuGraphModule {self.path}: {len(self.graph['calls'])} launches ({self.target})>"

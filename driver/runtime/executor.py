@@ -36,7 +36,8 @@ class GraphModule:
         timeout_s: seconds one accelerator program run may take (None: no limit).
 
     Attributes:
-        graph: the execution plan; ``targets``: the manifest's targets;
+        graph: the execution plan; ``targets``: the manifest's targets; ``kind``:
+        ``"cpu"`` or ``"vta"`` (accelerator);
         device: the accelerator device or None; ``path``: the folder (or a label).
 
     Raises:
@@ -46,7 +47,7 @@ class GraphModule:
 
     def __init__(self, source, device=None, timeout_s: "float | None" = None):
         self.path, self.graph = source.where, source.graph
-        self.targets = source.targets
+        self.targets, self.kind = source.targets, source.kind
         self.device, self.timeout_s = device, timeout_s
         g = self.graph
         self._params = {k: aligned_copy(v) for k, v in source.params().items()}
@@ -202,15 +203,21 @@ class GraphModule:
         self.run(**kwargs)
         return [o.copy() for o in self._outputs]
 
-    def trace(self, *args, **kwargs) -> dict:
-        """Run once, keeping each call's result: node label -> a copy of the value it wrote
-        (a kernel's last argument, shaped as in ``kernels``; a vta call's first output,
-        as the program's buffer). For comparing layers with a reference."""
+    def trace(self, *args, **kwargs) -> list:
+        """Run once (inputs as for ``__call__``), keeping what every call wrote:
+        ``[(call, value)]`` in execution order, ``call`` the graph.json call and ``value``
+        a copy of its result (a kernel's last argument, shaped as in ``kernels``; a vta
+        call's first output, shaped as the program's buffer). For comparing every layer
+        with a reference.
+
+        Raises:
+            as :meth:`run`.
+        """
         for i, a in enumerate(args):
             self.set_input(i, a)
         for k, v in kwargs.items():
             self.set_input(k, v)
-        out = {}
+        out = []
         for (fn, ptrs, name), call in zip(self._calls, self.graph["calls"]):
             rc = fn(*ptrs)
             if rc:
@@ -222,7 +229,7 @@ class GraphModule:
                 prog = self._loaded[call["program"]][0]
                 b = prog.buffer(call["outputs"][0]["buffer"])
                 v = self._view(call["outputs"][0]["ref"], b.shape, b.dtype)
-            out[call.get("node") or name] = v.copy()
+            out.append((call, v.copy()))
         return out
 
     def benchmark(self, repeat: int = 10, warmup: int = 2) -> dict:
