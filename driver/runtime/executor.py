@@ -58,6 +58,7 @@ class GraphModule:
         self.input_names = [i["name"] for i in g["inputs"]]
         self.output_names = [o["name"] for o in g["outputs"]]
         self._layers: dict = {}
+        self._layer_keys: dict = {}     # program -> key in self._layers
         kinds = {c.get("kind", "kernel") for c in g["calls"]}
         self._lib = self._open_library(source) if "kernel" in kinds else None
         self._loaded: dict = {}
@@ -87,7 +88,7 @@ class GraphModule:
                 self._loaded[name] = (prog, self.device.load(prog))
             prog, loaded = self._loaded[name]
             fn = vta_call(call, prog, loaded, self.device, self._view, self.timeout_s,
-                          self._layers)
+                          self._layers, self._layer_key(call.get("node") or name, name))
             return fn, (), call.get("node") or name
         if kind != "kernel":
             raise RuntimeModuleError(f"{self.path}: graph.json has a call of kind {kind!r}; this "
@@ -110,6 +111,18 @@ class GraphModule:
             ptrs.append(ctypes.c_void_p(buf.ctypes.data))
         fn.argtypes = [ctypes.c_void_p] * len(ptrs)
         return fn, tuple(ptrs), name
+
+    def _layer_key(self, label: str, program: str) -> str:
+        """The counters key of ``program``'s calls: its node label, made unique (``label#2``,
+        ...) when another program's calls already use that label (repeated node names)."""
+        keys = self._layer_keys
+        if program not in keys:
+            taken = set(keys.values())
+            key, k = label, 2
+            while key in taken:
+                key, k = f"{label}#{k}", k + 1
+            keys[program] = key
+        return keys[program]
 
     # ------------------------------------------------------------ buffers
     def _buffer(self, ref: dict) -> np.ndarray:
@@ -260,7 +273,8 @@ class GraphModule:
     def stats(self) -> dict:
         """Accelerator counters over every run since loading: ``device`` (backend name, None
         for CPU modules), ``runs`` (program runs), ``cycles``, ``gemm_utilization`` (MACs /
-        (cycles x peak)), ``dram_bytes`` (read + written) and ``layers``: node label ->
+        (cycles x peak)), ``dram_bytes`` (read + written) and ``layers``: node label
+        (``label#2``, ... for a label that several programs share) ->
         ``{name, runs, cycles, gemm_macs, dram_bytes}``."""
         if self.device is None:
             return {"device": None, "runs": 0, "cycles": 0, "gemm_utilization": 0.0,

@@ -17,7 +17,8 @@ def new_counters(label: str) -> dict:
     return {"name": label, "runs": 0, "cycles": 0, "gemm_macs": 0, "dram_bytes": 0}
 
 
-def vta_call(call: dict, program, loaded, device, view, timeout_s, counters: dict):
+def vta_call(call: dict, program, loaded, device, view, timeout_s, counters: dict,
+             key: "str | None" = None):
     """A zero-argument function that performs ``call`` and returns 0.
 
     Args:
@@ -26,7 +27,8 @@ def vta_call(call: dict, program, loaded, device, view, timeout_s, counters: dic
         view: ``(ref, shape, dtype) -> ndarray``, the executor's view of a buffer ref
             (raises RuntimeModuleError when the ref is too small).
         timeout_s: seconds one run may take (None: no limit).
-        counters: label -> per-layer counters, updated on every run.
+        counters: layer key -> per-layer counters, updated on every run.
+        key: this call's key in ``counters`` (default: its node label).
 
     Raises:
         RuntimeModuleError: a buffer the call names is not in the program.
@@ -51,7 +53,7 @@ def vta_call(call: dict, program, loaded, device, view, timeout_s, counters: dic
 
     ins = bind(call["inputs"], "input")
     outs = bind(call["outputs"], "output")
-    c = counters.setdefault(label, new_counters(label))
+    c = counters.setdefault(key or label, new_counters(label))
 
     def run() -> int:
         for name, v in ins:

@@ -52,8 +52,13 @@ def test_bit_exact_with_oracle_and_close_to_onnxruntime(unet):
     import onnxruntime as ort
     _, path, cm = unet
     x = np.random.default_rng(2).standard_normal((1, 3, 16, 16)).astype(np.float32)
-    got = load_module(path, device="tsim")(x)
+    m = load_module(path, device="tsim")
+    got = m(x)
     want = run_oracle(cm.plan.qgraph, {"input": x})
+    # four convs named "conv" and the add each keep their own counters
+    layers = m.stats()["layers"]
+    assert sorted(layers) == ["add", "conv", "conv#2", "conv#3", "conv#4"]
+    assert all(c["runs"] == 1 and c["cycles"] > 0 for c in layers.values())
     assert len(got) == 2
     for g, w in zip(got, want):
         np.testing.assert_array_equal(g, w)
