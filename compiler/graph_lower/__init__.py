@@ -10,8 +10,11 @@
 - ``build.compile_graph(graph, params, memory_plan, target)``: every kernel of
   a fused graph (shared between equal signatures) in one LLVM module and one
   shared library, plus the graph JSON and packed params (``CompiledModel``).
+- ``link.link_library(funcs, target, fp_contract, opt_level)``: lowered
+  kernels -> the bytes of one host shared library.
 """
 from .build import CompiledModel, compile_graph
+from .link import link_library
 from .lower import KernelDef, LoweringError, lower_group
 
-__all__ = ["CompiledModel", "KernelDef", "LoweringError", "compile_graph", "lower_group"]
+__all__ = ["CompiledModel", "KernelDef", "LoweringError", "compile_graph", "link_library", "lower_group"]
