@@ -16,7 +16,8 @@ def link_library(funcs: list, target="llvm", fp_contract: bool = True, opt_level
 
     Args:
         funcs: lowered ``compiler.tir`` PrimFuncs (distinct names); each is
-            exported with the C ABI of ``compiler.codegen.llvm``.
+            exported with the C ABI of ``compiler.codegen.llvm``. An empty list links
+            a library without kernels (a model of constants and identities).
         target: a host LLVM target string or ``Target`` (``"llvm"``,
             ``"llvm -mcpu=x86-64-v2"``); shared libraries are host-only.
         fp_contract: allow fusing float multiply-add into FMA. Pass False for
@@ -27,7 +28,7 @@ def link_library(funcs: list, target="llvm", fp_contract: bool = True, opt_level
         the ``.so`` file's bytes (ELF).
 
     Raises:
-        ValueError: ``funcs`` is empty, or ``target`` is not this machine
+        ValueError: ``target`` is not this machine
             (cross triples get object files from ``compiler.build``; whole-model
             shared libraries are linked for the host only).
         RuntimeError: no C compiler, or the link failed.
@@ -43,8 +44,6 @@ def link_library(funcs: list, target="llvm", fp_contract: bool = True, opt_level
         raise ValueError(f"shared libraries are linked for the host only; target {tgt} is not "
                          "this machine (build on that machine, or use compiler.build(...)"
                          ".save_object() for a cross object file)")
-    if not funcs:
-        raise ValueError("link_library needs at least one lowered kernel, got none")
     source = codegen_llvm(list(funcs), tgt, fp_contract=fp_contract)
     mod = parse_ir(source.text)
     optimize(mod, tgt.machine(), opt_level)

@@ -34,8 +34,7 @@ def test_links_two_kernels_into_one_library(tmp_path):
     np.testing.assert_array_equal(c, a + b)
 
 
-def test_cross_target_and_empty_list_are_refused():
+def test_cross_target_is_refused_and_no_kernels_link_an_empty_library():
     with pytest.raises(ValueError, match="host only.*aarch64"):
         link_library([_vadd("k")], "llvm -mtriple=aarch64-linux-gnu")
-    with pytest.raises(ValueError, match="at least one lowered kernel"):
-        link_library([], "llvm")
+    assert link_library([], "llvm")[:4] == b"\x7fELF"     # a model of identities only
