@@ -9,9 +9,10 @@ For each offloaded conv, with two virtual threads (the plan's programs) and
 with one (compiled again): cycles, GEMM utilization, DRAM bytes, from the
 cycle model (``sim.cycle.run``, timing only) with a DRAM of ``--bytes-per-cycle``
 bytes per cycle (default 8). Then the whole network runs once on the ``tsim``
-device (``driver.vta_runtime``: values and timing, every program through the
-cycle model, CPU steps in numpy) and is checked bit for bit against the
-quantized graph on the CPU (``compiler.quant.run``).
+device (``compiler.quant.lower_plan`` + ``driver.runtime.load_module``: values
+and timing, every program through the cycle model, CPU steps as compiled
+kernels) and is checked bit for bit against the quantized graph on the CPU
+(``compiler.quant.run``).
 
 CPU steps (the stem conv, max pool, mean, quantize/dequantize, pack/unpack): the
 plan is lowered (``compiler.quant.lower_plan``) into one kernels.so, and each CPU
@@ -149,8 +150,9 @@ def main(argv=None) -> int:
     ap.add_argument("--repeat", type=int, default=5, help="runs per CPU step (median)")
     a = ap.parse_args(argv)
     from tests.models.builders import build_resnet18
+    from compiler.quant.lower_plan import lower_plan
     from driver.device import Device
-    from driver.vta_runtime import VtaModule
+    from driver.runtime import load_module
 
     cfg = load_config()
     dram = DramTiming(bytes_per_cycle=a.bytes_per_cycle, max_burst_beats=a.max_burst_beats)
@@ -209,24 +211,20 @@ def main(argv=None) -> int:
     print(f"total offloaded residual adds: {add_tot[2]} cycles with 2 virtual threads, "
           f"{add_tot[1]} with 1")
 
-    from compiler.quant import VtaCompiledModel
-    with tempfile.TemporaryDirectory() as d:
-        VtaCompiledModel(plan, quantize_s).save(Path(d) / "r18.vtamod")
-        m = VtaModule(Path(d) / "r18.vtamod", Device("tsim", config=cfg, dram_timing=dram))
-        x = rng.standard_normal(shape).astype(np.float32)
-        t0 = time.perf_counter()
-        out = m.run({"input": x})[0]
-        sim_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    cm = lower_plan(plan)
+    cpu_build_s = time.perf_counter() - t0
+    m = load_module(cm, device=Device("tsim", config=cfg, dram_timing=dram))
+    x = rng.standard_normal(shape).astype(np.float32)
+    t0 = time.perf_counter()
+    out = m(x)[0]
+    sim_s = time.perf_counter() - t0
     st = m.stats()
     mem_sim = peak_rss_bytes()
     exact = bool(np.array_equal(out, run_oracle(plan.qgraph, {"input": x})[0]))
     print(f"whole network on tsim: {sim_s:.1f} s wall ({m.device.counters['wall_s']:.1f} s in the "
           f"cycle model), {st['cycles']} cycles, GEMM utilization {100 * st['gemm_utilization']:.1f} %, "
           f"bit-exact with the CPU oracle: {exact}")
-    from compiler.quant.lower_plan import lower_plan
-    t0 = time.perf_counter()
-    cm = lower_plan(plan)
-    cpu_build_s = time.perf_counter() - t0
     steps = time_cpu_steps(plan, cm, x, a.repeat)
     cpu_ms = {k: sum(r[f"{k}_ms"] for r in steps) for k in ("compiled", "numpy")}
     cpu_speedup = cpu_ms["numpy"] / max(cpu_ms["compiled"], 1e-9)

@@ -1,12 +1,12 @@
 """``lower_plan``: a Plan -> the execution plan (slots, kernel and vta calls, params) and one
-kernels.so; run end to end (``plan_runner``) bit-equal to the quantized oracle."""
+kernels.so; run end to end (``driver.runtime.load_module``) bit-equal to the oracle."""
 import numpy as np
 import pytest
-from plan_runner import run_module
 
 from compiler.frontend.onnx import from_onnx
 from compiler.quant import build_plan, quantize, run as run_oracle
 from compiler.quant.lower_plan import lower_plan, plan_slots, value_types
+from driver.runtime import load_module
 from vta_hw.config import load_config
 
 DIGITS = "examples/digits/digits_cnn.onnx"
@@ -60,7 +60,7 @@ def test_digits_bit_equal_to_oracle_on_fsim(per_channel):
     cm = lower_plan(plan)
     x = np.load("examples/digits/heldout.npz")["images"][64:72].astype(np.float32) / 16
     x = x.reshape(8, 1, 8, 8)
-    got = run_module(cm, [x], "fsim")[0]
+    got = load_module(cm, device="fsim")(x)[0]
     np.testing.assert_array_equal(got, run_oracle(plan.qgraph, {"image": x})[0])
 
 
@@ -70,4 +70,4 @@ def test_every_node_on_the_cpu_bit_equal_to_oracle():
     assert not plan.programs
     cm = lower_plan(plan)
     x = np.random.default_rng(1).standard_normal((4, 1, 8, 8)).astype(np.float32)
-    np.testing.assert_array_equal(run_module(cm, [x])[0], run_oracle(plan.qgraph, {"image": x})[0])
+    np.testing.assert_array_equal(load_module(cm, device="fsim")(x)[0], run_oracle(plan.qgraph, {"image": x})[0])
