@@ -71,3 +71,25 @@ def test_every_node_on_the_cpu_bit_equal_to_oracle():
     cm = lower_plan(plan)
     x = np.random.default_rng(1).standard_normal((4, 1, 8, 8)).astype(np.float32)
     np.testing.assert_array_equal(load_module(cm, device="fsim")(x)[0], run_oracle(plan.qgraph, {"image": x})[0])
+
+
+def test_cpu_target_is_recorded_and_runs():
+    # an older x86-64 level: the kernels (and the manifest's features) leave AVX-512 out
+    plan = _digits_plan()
+    cm = lower_plan(plan, cpu_target="llvm -mcpu=x86-64-v2")
+    assert cm.targets[0].startswith("llvm") and "x86-64-v2" in cm.targets[0]
+    assert "+avx512f" not in cm.cpu["features"]
+    x = np.random.default_rng(4).standard_normal((4, 1, 8, 8)).astype(np.float32)
+    np.testing.assert_array_equal(load_module(cm, device="fsim")(x)[0],
+                                  run_oracle(plan.qgraph, {"image": x})[0])
+
+
+def test_progress_sees_the_steps_and_the_kernels():
+    seen = []
+
+    def progress(items, total, desc):
+        seen.append((desc, total))
+        return items
+    plan = _digits_plan()
+    cm = lower_plan(plan, progress=progress)
+    assert seen == [("CPU steps", len(plan.steps)), ("lowering", cm.stats["kernels"])]
