@@ -17,10 +17,11 @@ Routes, one per target kind (``ROUTES``), after one front end
 (``frontend.onnx.from_onnx``, dynamic dimensions set to 1 unless given):
 
     llvm     graph.optimize (folding, fusion, memory plan) -> graph_lower.compile_graph
-             (one kernel per fused group, all in one shared library). Whole-model
-             shared libraries are host-only: a cross triple ("llvm -mtriple=aarch64-...")
-             is refused with a ValueError (compile single kernels for it with
-             ``compiler.build(...).save_object()``).
+             (one kernel per fused group, all in one shared library). For a cross
+             triple ("aarch64", "armv7", "wasm32", "llvm -mtriple=...") the module
+             holds the kernels as one relocatable object (kernels.o) for that
+             machine instead; the manifest names the triple, and loading it on
+             another architecture is a one-line error.
     cuda     graph.optimize -> graph_lower.gpu.compile_graph_gpu (kernels.cu + kernels.cubin)
     opencl   as cuda, kernels.cl
     vta      int8 quantization (calibration) -> partition + accelerator programs
@@ -122,8 +123,9 @@ def build_model(model, target: str = "llvm", params=None, input_shapes=None, pro
         target: ``"llvm"`` (the host; ``"llvm -mcpu=x86-64-v2"`` for a smaller
             feature set, recorded in the module and checked at load), ``"cuda"``
             (``"cuda -arch=sm_80"``; sm_90 by default), ``"opencl"``, or ``"vta"``
-            (the accelerator, int8). Whole-model modules are host shared libraries:
-            cross triples are refused.
+            (the accelerator, int8). A cross triple (``"aarch64"``, ``"armv7"``,
+            ``"wasm32"``, ``"llvm -mtriple=..."``) gives a module whose kernels are a
+            relocatable object for that machine (``kernels.o``).
         params: constants of a ``Graph`` model (ignored for ONNX).
         input_shapes: name -> shape, overriding the model's (dynamic dimensions
             default to 1). For vta, the batch the programs are compiled for.
@@ -145,8 +147,8 @@ def build_model(model, target: str = "llvm", params=None, input_shapes=None, pro
         compile time per phase in seconds (``import_s``, ``total_s``, ...).
 
     Raises:
-        ValueError: an unknown target kind, a cross triple, vta options for another
-            target, or (vta) a bad config.
+        ValueError: an unknown target kind, vta options for another target, or (vta)
+            a bad config.
         compiler.frontend.FrontendError: the ONNX model does not import.
         compiler.graph.GraphError: the graph is invalid.
         compiler.graph_lower.LoweringError: an operator without a kernel.

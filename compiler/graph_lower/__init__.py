@@ -11,10 +11,11 @@
   a fused graph (shared between equal signatures) in one LLVM module and one
   shared library, plus the graph JSON and packed params (``CompiledModel``).
 - ``link.link_library(funcs, target, fp_contract, opt_level)``: lowered
-  kernels -> the bytes of one host shared library.
+  kernels -> the bytes of one host shared library; ``link.kernel_files``: that,
+  or a cross triple's relocatable object (``kernels.o``).
 """
 from .build import CompiledModel, compile_graph
-from .link import link_library
+from .link import kernel_files, link_library
 from .lower import KernelDef, LoweringError, lower_group
 
-__all__ = ["CompiledModel", "KernelDef", "LoweringError", "compile_graph", "link_library", "lower_group"]
+__all__ = ["CompiledModel", "KernelDef", "LoweringError", "compile_graph", "kernel_files", "link_library", "lower_group"]

@@ -2,7 +2,8 @@
 
 ``compile_graph(optimized, target)`` lowers every FUSED node (kernels of equal
 signature are lowered once and shared), emits all of them into ONE LLVM
-module, optimises it once and links one shared library (``link_library``).
+module, optimises it once and links one shared library (``kernel_files``; for a
+cross triple the module holds the relocatable object ``kernels.o`` instead).
 The result, :class:`CompiledModel`, is saved as a module folder of format
 version 3 (``compiler/graph_lower/module_file.py``: manifest.json with the
 targets, CPU features and a sha256 per file, graph.json, kernels.so,
@@ -36,7 +37,7 @@ import numpy as np
 from compiler.graph import Graph, Op
 from compiler.graph.ops import LEAVES
 
-from .link import link_library
+from .link import kernel_files
 from .lower import lower_group, pack_param, signature
 
 ALIGN = 64
@@ -134,24 +135,20 @@ def compile_graph(graph: Graph, params: dict, memory_plan, target="llvm", progre
         graph: output of ``compiler.graph.optimize`` (every compute node FUSED).
         params: its constants.
         memory_plan: the ``MemoryPlan`` of that graph.
-        target: a host LLVM target (``"llvm"``, ``"llvm -mcpu=x86-64-v2"``); whole-model
-            shared libraries are linked for the host only.
+        target: an LLVM target (``"llvm"``, ``"llvm -mcpu=x86-64-v2"``: a shared library
+            ``kernels.so``; a cross triple such as ``"aarch64"``: the relocatable object
+            ``kernels.o``, to link for that machine).
         progress: optional callable ``(iterable, total, desc) -> iterable`` (e.g. tqdm).
         opt_level: LLVM optimisation level.
 
     Raises:
         compiler.graph_lower.LoweringError: an operator without a CPU lowering.
-        ValueError: a non-host target, or a graph that is not fully fused.
+        ValueError: a bad target string, or a graph that is not fully fused.
     """
     from compiler.codegen.llvm.target import parse_target
     from compiler.tir import lower
 
     tgt = parse_target(target)
-    if not tgt.is_host:
-        raise ValueError(f"whole-model modules are host shared libraries (linked and loaded on the "
-                         f"machine that builds them); target {tgt} is not this machine: build "
-                         "the model on that machine, or compile single kernels for it with "
-                         "compiler.build(...).save_object()")
     t0 = time.perf_counter()
     kernels, calls, out_params, workspace_bytes = plan_calls(graph, params, memory_plan, progress, tgt)
     t1 = time.perf_counter()
@@ -160,7 +157,7 @@ def compile_graph(graph: Graph, params: dict, memory_plan, target="llvm", progre
     it = progress(todo, len(todo), "lowering") if progress else todo
     funcs = [lower(kdef.schedule, kdef.args, kname) for kname, kdef in it]
     t2 = time.perf_counter()
-    library = link_library(funcs, tgt, fp_contract=True, opt_level=opt_level)
+    files = kernel_files(funcs, tgt, fp_contract=True, opt_level=opt_level)
     t3 = time.perf_counter()
 
     gj = {
@@ -174,7 +171,7 @@ def compile_graph(graph: Graph, params: dict, memory_plan, target="llvm", progre
     }
     stats = {"kernels": len(kernels), "calls": len(calls), "lower_s": t1 - t0 + t2 - t1,
              "llvm_s": t3 - t2}
-    return CompiledModel(gj, {"kernels.so": library}, out_params, stats, targets=[str(tgt)],
+    return CompiledModel(gj, files, out_params, stats, targets=[str(tgt)],
                          cpu=cpu_record(tgt))
 
 

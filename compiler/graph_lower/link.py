@@ -1,9 +1,11 @@
-"""Lowered kernels -> the bytes of one host shared library.
+"""Lowered kernels -> the kernel file of a module: a host shared library or a cross object.
 
-``link_library(funcs, target, fp_contract, opt_level)`` emits every PrimFunc
-into ONE LLVM module, optimises it once, emits one object and links it with
-the system C compiler (``$CC`` or ``cc``, with libgomp and libm). Whole-model
-builds (``compile_graph``) and the accelerator route's CPU steps both use it.
+Every PrimFunc goes into ONE LLVM module, optimised once and emitted as one
+object. For the host, :func:`link_library` links it with the system C compiler
+(``$CC`` or ``cc``, with libgomp and libm) into ``kernels.so``; for a cross
+triple (AArch64, ARMv7, wasm32) :func:`kernel_files` keeps the relocatable
+object as ``kernels.o``, to be linked for (or on) that machine. Whole-model
+builds (``compile_graph``) and the accelerator route's CPU steps use them.
 """
 from __future__ import annotations
 
@@ -11,44 +13,69 @@ import os
 import tempfile
 
 
-def link_library(funcs: list, target="llvm", fp_contract: bool = True, opt_level: int = 3) -> bytes:
-    """Compile and link lowered kernels into a host shared library.
+def compile_object(funcs: list, target="llvm", fp_contract: bool = True,
+                   opt_level: int = 3) -> bytes:
+    """One relocatable object (PIC; ELF, or a wasm object for wasm32) of lowered kernels.
 
     Args:
-        funcs: lowered ``compiler.tir`` PrimFuncs (distinct names); each is
-            exported with the C ABI of ``compiler.codegen.llvm``. An empty list links
-            a library without kernels (a model of constants and identities).
-        target: a host LLVM target string or ``Target`` (``"llvm"``,
-            ``"llvm -mcpu=x86-64-v2"``); shared libraries are host-only.
+        funcs: lowered ``compiler.tir`` PrimFuncs (distinct names); each is exported
+            with the C ABI of ``compiler.codegen.llvm``. An empty list gives an object
+            without kernels (a model of constants and identities).
+        target: an LLVM target string or ``Target`` (host or cross).
         fp_contract: allow fusing float multiply-add into FMA. Pass False for
             kernels that must round like numpy (quantize, requantize).
         opt_level: LLVM optimisation level 0..3.
+
+    Raises:
+        ValueError: a bad target string.
+    """
+    from compiler.codegen.llvm.artifact import parse_ir
+    from compiler.codegen.llvm.codegen import codegen_llvm
+    from compiler.codegen.llvm.export import emit_object
+    from compiler.codegen.llvm.optimize import optimize
+    from compiler.codegen.llvm.target import parse_target
+
+    tgt = parse_target(target)
+    source = codegen_llvm(list(funcs), tgt, fp_contract=fp_contract)
+    mod = parse_ir(source.text)
+    optimize(mod, tgt.machine(), opt_level)
+    return emit_object(mod, tgt)
+
+
+def link_library(funcs: list, target="llvm", fp_contract: bool = True, opt_level: int = 3) -> bytes:
+    """Compile and link lowered kernels into a host shared library (arguments as
+    :func:`compile_object`).
 
     Returns:
         the ``.so`` file's bytes (ELF).
 
     Raises:
-        ValueError: ``target`` is not this machine
-            (cross triples get object files from ``compiler.build``; whole-model
-            shared libraries are linked for the host only).
+        ValueError: ``target`` is not this machine (use :func:`kernel_files` or
+            :func:`compile_object` for a cross triple).
         RuntimeError: no C compiler, or the link failed.
     """
-    from compiler.codegen.llvm.artifact import parse_ir
-    from compiler.codegen.llvm.codegen import codegen_llvm
-    from compiler.codegen.llvm.export import emit_object, link_shared
-    from compiler.codegen.llvm.optimize import optimize
+    from compiler.codegen.llvm.export import link_shared
     from compiler.codegen.llvm.target import parse_target
 
     tgt = parse_target(target)
     if not tgt.is_host:
         raise ValueError(f"shared libraries are linked for the host only; target {tgt} is not "
-                         "this machine (build on that machine, or use compiler.build(...)"
-                         ".save_object() for a cross object file)")
-    source = codegen_llvm(list(funcs), tgt, fp_contract=fp_contract)
-    mod = parse_ir(source.text)
-    optimize(mod, tgt.machine(), opt_level)
-    obj = emit_object(mod, tgt)
+                         "this machine (kernel_files() gives a cross object, kernels.o)")
+    obj = compile_object(funcs, tgt, fp_contract, opt_level)
     with tempfile.TemporaryDirectory(prefix="vtamod_link_") as tmp:
         path = link_shared([obj], os.path.join(tmp, "kernels.so"))
         with open(path, "rb") as f:
             return f.read()
+
+
+def kernel_files(funcs: list, target="llvm", fp_contract: bool = True,
+                 opt_level: int = 3) -> dict:
+    """A module's kernel file: ``{"kernels.so": bytes}`` for the host, ``{"kernels.o": bytes}``
+    (the relocatable object, undefined references to libgomp and libm left to the link)
+    for a cross triple. Arguments and errors as :func:`link_library`."""
+    from compiler.codegen.llvm.target import parse_target
+
+    tgt = parse_target(target)
+    if tgt.is_host:
+        return {"kernels.so": link_library(funcs, tgt, fp_contract, opt_level)}
+    return {"kernels.o": compile_object(funcs, tgt, fp_contract, opt_level)}

@@ -45,7 +45,9 @@ CPUINFO_NAME = {
 }
 
 #: the first word of an LLVM triple -> what ``platform.machine()`` says on that machine
-_MACHINES = {"x86_64": ("x86_64", "amd64"), "aarch64": ("aarch64", "arm64")}
+#: (wasm32: none; its modules run in a WebAssembly runtime)
+_MACHINES = {"x86_64": ("x86_64", "amd64"), "aarch64": ("aarch64", "arm64"),
+             "armv7": ("armv7l", "armv7"), "wasm32": ()}
 
 
 @functools.cache
@@ -90,7 +92,9 @@ def check_cpu(cpu: "dict | None", where: str) -> None:
     here = platform.machine().lower()
     if arch in _MACHINES and here not in _MACHINES[arch]:
         raise RuntimeModuleError(f"{where}: kernels compiled for {arch} ({cpu.get('triple')}), "
-                                 f"this machine is {here}; recompile the module on this machine")
+                                 f"this machine is {here}; run the module on that machine (its "
+                                 "kernels.o is to be linked there), or recompile it here with "
+                                 "--target llvm")
     flags = host_cpu_flags()
     if not flags:
         return

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from compiler import te
-from compiler.graph_lower import link_library
+from compiler.graph_lower import kernel_files, link_library
 from compiler.tir import lower
 
 
@@ -34,7 +34,10 @@ def test_links_two_kernels_into_one_library(tmp_path):
     np.testing.assert_array_equal(c, a + b)
 
 
-def test_cross_target_is_refused_and_no_kernels_link_an_empty_library():
+def test_cross_target_is_an_object_not_a_library_and_no_kernels_link_an_empty_library():
     with pytest.raises(ValueError, match="host only.*aarch64"):
         link_library([_vadd("k")], "llvm -mtriple=aarch64-linux-gnu")
+    files = kernel_files([_vadd("k")], "llvm -mtriple=aarch64-linux-gnu")
+    assert list(files) == ["kernels.o"] and files["kernels.o"][:4] == b"\x7fELF"
+    assert list(kernel_files([_vadd("k")], "llvm")) == ["kernels.so"]
     assert link_library([], "llvm")[:4] == b"\x7fELF"     # a model of identities only
