@@ -7,8 +7,13 @@ subpackage you need.
 import importlib
 
 
+#: callable modules: ``compiler.build(...)`` builds one kernel, ``compiler.build_model(...)``
+#: a whole model for any target (each module is also the function of its name)
+_CALLABLE = ("build", "build_model")
+
+
 def __getattr__(name: str):
-    """``compiler.build`` without importing LLVM at ``import compiler``."""
-    if name == "build":
-        return importlib.import_module("compiler.build")
+    """``compiler.build`` and ``compiler.build_model`` without importing LLVM at ``import compiler``."""
+    if name in _CALLABLE:
+        return importlib.import_module(f"compiler.{name}")
     raise AttributeError(f"module 'compiler' has no attribute {name!r}")

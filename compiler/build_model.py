@@ -1,29 +1,47 @@
-"""``compiler.build_model``: an ONNX model (or a graph IR ``Graph``) -> a :class:`CompiledModel`.
+"""``compiler.build_model``: a whole model -> a :class:`CompiledModel` for any target.
 
 Usage::
 
-    from compiler.build_model import build_model
-    cm = build_model("model.onnx", input_shapes={"x": (1, 3, 224, 224)})
-    cm.save("out/model.vtamod")          # graph.json + kernels.so + params.npz
+    from compiler import build_model          # or: from compiler.build_model import build_model
+    cm = build_model("model.onnx", input_shapes={"x": (1, 3, 224, 224)})             # host CPU
+    cm = build_model("model.onnx", target="cuda")                                     # or "opencl"
+    cm = build_model("model.onnx", target="vta", calib={"x": samples},               # accelerator
+                     config="1x16_i8w8a32_15_15_18_17", per_channel=False)
+    cm.save("out/model.vtamod")          # one module format (version 3), written atomically
 
     from driver.runtime import load_module   # numpy + ctypes only
-    m = load_module("out/model.vtamod")
+    m = load_module("out/model.vtamod")      # or load_module(cm): runs from memory
     m.set_input("x", x); m.run(); y = m.get_output(0)
 
-Pipeline: ``frontend.onnx.from_onnx`` -> ``graph.optimize`` (type inference,
-constant and batch-norm folding, fusion, memory plan) -> ``graph_lower``
-(one kernel per fused group, shared across equal signatures, all in one
-shared library).
+Routes, one per target kind (``ROUTES``), after one front end
+(``frontend.onnx.from_onnx``, dynamic dimensions set to 1 unless given):
+
+    llvm     graph.optimize (folding, fusion, memory plan) -> graph_lower.compile_graph
+             (one kernel per fused group, all in one shared library). Whole-model
+             shared libraries are host-only: a cross triple ("llvm -mtriple=aarch64-...")
+             is refused with a ValueError (compile single kernels for it with
+             ``compiler.build(...).save_object()``).
+    cuda     graph.optimize -> graph_lower.gpu.compile_graph_gpu (kernels.cu + kernels.cubin)
+    opencl   as cuda, kernels.cl
+    vta      int8 quantization (calibration) -> partition + accelerator programs
+             (``compiler.quant``) -> the execution plan whose CPU steps are compiled
+             kernels (``compiler/build_vta.py``)
+
+The module object is itself callable (``compiler.build_model(...)`` and
+``from compiler.build_model import build_model`` are the same function).
 """
 from __future__ import annotations
 
+import sys
 import time
+import types
 
 from compiler.graph_lower import CompiledModel, compile_graph
 
 
-def _static_shapes(model, input_shapes):
-    """Input shapes with every dynamic dimension (e.g. batch) set to 1 unless given."""
+def static_shapes(model, input_shapes=None) -> dict:
+    """Input shapes of the ONNX ``model`` (a ModelProto) with every dynamic dimension
+    (e.g. batch) set to 1 unless ``input_shapes`` gives the input's shape."""
     shapes = dict(input_shapes or {})
     init = {t.name for t in model.graph.initializer}
     for v in model.graph.input:
@@ -36,53 +54,134 @@ def _static_shapes(model, input_shapes):
     return shapes
 
 
+def import_model(model, params=None, input_shapes=None):
+    """The front end of every route: ``(Graph, params)``.
+
+    Args:
+        model: an ONNX ``ModelProto``, path or bytes, or a graph IR ``Graph``.
+        params: the constants of a ``Graph`` model (ignored for ONNX).
+        input_shapes: name -> static shape; dynamic dimensions default to 1.
+
+    Raises:
+        compiler.frontend.FrontendError: the ONNX model does not import (unknown
+            input name, wrong rank, unsupported operators, unreadable file).
+    """
+    from compiler.graph import Graph
+    if isinstance(model, Graph):
+        return model, dict(params or {})
+    from compiler.frontend.onnx import from_onnx, load_model
+    proto = load_model(model)
+    return from_onnx(proto, static_shapes(proto, input_shapes))
+
+
+def _route_cpu(graph, consts, target, progress, opt_level, layout_block, options):
+    from compiler.graph import optimize
+    t0 = time.perf_counter()
+    opt = optimize(graph, consts, layout_block=layout_block)
+    t1 = time.perf_counter()
+    cm = compile_graph(opt.graph, opt.params, opt.memory_plan, target, progress, opt_level)
+    cm.stats["optimize_s"] = t1 - t0
+    return cm
+
+
+def _route_gpu(graph, consts, target, progress, opt_level, layout_block, options):
+    from compiler.graph import optimize
+    from compiler.graph_lower.gpu import compile_graph_gpu
+    t0 = time.perf_counter()
+    opt = optimize(graph, consts, layout_block=layout_block)
+    t1 = time.perf_counter()
+    cm = compile_graph_gpu(opt.graph, opt.params, opt.memory_plan, target, progress)
+    cm.stats["optimize_s"] = t1 - t0
+    return cm
+
+
+def _route_vta(graph, consts, target, progress, opt_level, layout_block, options):
+    from compiler.build_vta import build_vta
+    if target.split()[1:]:
+        raise ValueError(f"target {target!r}: vta takes no options; choose the accelerator with "
+                         "config='<preset>' (e.g. '1x16_i8w8a32_15_15_18_17')")
+    return build_vta(graph, consts, progress=progress, opt_level=opt_level, **options)
+
+
+#: target kind (the target string's first word) -> route
+ROUTES = {"llvm": _route_cpu, "cuda": _route_gpu, "opencl": _route_gpu, "vta": _route_vta}
+#: named LLVM targets (``compiler.codegen.llvm.target``) that take the llvm route
+_LLVM_ALIASES = ("host", "aarch64", "armv7", "wasm32")
+#: options that only the vta route takes
+VTA_OPTIONS = ("config", "calib", "per_channel", "cpu_target", "vthreads", "dram", "measure",
+               "min_channels", "seed")
+
+
 def build_model(model, target: str = "llvm", params=None, input_shapes=None, progress=None,
-                opt_level: int = 3, layout_block: "int | None" = None) -> CompiledModel:
-    """Compile ``model`` for the CPU or a GPU.
+                opt_level: int = 3, layout_block: "int | None" = None, **options) -> CompiledModel:
+    """Compile a whole model for the CPU, a GPU or the accelerator.
 
     Args:
         model: an ONNX ``ModelProto``, a path to a ``.onnx`` file, or a graph IR
             ``Graph`` (then ``params`` holds its constants).
-        target: an LLVM host target string (``"llvm"``), or a GPU target:
-            ``"cuda"`` (``"cuda -arch=sm_90"`` is the default arch) or ``"opencl"``
-            (then the module's kernel files are GPU sources and binaries, run by
-            ``driver.gpu_runtime``; see ``compiler/graph_lower/gpu.py``).
+        target: ``"llvm"`` (the host; ``"llvm -mcpu=x86-64-v2"`` for a smaller
+            feature set, recorded in the module and checked at load), ``"cuda"``
+            (``"cuda -arch=sm_80"``; sm_90 by default), ``"opencl"``, or ``"vta"``
+            (the accelerator, int8). Whole-model modules are host shared libraries:
+            cross triples are refused.
         params: constants of a ``Graph`` model (ignored for ONNX).
         input_shapes: name -> shape, overriding the model's (dynamic dimensions
-            default to 1).
+            default to 1). For vta, the batch the programs are compiled for.
         progress: optional ``(iterable, total, desc) -> iterable`` wrapper (tqdm).
-        opt_level: LLVM optimisation level 0..3.
-        layout_block: run the graph's ``alter_layout`` pass with this block
-            (convs in NCHW{b}c, kernels OIHW{b}i{b}o, lowered by
-            ``topi.conv2d.conv2d_nchwc``). None (default): convs stay NCHW
-            and pack their constant weights to ``[O/ob, I, KH, KW, ob]``
-            themselves, which needs no layout transforms between layers.
+        opt_level: LLVM optimisation level 0..3 (CPU kernels, also those of vta).
+        layout_block: CPU only: run ``alter_layout`` with this block (convs in
+            NCHW{b}c). None (default): convs stay NCHW with packed weights.
+        **options: target="vta" only:
+            config: a ``VTAConfig`` or preset name (default preset);
+            calib: input name -> float32 samples ``[N, *input dims[1:]]`` (None: 8
+                seeded standard-normal samples, a smoke calibration);
+            per_channel: one power-of-two weight scale per output channel;
+            cpu_target: the LLVM target of the CPU steps (default ``"llvm"``);
+            vthreads, dram, measure, min_channels, seed: see ``compiler/build_vta.py``.
 
     Returns:
-        a :class:`~compiler.graph_lower.CompiledModel`; ``stats`` holds the
-        compile time per phase in seconds.
+        a :class:`~compiler.graph_lower.CompiledModel`: ``save(path)`` writes the module,
+        ``driver.runtime.load_module(cm)`` runs it from memory; ``stats`` holds the
+        compile time per phase in seconds (``import_s``, ``total_s``, ...).
 
     Raises:
+        ValueError: an unknown target kind, a cross triple, vta options for another
+            target, or (vta) a bad config.
         compiler.frontend.FrontendError: the ONNX model does not import.
         compiler.graph.GraphError: the graph is invalid.
-        compiler.graph_lower.LoweringError: an operator without a CPU kernel.
+        compiler.graph_lower.LoweringError: an operator without a kernel.
+        compiler.codegen.gpu.cuda.CudaCompileError: NVRTC/nvcc rejects a CUDA kernel.
     """
-    from compiler.graph import Graph, optimize
+    if not isinstance(target, str):
+        raise TypeError(f"target must be a str such as 'llvm', 'cuda', 'opencl' or 'vta', not "
+                        f"{target!r}")
+    kind = target.split()[0] if target.split() else ""
+    if kind in _LLVM_ALIASES:
+        kind = "llvm"
+    if kind not in ROUTES:
+        raise ValueError(f"target must be 'llvm' (host CPU), 'cuda' ('cuda -arch=sm_80'), 'opencl' "
+                         f"or 'vta' (the accelerator), not {target!r}")
+    extra = [k for k in options if k not in VTA_OPTIONS]
+    if extra:
+        raise TypeError(f"build_model() got unexpected option(s) {', '.join(extra)}; options "
+                        f"for target 'vta': {', '.join(VTA_OPTIONS)}")
+    if options and kind != "vta":
+        raise ValueError(f"option(s) {', '.join(options)} apply to target 'vta' only, not "
+                         f"{target!r}")
     start = time.perf_counter()
-    if isinstance(model, Graph):
-        graph, consts = model, dict(params or {})
-    else:
-        from compiler.frontend.onnx import from_onnx, load_model
-        proto = load_model(model)
-        graph, consts = from_onnx(proto, _static_shapes(proto, input_shapes))
+    graph, consts = import_model(model, params, input_shapes)
     t_import = time.perf_counter()
-    opt = optimize(graph, consts, layout_block=layout_block)
-    t_opt = time.perf_counter()
-    if target.split()[:1] in (["cuda"], ["opencl"]):
-        from compiler.graph_lower.gpu import compile_graph_gpu
-        cm = compile_graph_gpu(opt.graph, opt.params, opt.memory_plan, target, progress)
-    else:
-        cm = compile_graph(opt.graph, opt.params, opt.memory_plan, target, progress, opt_level)
-    cm.stats.update(import_s=t_import - start, optimize_s=t_opt - t_import,
-                    total_s=time.perf_counter() - start)
+    cm = ROUTES[kind](graph, consts, target, progress, opt_level, layout_block, options)
+    cm.stats.update(import_s=t_import - start, total_s=time.perf_counter() - start)
     return cm
+
+
+class _CallableModule(types.ModuleType):
+    """Lets ``compiler.build_model(...)`` call :func:`build_model` although
+    ``compiler.build_model`` is this module."""
+
+    def __call__(self, *args, **kwargs):
+        return build_model(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -1,12 +1,13 @@
-"""Run compiled GPU models: a ``.vtamod`` folder of format "vtamod-gpu-1" (numpy + the GPU API).
+"""Run compiled GPU models: modules whose target is cuda or opencl (numpy + the GPU API).
 
-The folder (written by ``compiler.build_model(..., target="cuda"|"opencl").save(path)``,
-format in ``compiler/graph_lower/gpu.py``) holds ``graph.json``, ``params.npz`` and
-the kernels: ``kernels.cubin`` (CUDA, loaded with the driver API from
+The module (``compiler.build_model(..., target="cuda"|"opencl")``, saved as a folder
+of the one module format, version 3, or in memory; plan in
+``compiler/graph_lower/gpu.py``) holds ``graph.json``, ``params.npz`` and the
+kernels: ``kernels.cubin`` (CUDA, loaded with the driver API from
 ``cuda-bindings``) or ``kernels.cl`` (OpenCL C, built with pyopencl on the first
 OpenCL device; PoCL on machines without a GPU). Nothing here imports the compiler.
 
-Usage (``driver.runtime.load_module`` picks this class for GPU folders)::
+Usage (``driver.runtime.load_module`` checks the folder and picks this class for GPU modules)::
 
     m = load_module("out/resnet18_cuda.vtamod")
     y = m(x)[0]                      # set inputs, run, copy outputs back
@@ -18,13 +19,9 @@ after the first run, one CUDA graph replay when the driver allows it).
 """
 from __future__ import annotations
 
-import json
-import os
 import time
 
 import numpy as np
-
-FORMAT = "vtamod-gpu-1"
 
 
 class GpuModuleError(ValueError):
@@ -38,7 +35,8 @@ def _nbytes(spec) -> int:
 class _Cuda:
     """CUDA driver API backend: device 0's primary context, one stream."""
 
-    def __init__(self, path):
+    def __init__(self, source):
+        path = source.where
         try:
             from cuda.bindings import driver
         except ImportError:
@@ -56,8 +54,8 @@ class _Cuda:
         dev = self._check(driver.cuDeviceGet(0), "cuDeviceGet")
         self.ctx = self._check(driver.cuDevicePrimaryCtxRetain(dev), "cuDevicePrimaryCtxRetain")
         self._check(driver.cuCtxSetCurrent(self.ctx), "cuCtxSetCurrent")
-        with open(os.path.join(path, "kernels.cubin"), "rb") as f:
-            self.module = self._check(driver.cuModuleLoadData(f.read()), "cuModuleLoadData")
+        self.module = self._check(driver.cuModuleLoadData(source.read("kernels.cubin")),
+                                  "cuModuleLoadData")
         self.stream = self._check(driver.cuStreamCreate(0), "cuStreamCreate")
         self.graph_exec = None
         self.allocs = []
@@ -133,7 +131,7 @@ class _Cuda:
 class _OpenCL:
     """pyopencl backend on the first OpenCL device."""
 
-    def __init__(self, path):
+    def __init__(self, source):
         try:
             import pyopencl as cl
         except ImportError:
@@ -145,8 +143,7 @@ class _OpenCL:
             raise GpuModuleError("no OpenCL device found")
         self.ctx = cl.Context([devs[0]])
         self.queue = cl.CommandQueue(self.ctx)
-        with open(os.path.join(path, "kernels.cl")) as f:
-            src = f.read()
+        src = source.read("kernels.cl").decode()
         self.program = cl.Program(self.ctx, src).build()
 
     def alloc(self, nbytes):
@@ -182,25 +179,31 @@ class _OpenCL:
 class GpuGraphModule:
     """A loaded GPU model: ``set_input`` / ``run`` / ``get_output`` as ``runtime.GraphModule``.
 
+    Args:
+        source: a ``driver.runtime.source.ModuleSource`` (a checked folder, or memory).
+
+    Attributes:
+        target: ``"cuda -arch=sm_90"`` or ``"opencl"``; ``device``: None (no accelerator).
+
     Raises:
-        GpuModuleError: a missing file, another format, a missing parameter or device API.
+        GpuModuleError: a missing kernel file, parameter or device API.
     """
 
-    def __init__(self, path: str):
-        self.path = path
-        with open(os.path.join(path, "graph.json")) as f:
-            g = json.load(f)
-        if g.get("format") != FORMAT:
-            raise GpuModuleError(f"{path}/graph.json has format {g.get('format')!r}, not {FORMAT!r}")
-        self.graph = g
-        kind = g["target"].split()[0]
+    device = None
+    kind = "gpu"
+
+    def __init__(self, source):
+        self.path, self.graph = source.where, source.graph
+        self.targets = source.targets
+        self.target = self.targets[0]
+        g = self.graph
+        kind = self.target.split()[0]
         need = "kernels.cubin" if kind == "cuda" else "kernels.cl"
-        if not os.path.isfile(os.path.join(path, need)):
-            raise GpuModuleError(f"module {path!r} has no {need}; recompile it with `vta compile "
-                                 f"--target {kind}`")
-        self.dev = _Cuda(path) if kind == "cuda" else _OpenCL(path)
-        with np.load(os.path.join(path, "params.npz")) as z:
-            host_params = {k: z[k] for k in z.files}
+        if not source.has(need):
+            raise GpuModuleError(f"module {self.path!r} has no {need}; recompile it with `vta "
+                                 f"compile --target {kind}`")
+        self.dev = _Cuda(source) if kind == "cuda" else _OpenCL(source)
+        host_params = source.params()
         self._params = {}
         for k, v in host_params.items():
             self._params[k] = self.dev.alloc(v.nbytes)
@@ -301,5 +304,10 @@ class GpuGraphModule:
         return [(c["kernel"], c.get("node", ""), float(np.median(ts)))
                 for c, ts in zip(self.graph["calls"], times)]
 
+    def stats(self) -> dict:
+        """No accelerator counters on a GPU (the same keys as ``GraphModule.stats``)."""
+        return {"device": None, "runs": 0, "cycles": 0, "gemm_utilization": 0.0,
+                "dram_bytes": 0, "layers": {}}
+
     def __repr__(self) -> str:
-        return f"<GpuGraphModule {self.path}: {len(self.graph['calls'])} launches ({self.graph['target']})>"
+        return f"<GpuGraphModule {self.path}: {len(self.graph['calls'])} launches ({self.target})>"

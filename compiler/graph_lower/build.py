@@ -2,30 +2,32 @@
 
 ``compile_graph(optimized, target)`` lowers every FUSED node (kernels of equal
 signature are lowered once and shared), emits all of them into ONE LLVM
-module, optimises it once and links one shared library. The result,
-:class:`CompiledModel`, is saved as a folder::
+module, optimises it once and links one shared library (``link_library``).
+The result, :class:`CompiledModel`, is saved as a module folder of format
+version 3 (``compiler/graph_lower/module_file.py``: manifest.json with the
+targets, CPU features and a sha256 per file, graph.json, kernels.so,
+params.npz, and for accelerator models programs/*.vtaprog), which
+``driver.runtime`` loads with numpy and ctypes only.
 
-    model.vtamod/
-      graph.json    execution plan: inputs, outputs, storage, kernel calls
-      kernels.so    the kernels (C ABI, see ``compiler.graph_lower.lower``)
-      params.npz    constants, already packed for the kernels
+graph.json (the execution plan, one schema for CPU, GPU and accelerator models):
 
-which ``driver.runtime`` loads with numpy and ctypes only.
-
-graph.json (``format`` "vtamod-1"):
-
-* ``inputs`` / ``outputs``: name, shape, dtype, and a buffer ref;
+* ``inputs`` / ``outputs``: name, shape, dtype, and (outputs) a buffer ``ref``;
 * buffer refs: ``{"kind": "input", "index": i}``, ``{"kind": "param", "name": n}``,
   ``{"kind": "slot", "slot": s}`` (activation storage from the memory plan:
   ``slots`` holds each slot's bytes), ``{"kind": "workspace", "offset": b}``
   (scratch shared by all kernels: ``workspace_bytes``);
-* ``calls``: in execution order, ``{"kernel": name, "args": [ref, ...], "node": label}``;
+* ``calls``: in execution order, ``{"kind": "kernel", "kernel": name, "args": [ref, ...],
+  "node": label}``; accelerator models also ``{"kind": "vta", "program":
+  "programs/n5.vtaprog", "inputs": [{"buffer": "data", "ref": ref}, ...], "outputs":
+  [{"buffer": "out", "ref": ref}], "node": label}`` (each input ref's bytes, viewed as
+  the program buffer's shape/dtype, are copied in; buffer "out" is copied to the
+  output ref);
 * ``kernels``: name -> argument shapes/dtypes (the ABI, for checking).
+
+GPU modules (``gpu.py``) add launch fields (``grid``, ``block``, ``scratch`` refs).
 """
 from __future__ import annotations
 
-import json
-import os
 import time
 from dataclasses import dataclass, field
 
@@ -34,10 +36,10 @@ import numpy as np
 from compiler.graph import Graph, Op
 from compiler.graph.ops import LEAVES
 
+from .link import link_library
 from .lower import lower_group, pack_param, signature
 
 ALIGN = 64
-FORMAT = "vtamod-1"
 
 
 def _nbytes(t) -> int:
@@ -48,9 +50,30 @@ def _align(n: int) -> int:
     return (n + ALIGN - 1) // ALIGN * ALIGN
 
 
+#: features the x86-64 psABI micro-architecture levels imply (``-mcpu=x86-64-v3`` without
+#: ``-mattr`` compiles with these although the target's feature string is empty)
+_LEVEL_FEATURES = {
+    "x86-64-v2": ("cx16", "popcnt", "sahf", "sse3", "sse4.1", "sse4.2", "ssse3"),
+}
+_LEVEL_FEATURES["x86-64-v3"] = _LEVEL_FEATURES["x86-64-v2"] + (
+    "avx", "avx2", "bmi", "bmi2", "f16c", "fma", "lzcnt", "movbe", "xsave")
+_LEVEL_FEATURES["x86-64-v4"] = _LEVEL_FEATURES["x86-64-v3"] + (
+    "avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl")
+
+
+def cpu_record(tgt) -> dict:
+    """The manifest's ``cpu`` entry of an LLVM ``Target``: triple, CPU name and the
+    ``"+"`` features its code was compiled with (``-`` features are not needs; the
+    x86-64-v2/v3/v4 levels add what they imply; other named CPUs without ``-mattr``
+    record only their name)."""
+    feats = {f for f in tgt.features.split(",") if f.startswith("+")}
+    feats |= {"+" + f for f in _LEVEL_FEATURES.get(tgt.cpu, ())}
+    return {"triple": tgt.triple, "cpu": tgt.cpu, "features": sorted(feats)}
+
+
 @dataclass
 class CompiledModel:
-    """A compiled model: graph JSON (dict), kernel files, packed parameters.
+    """A compiled model for any target: execution plan, kernel files, parameters, programs.
 
     Attributes:
         graph_json: the execution plan (see the module docstring).
@@ -58,24 +81,45 @@ class CompiledModel:
             ``kernels.cu`` + ``kernels.cubin`` or ``kernels.cl`` on a GPU
             (``graph_lower.gpu``).
         params: name -> array, what the kernels read.
-        stats: compile figures: ``kernels`` (distinct), ``calls``, ``seconds`` per phase.
+        stats: compile figures: ``kernels`` (distinct), ``calls``, seconds per phase
+            (accelerator models: ``quantized_nodes``, ``vta_nodes``, ...).
+        targets: target strings, e.g. ``["llvm -mtriple=x86_64-unknown-linux-gnu
+            -mcpu=znver4"]``, plus ``"vta"`` for accelerator models, or
+            ``["cuda -arch=sm_90"]`` / ``["opencl"]``.
+        cpu: ``{"triple", "cpu", "features": ["+avx2", ...]}`` of the CPU kernels
+            (None for GPU-only modules); the loader checks the features.
+        programs: graph.json program path (``"programs/n5.vtaprog"``) ->
+            ``vta_hw.program.Program`` (accelerator models).
+        vta: ``{"config": VTAConfig.to_dict(), "config_name": name}`` (accelerator models).
+        plan: the accelerator ``compiler.quant.Plan`` it was built from (in memory
+            only, for inspection and the oracle; not saved).
     """
 
     graph_json: dict
     files: dict
     params: dict
     stats: dict = field(default_factory=dict)
+    targets: list = field(default_factory=list)
+    cpu: "dict | None" = None
+    programs: dict = field(default_factory=dict)
+    vta: "dict | None" = None
+    plan: object = None
+
+    def manifest(self) -> dict:
+        """The manifest.json this model saves with (hashes of every file)."""
+        from .module_file import manifest, module_bytes
+        return manifest(self, module_bytes(self))
 
     def save(self, path: str) -> str:
-        """Write the folder ``path`` (created if needed); returns ``path``."""
-        os.makedirs(path, exist_ok=True)
-        with open(os.path.join(path, "graph.json"), "w") as f:
-            json.dump(self.graph_json, f, indent=1)
-        for name, data in self.files.items():
-            with open(os.path.join(path, name), "wb") as f:
-                f.write(data)
-        np.savez(os.path.join(path, "params.npz"), **self.params)
-        return path
+        """Write the module folder ``path`` atomically (a hidden folder beside it, renamed
+        into place; an earlier module there is replaced whole); returns ``path``.
+
+        Raises:
+            ValueError: ``path`` is a folder that holds something other than a module.
+            OSError: it cannot be written (an earlier module stays as it was).
+        """
+        from .module_file import write_module
+        return write_module(self, path)
 
 
 def _safe(name: str) -> str:
@@ -90,7 +134,8 @@ def compile_graph(graph: Graph, params: dict, memory_plan, target="llvm", progre
         graph: output of ``compiler.graph.optimize`` (every compute node FUSED).
         params: its constants.
         memory_plan: the ``MemoryPlan`` of that graph.
-        target: a host LLVM target (shared libraries are linked for the host only).
+        target: a host LLVM target (``"llvm"``, ``"llvm -mcpu=x86-64-v2"``); whole-model
+            shared libraries are linked for the host only.
         progress: optional callable ``(iterable, total, desc) -> iterable`` (e.g. tqdm).
         opt_level: LLVM optimisation level.
 
@@ -98,17 +143,15 @@ def compile_graph(graph: Graph, params: dict, memory_plan, target="llvm", progre
         compiler.graph_lower.LoweringError: an operator without a CPU lowering.
         ValueError: a non-host target, or a graph that is not fully fused.
     """
-    from compiler.codegen.llvm.artifact import parse_ir
-    from compiler.codegen.llvm.export import emit_object, link_shared
-    from compiler.codegen.llvm.codegen import codegen_llvm
-    from compiler.codegen.llvm.optimize import optimize
     from compiler.codegen.llvm.target import parse_target
     from compiler.tir import lower
 
     tgt = parse_target(target)
     if not tgt.is_host:
-        raise ValueError(f"graph modules are linked as host shared libraries; target {tgt} is not "
-                         "this machine")
+        raise ValueError(f"whole-model modules are host shared libraries (linked and loaded on the "
+                         f"machine that builds them); target {tgt} is not this machine: build "
+                         "the model on that machine, or compile single kernels for it with "
+                         "compiler.build(...).save_object()")
     t0 = time.perf_counter()
     kernels, calls, out_params, workspace_bytes = plan_calls(graph, params, memory_plan, progress)
     t1 = time.perf_counter()
@@ -117,20 +160,10 @@ def compile_graph(graph: Graph, params: dict, memory_plan, target="llvm", progre
     it = progress(todo, len(todo), "lowering") if progress else todo
     funcs = [lower(kdef.schedule, kdef.args, kname) for kname, kdef in it]
     t2 = time.perf_counter()
-    source = codegen_llvm(funcs, tgt, fp_contract=True)
-    mod = parse_ir(source.text)
-    optimize(mod, tgt.machine(), opt_level)
-    obj = emit_object(mod, tgt)
-    import tempfile
-    with tempfile.TemporaryDirectory(prefix="vtamod_") as tmp:
-        lib_path = link_shared([obj], os.path.join(tmp, "kernels.so"))
-        with open(lib_path, "rb") as f:
-            library = f.read()
+    library = link_library(funcs, tgt, fp_contract=True, opt_level=opt_level)
     t3 = time.perf_counter()
 
     gj = {
-        "format": FORMAT,
-        "target": str(tgt),
         "inputs": [{"name": n.name, "shape": list(n.shape), "dtype": n.dtype} for n in graph.inputs],
         "outputs": graph_outputs(graph, params, memory_plan, out_params),
         "slots": list(memory_plan.slot_bytes),
@@ -141,7 +174,8 @@ def compile_graph(graph: Graph, params: dict, memory_plan, target="llvm", progre
     }
     stats = {"kernels": len(kernels), "calls": len(calls), "lower_s": t1 - t0 + t2 - t1,
              "llvm_s": t3 - t2}
-    return CompiledModel(gj, {"kernels.so": library}, out_params, stats)
+    return CompiledModel(gj, {"kernels.so": library}, out_params, stats, targets=[str(tgt)],
+                         cpu=cpu_record(tgt))
 
 
 def plan_calls(graph: Graph, params: dict, memory_plan, progress=None):
@@ -192,7 +226,7 @@ def plan_calls(graph: Graph, params: dict, memory_plan, progress=None):
             off += _align(_nbytes(w))
         workspace_bytes = max(workspace_bytes, off)
         args.append({"kind": "slot", "slot": memory_plan.storage[n]})
-        calls.append({"kernel": kname, "args": args, "node": n.label or n.attr("name")})
+        calls.append({"kind": "kernel", "kernel": kname, "args": args, "node": n.label or n.attr("name")})
 
     return kernels, calls, out_params, workspace_bytes
 

@@ -4,17 +4,19 @@ The groups are declared exactly as for the CPU (``lower.lower_group``); each
 group's root stages (padded copies, helper stages, the output) become one GPU
 kernel each (``topi.gpu.stage``: thread-bound te schedules, reductions per
 thread), printed by ``codegen.cuda`` / ``codegen.opencl`` into ONE source,
-compiled once. A saved module is a folder::
+compiled once. A saved module is a folder of the one module format (version 3,
+``module_file.py``; manifest ``targets`` ``["cuda -arch=sm_90"]`` or ``["opencl"]``,
+no ``cpu`` entry)::
 
     model.vtamod/
-      graph.json      format "vtamod-gpu-1" (below)
+      manifest.json   targets, files with their sha256, inputs/outputs, stats
+      graph.json      the execution plan (below)
       kernels.cu      CUDA C source (target cuda)   | kernels.cl  OpenCL C (target opencl)
       kernels.cubin   SASS for ``arch`` (target cuda; NVRTC or nvcc, no GPU needed)
       params.npz      constants, packed as for the CPU
 
-graph.json is the CPU format ("vtamod-1", see ``build.py``) with:
+graph.json is the CPU plan (see ``build.py``) with:
 
-* ``target``: ``"cuda -arch=sm_90"`` or ``"opencl"``;
 * buffer refs ``{"kind": "scratch", "index": j}`` instead of workspace offsets:
   scratch buffer j (``scratch_bytes[j]``) holds the j-th workspace tensor of
   whichever group runs, so no sub-buffer offsets are needed on OpenCL;
@@ -34,7 +36,6 @@ from compiler.te.tensor import PlaceholderOp, tensors_read
 
 from .build import CompiledModel, _nbytes, graph_outputs, plan_calls
 
-FORMAT = "vtamod-gpu-1"
 TARGETS = ("cuda", "opencl")
 
 
@@ -209,7 +210,7 @@ def compile_graph_gpu(graph: Graph, params: dict, memory_plan, target: str = "cu
                     for i in st.arg_index]
             kspec.setdefault(ks.name, [{"shape": list(p.shape), "dtype": p.dtype}
                                        for p in st.func.params])
-            gcalls.append({"kernel": ks.name, "args": aref, "node": call["node"],
+            gcalls.append({"kind": "kernel", "kernel": ks.name, "args": aref, "node": call["node"],
                            "grid": list(ks.launch.grid), "block": list(ks.launch.block)})
     files = {}
     if kind == "cuda":
@@ -219,8 +220,6 @@ def compile_graph_gpu(graph: Graph, params: dict, memory_plan, target: str = "cu
         files["kernels.cl"] = code.encode()
     t3 = time.perf_counter()
     gj = {
-        "format": FORMAT,
-        "target": f"cuda -arch={arch}" if kind == "cuda" else "opencl",
         "inputs": [{"name": n.name, "shape": list(n.shape), "dtype": n.dtype} for n in graph.inputs],
         "outputs": graph_outputs(graph, params, memory_plan, out_params),
         "slots": list(memory_plan.slot_bytes),
@@ -230,4 +229,5 @@ def compile_graph_gpu(graph: Graph, params: dict, memory_plan, target: str = "cu
     }
     stats = {"kernels": len(kspec), "calls": len(gcalls), "lower_s": t2 - t0,
              "llvm_s": t3 - t2, "device_compile_s": t3 - t2}
-    return CompiledModel(gj, files, out_params, stats)
+    return CompiledModel(gj, files, out_params, stats,
+                         targets=[f"cuda -arch={arch}" if kind == "cuda" else "opencl"])

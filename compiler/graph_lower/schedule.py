@@ -7,8 +7,8 @@ result as the kernel's output stage and schedules every stage:
 * reductions, softmax, layer norm: helper stages at the root (workspace);
 * conv / dense / matmul / pooling masters with an *aligned* epilogue (only
   elementwise ops of the master's shape after it): the output stage is the
-  epilogue and the master's accumulator is ``compute_at`` its tile loop
-  (``TEMPLATES``);
+  epilogue and the master's accumulator is ``compute_at`` its tile loop (the
+  schedule template recorded in the builder's ``Master``);
 * otherwise the master runs at the root into a workspace stage and an
   injective output stage reads it.
 
@@ -20,12 +20,10 @@ from __future__ import annotations
 from compiler import te
 from compiler.graph import Graph, Node, Op
 from compiler.graph.ops import BINARY, UNARY
-from compiler.topi import conv2d as tconv
-from compiler.topi import dense as tdense
 from compiler.topi import injective as inj
-from compiler.topi import pooling as tpool
-from compiler.topi import reduction as tred
 from compiler.topi.injective import Lazy
+
+from .master import MasterKind
 
 _ELEMENTWISE = UNARY | BINARY
 
@@ -59,15 +57,8 @@ def _depends_on(n: Node, m: Node) -> bool:
     return False
 
 
-# master kind -> schedule template (s, accumulator, epilogue stage)
-TEMPLATES = {
-    "conv": tconv.schedule_conv2d_nchw,
-    "convc": tconv.schedule_conv2d_nchwc,
-    "dwconv": tconv.schedule_depthwise_nchw,
-    "pool": tpool.schedule_pool2d,
-    "dense": tdense.schedule_dense,
-    "bmm": tdense.schedule_batch_matmul,
-}
+# masters whose kernel indexes the flattened [M, N] / [B, M, N] space, not the graph's shape
+_FLAT = (MasterKind.DENSE, MasterKind.BATCH_MATMUL)
 
 
 def schedule_group(b, body: Graph, root: Node, result: Lazy):
@@ -77,29 +68,28 @@ def schedule_group(b, body: Graph, root: Node, result: Lazy):
         s = te.create_schedule(out)
         inj.schedule_injective(s, out)
         return s, out
-    kind, acc, mnode, _ = b.master
-    if kind == "reduce":                       # helper stages at the root, as workspace
-        out = result.materialize(b.fresh("out")) if root is not mnode else acc
+    m = b.master
+    acc = m.acc
+    if m.kind is MasterKind.REDUCTION:         # helper stages at the root, as workspace
+        out = result.materialize(b.fresh("out")) if root is not m.node else acc
         s = te.create_schedule(out)
         _collect_stages(b, out)
         if out is acc:
-            tred.schedule_reduction(s, out)
+            m.schedule(s, acc, out)
         else:
             inj.schedule_injective(s, out)
         return s, out
-    template = TEMPLATES[kind]
-    if _aligned(body, mnode, root):
+    if _aligned(body, m.node, root):
         # the output stage is the epilogue: the accumulator is computed at its tile loop.
-        # dense/matmul kernels index the flattened [M, N] (or [B, M, N]) space.
-        kshape = acc.shape if kind in ("dense", "bmm") else root.shape
+        kshape = acc.shape if m.kind in _FLAT else root.shape
         out = te.compute(kshape, _kernel_space(result, root.shape, kshape), name=b.fresh("out"))
         s = te.create_schedule(out)
-        template(s, acc, out)
+        m.schedule(s, acc, out)
         _workspace_pads(b, acc)
         return s, out
     # the epilogue changes the shape (reshape, transpose...): the master runs at the root
     # into a workspace stage (NCHW for the packed conv), which an injective stage reads
-    if kind == "conv":
+    if m.kind is MasterKind.CONV2D:
         N, Ob, OH, OW, ob = acc.shape
         ep = te.compute((N, Ob * ob, OH, OW), lambda nn, o, h, w: acc[nn, o // ob, h, w, o % ob],
                         name=b.fresh("epi"))
@@ -110,7 +100,7 @@ def schedule_group(b, body: Graph, root: Node, result: Lazy):
     out = _rebase(result, acc, ep, ob).materialize(b.fresh("out"))
     s = te.create_schedule(out)
     inj.schedule_injective(s, out)
-    template(s, acc, ep)
+    m.schedule(s, acc, ep)
     _workspace_pads(b, acc)
     return s, out
 

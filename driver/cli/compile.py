@@ -1,4 +1,5 @@
-"""``vta compile``: an ONNX model -> a ``.vtamod`` folder (graph JSON + kernels.so + params)."""
+"""``vta compile``: an ONNX model -> a ``.vtamod`` module folder (``compiler.build_model`` +
+``CompiledModel.save``): argument parsing, progress and printing."""
 from __future__ import annotations
 
 import time
@@ -52,7 +53,8 @@ def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_
           -o out/digits_vta.vtamod
       vta run out/digits_vta.vtamod --device tsim --eval examples/digits/heldout.npz --eval-scale 0.0625
     """
-    from compiler.build_model import build_model
+    from compiler import build_model
+    from compiler.codegen.gpu.cuda import CudaCompileError
     from compiler.frontend import parse_input_shapes
 
     output_path(output, "-o/--output", folder=True)
@@ -63,7 +65,7 @@ def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_
             raise click.ClickException(f"--target {target!r}: vta takes no options; choose the "
                                        "accelerator with --config PRESET")
         _compile_vta(model, output, preset, calib_path, calibrate_scale,
-                     parse_input_shapes(input_shapes), per_channel)
+                     parse_input_shapes(input_shapes), per_channel, quiet)
         return
     if preset or calib_path or per_channel:
         raise click.ClickException("--config, --calibrate and --per-channel apply to --target "
@@ -74,18 +76,21 @@ def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_
                                    "or --target vta (the accelerator)")
     shapes = parse_input_shapes(input_shapes)
     start = time.perf_counter()
-    from compiler.codegen.gpu.cuda import CudaCompileError
     try:
         cm = build_model(model, target=target, input_shapes=shapes,
                          progress=None if quiet else _progress)
     except CudaCompileError as e:
         raise click.ClickException(_cuda_error(target, e)) from None
-    _save(cm, output)
+    cm.save(output)
     st = cm.stats
     click.echo(f"wrote {output}: {plural(st['kernels'], 'kernel')} for "
                f"{plural(st['calls'], 'call')}, {plural(len(cm.params), 'param')}, compiled in {time.perf_counter() - start:.1f} s "
                f"(lowering {st['lower_s']:.1f} s, {'LLVM' if kind == 'llvm' else kind} "
                f"{st['llvm_s']:.1f} s)")
+    _echo_io(cm)
+
+
+def _echo_io(cm) -> None:
     for i in cm.graph_json["inputs"]:
         click.echo(f"  input  {i['name']}: {i['dtype']}{i['shape']}")
     for o in cm.graph_json["outputs"]:
@@ -113,39 +118,11 @@ def _check_calibration(path, key, a, name, shape) -> None:
 
 def _check_output_folder(output: str) -> None:
     """-o may name a new folder or an earlier module (replaced), never another folder."""
-    from pathlib import Path
-    out = Path(output)
-    if out.is_dir() and any(out.iterdir()) and not (out / "graph.json").is_file():
-        raise click.ClickException(f"-o/--output {output}: is a folder that holds no compiled "
-                                   "module (no graph.json); name a new folder (e.g. "
-                                   "out/model.vtamod) or an earlier module to replace")
-
-
-def _save(cm, output: str) -> None:
-    """Write the module into a hidden folder beside ``output``, then move it into place, so
-    an interrupted or failed write leaves the earlier module (or nothing), never half of one."""
-    import os
-    import shutil
-    import tempfile
-    from pathlib import Path
-    out = Path(output)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
+    from compiler.graph_lower.module_file import check_destination
     try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o777 & ~umask)  # mkdtemp makes it 0700
-        cm.save(str(tmp))
-        if out.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
-            old.rmdir()
-            os.rename(out, old)
-            os.rename(tmp, out)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.rename(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+        check_destination(output)
+    except ValueError as e:
+        raise click.ClickException(f"-o/--output {e}") from None
 
 
 def _cuda_error(target, e) -> str:
@@ -163,10 +140,11 @@ def _cuda_error(target, e) -> str:
     return f"--target {target!r}: kernel {e.kernel!r} does not compile: {first} (source: {src})"
 
 
-def _compile_vta(model, output, preset, calib_path, scale, shapes, per_channel=False):
-    from compiler.build_model import _static_shapes
-    from compiler.frontend.onnx import from_onnx, load_model
-    from compiler.quant import build_vta_model, load_calibration
+def _compile_vta(model, output, preset, calib_path, scale, shapes, per_channel, quiet):
+    import numpy as np
+
+    from compiler import build_model
+    from compiler.build_model import import_model
     from vta_hw.config import load_config
 
     start = time.perf_counter()
@@ -175,9 +153,8 @@ def _compile_vta(model, output, preset, calib_path, scale, shapes, per_channel=F
             load_config(preset)  # a bad --config fails before any work
         except ValueError as exc:
             raise click.ClickException(f"--config {preset}: {exc}") from None
-    proto = load_model(model)
     # dynamic dimensions (e.g. batch) default to 1, as for the CPU targets
-    graph, params = from_onnx(proto, input_shapes=_static_shapes(proto, shapes))
+    graph, params = import_model(model, input_shapes=shapes)
     calib = None
     if calib_path:
         arrays = read_npz(calib_path, "--calibrate",
@@ -192,26 +169,21 @@ def _compile_vta(model, output, preset, calib_path, scale, shapes, per_channel=F
                     f"{', '.join(map(repr, keys))}; it has {', '.join(arrays) or 'no arrays'}); "
                     f"save the samples with np.savez(..., {i.name}=samples)")
             _check_calibration(calib_path, key, arrays[key], i.name, tuple(i.shape))
-            calib.update(load_calibration(calib_path, i.name, scale))
+            calib[i.name] = arrays[key].astype(np.float32) * np.float32(scale)
     else:
         click.echo("warning: no --calibrate data; calibrating on seeded random normal inputs "
                    "(accuracy will suffer)", err=True)
-    cm = build_vta_model(graph, params=params, config=preset, calib=calib,
-                         per_channel=per_channel)
-    _save(cm, output)
-    qg = cm.qgraph
-    n_vta = sum(1 for n in qg.nodes if n.target == "vta")
-    click.echo(f"wrote {output}: {len(qg.nodes)} quantized nodes, {n_vta} on the accelerator "
-               f"({cm.plan.config.name}), compiled in {time.perf_counter() - start:.1f} s")
-    for n in qg.nodes:
-        if n.target == "vta":
-            lshift = (f" la {n.attrs['la']} lb {n.attrs['lb']}" if "la" in n.attrs else "")
-            sh = n.attrs["shift"]
-            sh = f"{min(sh)}..{max(sh)} per channel" if isinstance(sh, tuple) else sh
-            click.echo(f"  vta  {n.op.value:<7} {n.name}: int8{list(n.shape)}{lshift} shift "
-                       f"{sh}{' relu' if n.attrs['relu'] else ''}")
-    ins, outs = cm.io()
-    for i in ins:
-        click.echo(f"  input  {i['name']}: {i['dtype']}{i['shape']}")
-    for o in outs:
-        click.echo(f"  output {o['name']}: {o['dtype']}{o['shape']}")
+    cm = build_model(graph, params=params, target="vta", config=preset, calib=calib,
+                     per_channel=per_channel, progress=None if quiet else _progress)
+    cm.save(output)
+    st = cm.stats
+    click.echo(f"wrote {output}: {st['quantized_nodes']} quantized nodes, {len(st['vta_nodes'])} "
+               f"on the accelerator ({st['config']}), compiled in "
+               f"{time.perf_counter() - start:.1f} s")
+    for n in st["vta_nodes"]:
+        lshift = f" la {n['la']} lb {n['lb']}" if "la" in n else ""
+        sh = n["shift"]
+        sh = f"{min(sh)}..{max(sh)} per channel" if isinstance(sh, list) else sh
+        click.echo(f"  vta  {n['op']:<7} {n['name']}: int8{n['shape']}{lshift} shift "
+                   f"{sh}{' relu' if n['relu'] else ''}")
+    _echo_io(cm)

@@ -1,5 +1,6 @@
-"""``vta run``: execute a compiled ``.vtamod``: on the CPU (numpy + ctypes; no compiler needed),
-a GPU, or (``--target vta`` modules) an accelerator device: fsim, tsim or the RTL."""
+"""``vta run``: execute a compiled ``.vtamod`` (``driver.runtime.load_module``): on the CPU
+(numpy + ctypes; no compiler needed), a GPU, or (``--target vta`` modules) the CPU plus an
+accelerator device: fsim, tsim or the RTL."""
 from __future__ import annotations
 
 import time
@@ -75,18 +76,13 @@ def run_cmd(module_dir, inputs, seed, repeat, eval_path, eval_scale, save_output
       vta run out/digits.vtamod --eval examples/digits/heldout.npz --eval-scale 0.0625
       vta run out/digits_vta.vtamod --device fsim      on the functional simulator (no cycles)
     """
-    from driver.runtime import load_module, num_threads
+    from driver.runtime import load_module
 
     output_path(save_output, "--save-output")
-    from driver.vta_runtime import is_vta_module
-
-    if is_vta_module(module_dir):
-        _run_vta(module_dir, device or "tsim", inputs, seed, eval_path, eval_scale, save_output)
+    m = load_module(module_dir, device=device)
+    if m.device is not None:
+        _run_vta(m, inputs, seed, eval_path, eval_scale, save_output)
         return
-    if device:
-        raise click.ClickException(f"--device {device}: {module_dir} is a CPU module; "
-                                   "compile with --target vta for the accelerator")
-    m = load_module(module_dir)
     if eval_path:
         _evaluate(m, eval_path, eval_scale)
         return
@@ -102,8 +98,11 @@ def run_cmd(module_dir, inputs, seed, repeat, eval_path, eval_scale, save_output
         np.save(save_output, m.get_output(0))
         click.echo(f"wrote {save_output}")
     t = m.benchmark(repeat)
-    where = (m.graph["target"] if m.graph.get("format") == "vtamod-gpu-1"
-             else f"{num_threads()} threads")
+    if m.kind == "gpu":
+        where = m.target
+    else:
+        from driver.runtime import num_threads
+        where = f"{num_threads()} threads"
     click.echo(f"latency: {t['median_s'] * 1e3:.3f} ms median, {t['min_s'] * 1e3:.3f} ms best of "
                f"{plural(repeat, 'run')} ({where})")
 
@@ -153,11 +152,9 @@ def _read_eval(path):
     return xs, ys
 
 
-def _run_vta(module_dir, device, inputs, seed, eval_path, scale, save_output):
-    """An accelerator module: plan steps on the CPU and the device; cycles and utilization."""
-    from driver.vta_runtime import load_vta_module
-
-    m = load_vta_module(module_dir, device)
+def _run_vta(m, inputs, seed, eval_path, scale, save_output):
+    """An accelerator module: CPU kernels and device programs; cycles and utilization."""
+    device = m.device.backend_name
     if eval_path:
         xs, ys = _read_eval(eval_path)
         (name, shape, _), = _single_input(m)
@@ -172,7 +169,7 @@ def _run_vta(module_dir, device, inputs, seed, eval_path, scale, save_output):
         for k in range(0, n, batch):
             idx = np.arange(k, k + batch) % n  # the last batch is padded with real samples
             t0 = time.perf_counter()
-            y = m.run({name: xs[idx]})[0]
+            y = m(xs[idx])[0]
             elapsed += time.perf_counter() - t0
             preds.append(np.argmax(y.reshape(batch, -1), axis=1)[:min(batch, n - k)])
         correct = int((np.concatenate(preds) == ys).sum())
@@ -181,8 +178,8 @@ def _run_vta(module_dir, device, inputs, seed, eval_path, scale, save_output):
         click.echo(f"latency: {elapsed / len(preds) * 1e3:.3f} ms mean per batch of {batch}, "
                    f"{elapsed / n * 1e3:.3f} ms per image (host wall clock, device {device})")
     else:
-        feed, given = _load_inputs_info(m.input_info(), inputs, seed)
-        outs = m.run(feed)
+        feed, given = _load_inputs(m, inputs, seed)
+        outs = m(**feed)
         for (oname, _, _), y in zip(m.output_info(), outs):
             click.echo(_describe(oname, y))
         if save_output:
@@ -204,10 +201,3 @@ def _run_vta(module_dir, device, inputs, seed, eval_path, scale, save_output):
         u = f"{100 * c['gemm_macs'] / (c['cycles'] * peak):6.2f} %" if c["gemm_macs"] else "   n/a"
         click.echo(f"  {c['name']:<16} {c['runs']:>4} {'run ' if c['runs'] == 1 else 'runs'} {c['cycles']:>12} cycles  GEMM {u}  "
                    f"DRAM {c['dram_bytes']} B")
-
-
-def _load_inputs_info(info, specs, seed):
-    class _M:
-        def input_info(self):
-            return info
-    return _load_inputs(_M(), specs, seed)

@@ -1,15 +1,17 @@
 """driver.runtime: saving, loading and running compiled modules; deployment without the compiler."""
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 
 import numpy as np
 import pytest
 
-from compiler.build_model import build_model
+from compiler import build_model
 from compiler.graph import Graph, Op, input_node, make, param_node, run
 from driver.runtime import RuntimeModuleError, load_module
 
@@ -39,13 +41,23 @@ def saved(tmp_path_factory):
     return path, graph, params
 
 
-def test_folder_layout_and_graph_json(saved):
+def test_folder_layout_manifest_and_graph_json(saved):
     path, _, _ = saved
-    assert sorted(os.listdir(path)) == ["graph.json", "kernels.so", "params.npz"]
+    assert sorted(os.listdir(path)) == ["graph.json", "kernels.so", "manifest.json", "params.npz"]
+    man = json.load(open(os.path.join(path, "manifest.json")))
+    assert (man["format"], man["version"], man["executor"]) == ("vtamod", 3, "graph")
+    assert len(man["targets"]) == 1 and man["targets"][0].startswith("llvm -mtriple=")
+    assert man["cpu"]["triple"] in man["targets"][0] and "vta" not in man
+    assert all(f.startswith("+") for f in man["cpu"]["features"])
+    assert sorted(man["files"]) == ["graph.json", "kernels.so", "params.npz"]
+    for name, digest in man["files"].items():
+        data = open(os.path.join(path, name), "rb").read()
+        assert digest == "sha256:" + hashlib.sha256(data).hexdigest()
+    assert man["inputs"] == [{"name": "x", "shape": [1, 3, 8, 8], "dtype": "float32"}]
     g = json.load(open(os.path.join(path, "graph.json")))
-    assert g["format"] == "vtamod-1"
+    assert "format" not in g
     assert [i["name"] for i in g["inputs"]] == ["x"] and g["outputs"][0]["name"] == "logits"
-    assert all(c["kernel"] in g["kernels"] for c in g["calls"])
+    assert all(c["kind"] == "kernel" and c["kernel"] in g["kernels"] for c in g["calls"])
 
 
 def test_set_input_run_get_output_matches_reference(saved):
@@ -77,22 +89,120 @@ def test_input_errors_name_the_problem(saved):
 def test_load_errors(tmp_path, saved):
     with pytest.raises(RuntimeModuleError, match="not a compiled module folder"):
         load_module(str(tmp_path / "nothing"))
-    broken = tmp_path / "broken.vtamod"
-    broken.mkdir()
-    (broken / "graph.json").write_text("{}")
-    with pytest.raises(RuntimeModuleError, match="has no kernels.so"):
-        load_module(str(broken))
     src = saved[0]
-    for f in ("kernels.so", "params.npz"):
-        (broken / f).write_bytes(open(os.path.join(src, f), "rb").read())
+    broken = tmp_path / "broken.vtamod"
+    shutil.copytree(src, broken)
+    (broken / "kernels.so").unlink()
+    with pytest.raises(RuntimeModuleError, match="has no kernels.so.*recompile"):
+        load_module(str(broken))
+    shutil.copy(os.path.join(src, "kernels.so"), broken / "kernels.so")
+    man = json.load(open(broken / "manifest.json"))
+    (broken / "manifest.json").write_text(json.dumps(dict(man, format=None)))
     with pytest.raises(RuntimeModuleError, match="format None.*recompile"):
         load_module(str(broken))
+    # a graph that names a kernel the library lacks (hashes updated: a consistent but wrong module)
     g = json.load(open(os.path.join(src, "graph.json")))
     g["calls"][0]["kernel"] = "no_such_kernel"
     g["kernels"]["no_such_kernel"] = g["kernels"][next(iter(g["kernels"]))]
-    (broken / "graph.json").write_text(json.dumps(g))
+    data = json.dumps(g).encode()
+    (broken / "graph.json").write_bytes(data)
+    man["files"]["graph.json"] = "sha256:" + hashlib.sha256(data).hexdigest()
+    (broken / "manifest.json").write_text(json.dumps(man))
     with pytest.raises(RuntimeModuleError, match="kernel 'no_such_kernel'.*not in"):
         load_module(str(broken))
+
+
+def test_a_file_whose_hash_differs_is_named(tmp_path, saved):
+    bad = tmp_path / "edited.vtamod"
+    shutil.copytree(saved[0], bad)
+    g = json.load(open(bad / "graph.json"))
+    g["slots"] = [n * 2 for n in g["slots"]]         # still valid JSON, edited
+    (bad / "graph.json").write_text(json.dumps(g))
+    with pytest.raises(RuntimeModuleError) as e:
+        load_module(str(bad))
+    msg = str(e.value)
+    assert "graph.json" in msg and "sha256 differs" in msg and "damaged or edited" in msg
+    assert "recompile" in msg and "\n" not in msg
+    shutil.copy(os.path.join(saved[0], "graph.json"), bad / "graph.json")
+    lib = bytearray((bad / "kernels.so").read_bytes())
+    lib[-1] ^= 1                                        # one bit of the library
+    (bad / "kernels.so").write_bytes(bytes(lib))
+    with pytest.raises(RuntimeModuleError, match=r"kernels.so.*sha256 differs.*recompile"):
+        load_module(str(bad))
+
+
+def test_missing_cpu_feature_is_one_line_naming_it(saved, monkeypatch):
+    from driver.runtime import cpu_features
+    man = json.load(open(os.path.join(saved[0], "manifest.json")))
+    need = set(man["cpu"]["features"])
+    # this machine as if it had only SSE2-era flags
+    monkeypatch.setattr(cpu_features, "host_cpu_flags", lambda: frozenset(
+        {"sse", "sse2", "fxsr", "mmx", "cmov", "cx8"}))
+    if need & {"+avx2", "+avx512f", "+sse4.2"}:
+        with pytest.raises(RuntimeModuleError) as e:
+            load_module(saved[0])
+        msg = str(e.value)
+        assert "needs CPU feature" in msg and "which this machine lacks" in msg
+        assert "--target 'llvm -mcpu=x86-64-v2'" in msg and "\n" not in msg
+    # a module that records a feature the host lacks, by hand: named exactly
+    monkeypatch.setattr(cpu_features, "host_cpu_flags", lambda: frozenset({"sse", "sse2", "avx2"}))
+    with pytest.raises(RuntimeModuleError, match=r"needs CPU feature avx512f, which this machine "
+                                                 r"lacks; recompile on this machine"):
+        cpu_features.check_cpu({"triple": "x86_64-unknown-linux-gnu", "cpu": "x",
+                                "features": ["+avx2", "+avx512f", "+64bit"]}, "m.vtamod")
+    # features without a known cpuinfo name are recorded, not checked
+    cpu_features.check_cpu({"triple": "x86_64-unknown-linux-gnu", "cpu": "x",
+                            "features": ["+avx2", "+64bit", "+some-new-thing"]}, "m.vtamod")
+    assert cpu_features.CPUINFO_NAME["sse3"] == "pni"
+    assert cpu_features.CPUINFO_NAME["avx512vnni"] == "avx512_vnni"
+
+
+@pytest.mark.parametrize("fmt", ["vtamod-1", "vtamod-gpu-1", "vtamod-vta-1", "vtamod-vta-2"])
+def test_earlier_formats_say_recompile(tmp_path, fmt):
+    old = tmp_path / "old.vtamod"
+    old.mkdir()
+    (old / "graph.json").write_text(json.dumps({"format": fmt, "calls": []}))
+    (old / "params.npz").write_bytes(b"")
+    with pytest.raises(RuntimeModuleError) as e:
+        load_module(str(old))
+    assert str(e.value) == (f"{old}: written by an earlier version (format {fmt!r}); "
+                            "recompile it with `vta compile`")
+
+
+def test_newer_version_says_update(tmp_path, saved):
+    new = tmp_path / "new.vtamod"
+    shutil.copytree(saved[0], new)
+    man = json.load(open(new / "manifest.json"))
+    (new / "manifest.json").write_text(json.dumps(dict(man, version=4)))
+    with pytest.raises(RuntimeModuleError, match="version 4, this runtime reads version 3; update"):
+        load_module(str(new))
+
+
+def test_runs_from_memory_without_save(saved):
+    _, graph, params = saved
+    cm = build_model(graph, params=params)
+    m = load_module(cm)
+    x = np.random.default_rng(4).standard_normal((1, 3, 8, 8)).astype("float32")
+    np.testing.assert_allclose(m(x)[0], run(graph, params, {"x": x})[0], rtol=1e-5, atol=1e-5)
+    assert m.stats()["device"] is None
+    with pytest.raises(RuntimeModuleError, match="is a CPU module.*accelerator"):
+        load_module(cm, device="tsim")
+
+
+def test_save_replaces_a_module_and_refuses_another_folder(tmp_path, saved):
+    _, graph, params = saved
+    cm = build_model(graph, params=params)
+    out = tmp_path / "m.vtamod"
+    cm.save(str(out))
+    (out / "stale.txt").write_text("old")
+    cm.save(str(out))
+    assert sorted(os.listdir(out)) == ["graph.json", "kernels.so", "manifest.json", "params.npz"]
+    assert sorted(os.listdir(tmp_path)) == ["m.vtamod"]          # no partial or old folder left
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "keep.txt").write_text("mine")
+    with pytest.raises(ValueError, match="holds no compiled module"):
+        cm.save(str(tmp_path / "data"))
+    assert os.listdir(tmp_path / "data") == ["keep.txt"]
 
 
 BLOCKED_LOADER = r"""

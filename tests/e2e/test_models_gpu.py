@@ -8,7 +8,8 @@
 * ``vta compile --target opencl`` + ``vta run`` through the CLI.
 
 Each model goes through the deployment path: compile, save the folder, load it
-with ``driver.runtime.load_module`` (which picks ``driver.gpu_runtime``), run.
+with ``driver.runtime.load_module`` (which checks the manifest and picks
+``driver.gpu_runtime``), run; and once from memory (``load_module(cm)``).
 """
 from __future__ import annotations
 
@@ -60,6 +61,15 @@ def test_opencl_digits_same_class_as_onnxruntime(tmp_path):
 
 
 @needs_opencl
+def test_opencl_module_runs_from_memory():
+    model = onnx.load(DIGITS)
+    cm = build_model(model, target="opencl")
+    m = load_module(cm)
+    assert type(m).__name__ == "GpuGraphModule" and m.target == "opencl"
+    check_against_ort(m, model, what="digits from memory")
+
+
+@needs_opencl
 @pytest.mark.parametrize("name,build", [("resnet18", lambda: builders.build_resnet18(32)),
                                         ("bert_layer", small_bert)])
 def test_opencl_model_within_1e4_of_onnxruntime(tmp_path, name, build):
@@ -71,11 +81,14 @@ def test_opencl_model_within_1e4_of_onnxruntime(tmp_path, name, build):
 def test_cuda_resnet18_224_compiles_to_sm90_module(tmp_path):
     path = build_model(builders.build_resnet18(224), target="cuda").save(str(tmp_path / "r18.vtamod"))
     files = set(os.listdir(path))
-    assert {"graph.json", "kernels.cu", "kernels.cubin", "params.npz"} <= files
+    assert {"graph.json", "kernels.cu", "kernels.cubin", "params.npz", "manifest.json"} <= files
     with open(os.path.join(path, "kernels.cubin"), "rb") as f:
         assert f.read(4) == b"\x7fELF"
+    man = json.load(open(os.path.join(path, "manifest.json")))
+    assert (man["format"], man["version"]) == ("vtamod", 3)
+    assert man["targets"] == ["cuda -arch=sm_90"] and "cpu" not in man   # GPU only
+    assert {"graph.json", "kernels.cu", "kernels.cubin", "params.npz"} <= set(man["files"])
     g = json.load(open(os.path.join(path, "graph.json")))
-    assert g["format"] == "vtamod-gpu-1" and g["target"] == "cuda -arch=sm_90"
     src = open(os.path.join(path, "kernels.cu")).read()
     names = set(g["kernels"])
     assert all(name in src for name in names)
@@ -89,7 +102,7 @@ def test_cuda_resnet18_224_compiles_to_sm90_module(tmp_path):
 @needs_cuda_compiler
 def test_cuda_bert_layer_compiles_for_sm80_too():
     cm = build_model(small_bert(), target="cuda -arch=sm_80")
-    assert cm.graph_json["target"] == "cuda -arch=sm_80"
+    assert cm.targets == ["cuda -arch=sm_80"]
     assert cm.files["kernels.cubin"][:4] == b"\x7fELF"
 
 

@@ -5,8 +5,9 @@ import onnx
 import pytest
 from click.testing import CliRunner
 
-from compiler.quant import QOp, build_vta_model, run as run_oracle
-from driver.vta_runtime import load_vta_module
+from compiler import build_model
+from compiler.quant import QOp, run as run_oracle
+from driver.runtime import load_module
 from tests.models.builders import build_upsample_concat
 
 
@@ -17,7 +18,7 @@ def unet(tmp_path_factory):
     m = build_upsample_concat(size=16, seed=0)
     onnx.save(m, d / "unet.onnx")
     calib = np.random.default_rng(1).standard_normal((8, 3, 16, 16)).astype(np.float32)
-    cm = build_vta_model(m, calib={"input": calib})
+    cm = build_model(m, target="vta", calib={"input": calib})
     cm.save(d / "unet.vtamod")
     return d / "unet.onnx", d / "unet.vtamod", cm
 
@@ -32,7 +33,7 @@ def test_model_is_valid_onnx_with_repeated_names():
 
 def test_convs_and_add_on_accelerator_resize_concat_on_cpu(unet):
     _, _, cm = unet
-    qg = cm.qgraph
+    qg = cm.plan.qgraph
     placed = [(n.op, n.attrs.get("op"), n.target) for n in qg.nodes
               if n.op in (QOp.CONV2D, QOp.ADD, QOp.INT8)]
     assert placed == [(QOp.CONV2D, None, "cpu"),        # the 3-channel stem
@@ -51,8 +52,13 @@ def test_bit_exact_with_oracle_and_close_to_onnxruntime(unet):
     import onnxruntime as ort
     _, path, cm = unet
     x = np.random.default_rng(2).standard_normal((1, 3, 16, 16)).astype(np.float32)
-    got = load_vta_module(path, "tsim").run({"input": x})
-    want = run_oracle(cm.qgraph, {"input": x})
+    m = load_module(path, device="tsim")
+    got = m(x)
+    want = run_oracle(cm.plan.qgraph, {"input": x})
+    # four convs named "conv" and the add each keep their own counters
+    layers = m.stats()["layers"]
+    assert sorted(layers) == ["add", "conv", "conv#2", "conv#3", "conv#4"]
+    assert all(c["runs"] == 1 and c["cycles"] > 0 for c in layers.values())
     assert len(got) == 2
     for g, w in zip(got, want):
         np.testing.assert_array_equal(g, w)

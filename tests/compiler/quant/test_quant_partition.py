@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from compiler.frontend.onnx import from_onnx
-from compiler.quant import build_plan, build_vta_model, partition, quantize
+from compiler import build_model
+from compiler.quant import build_plan, partition, quantize
 from vta_hw.config import load_config
 
 DIGITS = "examples/digits/digits_cnn.onnx"
@@ -43,13 +44,18 @@ def test_consecutive_accelerator_nodes_pass_packed_values():
 
 def test_module_folder_round_trip(tmp_path):
     x = np.load("examples/digits/heldout.npz")["images"][:16].astype(np.float32) / 16
-    m = build_vta_model(DIGITS, input_shapes={"image": (2, 1, 8, 8)},
-                        calib={"image": x.reshape(-1, 1, 8, 8)})
+    m = build_model(DIGITS, target="vta", input_shapes={"image": (2, 1, 8, 8)},
+                    calib={"image": x.reshape(-1, 1, 8, 8)})
     m.save(tmp_path / "d.vtamod")
-    doc = json.loads((tmp_path / "d.vtamod" / "graph.json").read_text())
-    assert doc["format"] == "vtamod-vta-2"
-    assert sorted(doc["programs"].values()) == ["programs/n3.vtaprog", "programs/n5.vtaprog"]
+    doc = json.loads((tmp_path / "d.vtamod" / "manifest.json").read_text())
+    assert (doc["format"], doc["version"], doc["targets"][-1]) == ("vtamod", 3, "vta")
+    assert doc["vta"]["config"] == load_config().to_dict()
+    assert sorted(f for f in doc["files"] if f.startswith("programs/")) == [
+        "programs/n3.vtaprog", "programs/n5.vtaprog"]
     assert doc["inputs"] == [{"name": "image", "shape": [2, 1, 8, 8], "dtype": "float32"}]
+    graph = json.loads((tmp_path / "d.vtamod" / "graph.json").read_text())
+    assert sorted(c["program"] for c in graph["calls"] if c["kind"] == "vta") == [
+        "programs/n3.vtaprog", "programs/n5.vtaprog"]
 
 
 def test_dense_rows_pack_as_one_image_row_and_back():
@@ -89,12 +95,12 @@ def _residual_graph(rng):
 @pytest.mark.parametrize("per_channel", [False, True])
 def test_residual_add_on_accelerator_stays_packed(tmp_path, per_channel):
     from compiler.quant import QOp, run
-    from driver.vta_runtime import load_vta_module
+    from driver.runtime import load_module
     rng = np.random.default_rng(4)
     g, params = _residual_graph(rng)
-    cm = build_vta_model(g, params=params, calib={"x": rng.standard_normal((4, 24, 6, 6))},
-                         per_channel=per_channel)
-    qg = cm.qgraph
+    cm = build_model(g, params=params, target="vta",
+                     calib={"x": rng.standard_normal((4, 24, 6, 6))}, per_channel=per_channel)
+    qg = cm.plan.qgraph
     conv = next(n for n in qg.nodes if n.op is QOp.CONV2D)
     assert isinstance(conv.attrs["shift"], tuple) == per_channel
     assert ("shift" in {b.name for b in cm.plan.programs[qg.nodes.index(conv)].buffers}
@@ -106,33 +112,30 @@ def test_residual_add_on_accelerator_stays_packed(tmp_path, per_channel):
     assert [k for k, _, _ in steps] == ["cpu", "pack", "vta", "vta", "vta", "unpack", "cpu"]
     assert ("vta", add, 2) in steps
     cm.save(tmp_path / "res.vtamod")
-    m = load_vta_module(tmp_path / "res.vtamod", "fsim")
+    m = load_module(tmp_path / "res.vtamod", device="fsim")
     x = rng.standard_normal((1, 24, 6, 6)).astype(np.float32)
-    np.testing.assert_array_equal(m.run({"x": x})[0], run(qg, {"x": x})[0])
+    np.testing.assert_array_equal(m(x)[0], run(qg, {"x": x})[0])
 
 
-def test_version_1_module_folder_still_runs(tmp_path):
-    """A ``vtamod-vta-1`` folder (steps without ``arg``) loads and runs as before."""
-    from compiler.quant import run
-    from driver.vta_runtime import load_vta_module
-    x = np.load("examples/digits/heldout.npz")["images"][:16].astype(np.float32) / 16
-    x = x.reshape(-1, 1, 8, 8)
-    m = build_vta_model(DIGITS, input_shapes={"image": (2, 1, 8, 8)}, calib={"image": x})
-    m.save(tmp_path / "d.vtamod")
-    path = tmp_path / "d.vtamod" / "graph.json"
-    doc = json.loads(path.read_text())
-    doc["format"] = "vtamod-vta-1"
-    for s in doc["steps"]:
-        del s["arg"]
-    path.write_text(json.dumps(doc))
-    got = load_vta_module(tmp_path / "d.vtamod", "fsim").run({"image": x[:2]})[0]
-    np.testing.assert_array_equal(got, run(m.qgraph, {"image": x[:2]})[0])
+@pytest.mark.parametrize("fmt", ["vtamod-vta-1", "vtamod-vta-2"])
+def test_earlier_accelerator_module_folders_say_recompile(tmp_path, fmt):
+    """Folders of the accelerator's earlier formats (graph.json with a quantized graph and
+    plan steps, no manifest) are one line that says to recompile."""
+    from driver.runtime import RuntimeModuleError, load_module
+    old = tmp_path / "d.vtamod"
+    (old / "programs").mkdir(parents=True)
+    (old / "graph.json").write_text(json.dumps({"format": fmt, "steps": [], "programs": {}}))
+    np.savez(old / "params.npz")
+    with pytest.raises(RuntimeModuleError, match=rf"written by an earlier version \(format "
+                                                 rf"'{fmt}'\); recompile it with `vta compile`"):
+        load_module(old, device="fsim")
 
 
 def test_dense_then_2d_add_stays_packed(tmp_path):
     """A 2-D residual add after a dense: (N, C) rows packed as one image row, as the dense's."""
-    from compiler.quant import QGraph, QNode, QOp, VtaCompiledModel, run
-    from driver.vta_runtime import load_vta_module
+    from compiler.quant import QGraph, QNode, QOp, run
+    from compiler.quant.lower_plan import lower_plan
+    from driver.runtime import load_module
     rng = np.random.default_rng(8)
     params = {"w": rng.integers(-128, 128, (40, 40), dtype=np.int8),
               "b": rng.integers(-999, 999, 40).astype(np.int32)}
@@ -146,7 +149,7 @@ def test_dense_then_2d_add_stays_packed(tmp_path):
     plan = build_plan(qg, load_config())
     assert [(s.kind, s.node) for s in plan.steps] == [
         ("cpu", 1), ("pack", 2), ("vta", 2), ("vta", 3), ("unpack", 3), ("cpu", 4)]
-    VtaCompiledModel(plan, 0.0).save(tmp_path / "m.vtamod")
+    lower_plan(plan).save(tmp_path / "m.vtamod")
     x = rng.standard_normal((5, 40)).astype(np.float32) * 4
-    got = load_vta_module(tmp_path / "m.vtamod", "fsim").run({"x": x})[0]
+    got = load_module(tmp_path / "m.vtamod", device="fsim")(x)[0]
     np.testing.assert_array_equal(got, run(qg, {"x": x})[0])

@@ -1,0 +1,99 @@
+"""The accelerator route of ``build_model``: a graph -> int8 -> partition -> one module.
+
+    quantize     calibrate on ``calib`` samples, power-of-two scales, requantization by
+                 shifts (``compiler.quant.quantize``)
+    build_plan   accelerator vs CPU per node, one program per offloaded node (conv2d,
+                 dense, residual add; weights baked in), pack/unpack steps
+                 (``compiler.quant.partition``)
+    lower_plan   the execution plan: "vta" calls for the programs, the CPU steps (stem
+                 conv, pooling, softmax, pack/unpack, quantize, ...) as compiled kernels
+                 in one shared library (``compiler.quant.lower_plan``)
+
+The result is a :class:`~compiler.graph_lower.CompiledModel` with targets
+``[<cpu target>, "vta"]``, the accelerator config, the programs, and ``plan``
+(in memory) for the quantized oracle (``compiler.quant.run(cm.plan.qgraph, ...)``).
+"""
+from __future__ import annotations
+
+import time
+from typing import Mapping
+
+import numpy as np
+
+from compiler.graph_lower import CompiledModel
+from vta_hw.config import VTAConfig, load_config
+from vta_hw.timing import DramTiming
+
+
+def build_vta(graph, params: dict, *, config: "VTAConfig | str | None" = None,
+              calib: "Mapping[str, np.ndarray] | None" = None, per_channel: bool = False,
+              cpu_target="llvm", vthreads: int = 2, dram: "DramTiming | None" = None,
+              measure=None, min_channels: "int | None" = None, seed: int = 0,
+              opt_level: int = 3, progress=None) -> CompiledModel:
+    """Quantize, partition and compile ``graph`` for the accelerator (module docstring).
+
+    Args:
+        graph, params: the imported float model (``build_model.import_model``).
+        config: VTAConfig or preset name (default preset).
+        calib: input name -> float32 samples ``[N, *input dims[1:]]`` (any layout of
+            each sample's values). None: 8 seeded standard-normal samples (a smoke
+            calibration; pass real data for accuracy).
+        per_channel: per-output-channel weight exponents.
+        cpu_target: LLVM host target of the CPU steps' kernels.
+        vthreads, dram, measure: passed to the accelerator schedules
+            (``topi.vta.conv2d_program``).
+        min_channels: the partition's channel rule (default BLOCK_IN / 4).
+        seed: of the smoke calibration.
+        opt_level: LLVM optimisation level of the CPU kernels.
+        progress: optional ``(iterable, total, desc) -> iterable`` (e.g. tqdm).
+
+    Returns:
+        a CompiledModel; ``stats`` adds ``quantize_s``, ``partition_s``,
+        ``quantized_nodes``, ``config`` and ``vta_nodes`` (one entry per
+        accelerator node: op, name, shape, shift, relu and, for adds, la/lb).
+
+    Raises:
+        ValueError: a bad config name (the message lists the presets), or a
+            calibration sample that does not fit an input.
+        compiler.quant.QuantizeError: an operator the quantizer does not handle.
+    """
+    from compiler.quant import build_plan, quantize
+    from compiler.quant.lower_plan import lower_plan
+
+    cfg = config if isinstance(config, VTAConfig) else load_config(config)
+    if calib is None:
+        rng = np.random.default_rng(seed)
+        calib = {i.name: rng.standard_normal((8,) + tuple(i.shape[1:])).astype(np.float32)
+                 for i in graph.inputs}
+    t0 = time.perf_counter()
+    qg = quantize(graph, params, calib, per_channel=per_channel)
+    t1 = time.perf_counter()
+    plan = build_plan(qg, cfg, vthreads=vthreads, dram=dram, measure=measure,
+                      min_channels=min_channels)
+    t2 = time.perf_counter()
+    cm = lower_plan(plan, cpu_target, progress=progress, opt_level=opt_level)
+    cm.plan = plan
+    if "vta" not in cm.targets:
+        cm.targets = list(cm.targets) + ["vta"]
+    if cm.vta is None:
+        cm.vta = {"config": cfg.to_dict(), "config_name": cfg.name}
+    cm.stats.update(quantize_s=t1 - t0, partition_s=t2 - t1, config=cfg.name,
+                    quantized_nodes=len(plan.qgraph.nodes), vta_nodes=vta_nodes(plan))
+    return cm
+
+
+def vta_nodes(plan) -> list:
+    """One dict per accelerator node of ``plan``: op, name, shape, shift (an int, or a list
+    per output channel), relu, and la/lb for adds (what ``vta compile`` prints)."""
+    out = []
+    for n in plan.qgraph.nodes:
+        if n.target != "vta":
+            continue
+        sh = n.attrs["shift"]
+        d = {"op": n.op.value, "name": n.name, "shape": list(n.shape),
+             "shift": [int(v) for v in sh] if isinstance(sh, (tuple, list)) else int(sh),
+             "relu": bool(n.attrs["relu"])}
+        if "la" in n.attrs:
+            d["la"], d["lb"] = int(n.attrs["la"]), int(n.attrs["lb"])
+        out.append(d)
+    return out

@@ -1,0 +1,124 @@
+"""Convolutions: NCHW with packed weights, blocked NCHW{b}c, depthwise, grouped, transposed.
+
+Shapes and layouts as in ``compiler.topi.conv2d``. Knobs (defaults are the
+hand-picked schedule): ``conv_out_block`` (output channels per packed weight
+block, a divisor of O), ``ow_tile`` (output columns per register tile, a cap:
+``topi.conv2d`` picks a divisor of OW near it), ``ow_vec`` (columns per vector
+of the depthwise-style schedules).
+"""
+from __future__ import annotations
+
+from compiler import te
+from compiler.graph import Op
+from compiler.topi import conv2d as tconv
+from compiler.topi.injective import Lazy
+
+from ..builder import view
+from ..master import MasterKind
+from ..space import ConfigSpace, Knob
+from ..strategy import attr_is, register
+
+_NCHW = attr_is("data_layout", "NCHW", "NCHW")
+_OW_TILE = Knob("ow_tile", (4, 7, 8, 14, 16, 28), 14)
+_OW_VEC = Knob("ow_vec", (8, 16, 32), 16)
+
+
+def _window(n):
+    return (n.attr("strides", (1, 1)), n.attr("pads", (0, 0, 0, 0)), n.attr("dilations", (1, 1)))
+
+
+def _conv_space(w):
+    O = w.node.src[1].shape[0]
+    blocks = tuple(b for b in (16, 8, 4, 2, 1) if O % b == 0)
+    return ConfigSpace((Knob("conv_out_block", blocks, tconv.conv_out_block(O)), _OW_TILE))
+
+
+@register(Op.CONV2D, "conv2d_nchw", kind=MasterKind.CONV2D, space=_conv_space,
+          schedule=lambda s, acc, out, cfg: tconv.schedule_conv2d_nchw(s, acc, out, cfg["ow_tile"]),
+          packs=lambda w, cfg: {1: f"conv:{cfg['conv_out_block']}"},
+          when=(_NCHW, attr_is("groups", 1, 1)))
+def _conv2d_nchw(b, n, a, cfg):
+    x = b.tensor_of(a[0], "conv_in")
+    name = b.fresh("conv")
+    if n.src[1] in b.packed:
+        w = a[1]._tensor
+    else:                                  # a computed weight: packed in the kernel
+        ob = cfg["conv_out_block"]
+        wt = b.tensor_of(a[1], "w")
+        O, I, KH, KW = wt.shape
+        w = te.compute((O // ob, I, KH, KW, ob),
+                       lambda oc, i, kh, kw, oi: wt[oc * ob + oi, i, kh, kw], name=b.fresh("wpack"))
+        b.workspace.append(w)
+    acc, _ = tconv.conv2d_nchw(x, w, *_window(n), name=name)
+    ob = w.shape[-1]
+    return Lazy(n.shape, n.dtype, lambda nn, o, h, ww: acc[nn, o // ob, h, ww, o % ob]), acc
+
+
+def _blocked(w):
+    n = w.node
+    x, k = n.src[0].shape, n.src[1].shape
+    if n.attr("data_layout", "NCHW") == "NCHW":
+        return "data_layout is 'NCHW', needs NCHW{b}c"
+    if len(x) != 5 or len(k) != 6 or not n.attr("kernel_layout", "OIHW").startswith("OIHW"):
+        return (f"data {list(x)} / kernel {list(k)} in layout {n.attr('data_layout')}/"
+                f"{n.attr('kernel_layout', 'OIHW')}, needs 5-D NCHW{{b}}c data and a 6-D "
+                "OIHW{b}i{b}o kernel")
+    return None
+
+
+@register(Op.CONV2D, "conv2d_nchwc", kind=MasterKind.CONV2D_NCHWC,
+          space=lambda w: ConfigSpace((_OW_TILE,)),
+          schedule=lambda s, acc, out, cfg: tconv.schedule_conv2d_nchwc(s, acc, out, cfg["ow_tile"]),
+          when=(_blocked, attr_is("groups", 1, 1)))
+def _conv2d_nchwc(b, n, a, cfg):
+    x = b.tensor_of(a[0], "conv_in")
+    name = b.fresh("conv")
+    acc = tconv.conv2d_nchwc(x, b.tensor_of(a[1], "w"), *_window(n), name=name)
+    return view(acc), acc
+
+
+def _depthwise(w):
+    n = w.node
+    g, C, per_group = n.attr("groups", 1), n.src[0].shape[1], n.src[1].shape[1]
+    if g == 1 or g != C or per_group != 1:
+        return f"groups={g} over {C} channels with {per_group} per group, needs groups == channels > 1"
+    return None
+
+
+def _grouped(w):
+    g = w.node.attr("groups", 1)
+    return None if g > 1 else f"groups is {g}, needs > 1"
+
+
+@register(Op.CONV2D, "depthwise_conv2d_nchw", kind=MasterKind.DEPTHWISE_CONV2D,
+          space=lambda w: ConfigSpace((_OW_VEC,)),
+          schedule=lambda s, acc, out, cfg: tconv.schedule_depthwise_nchw(s, acc, out, cfg["ow_vec"]),
+          when=(_NCHW, _depthwise), plevel=15)
+def _depthwise_conv2d_nchw(b, n, a, cfg):
+    x = b.tensor_of(a[0], "conv_in")
+    name = b.fresh("conv")
+    acc = tconv.depthwise_conv2d_nchw(x, b.tensor_of(a[1], "w"), *_window(n), name=name)
+    return view(acc), acc
+
+
+@register(Op.CONV2D, "group_conv2d_nchw", kind=MasterKind.GROUP_CONV2D,
+          space=lambda w: ConfigSpace((_OW_VEC,)),
+          # its own entry: today it reuses the column-vectorised depthwise template
+          schedule=lambda s, acc, out, cfg: tconv.schedule_depthwise_nchw(s, acc, out, cfg["ow_vec"]),
+          when=(_NCHW, _grouped))
+def _group_conv2d_nchw(b, n, a, cfg):
+    x = b.tensor_of(a[0], "conv_in")
+    name = b.fresh("conv")
+    acc = tconv.group_conv2d_nchw(x, b.tensor_of(a[1], "w"), *_window(n), n.attr("groups"), name=name)
+    return view(acc), acc
+
+
+@register(Op.CONV2D_TRANSPOSE, "conv2d_transpose_nchw", kind=MasterKind.CONV2D_TRANSPOSE,
+          space=lambda w: ConfigSpace((_OW_VEC,)),
+          # its own entry: today it reuses the column-vectorised depthwise template
+          schedule=lambda s, acc, out, cfg: tconv.schedule_depthwise_nchw(s, acc, out, cfg["ow_vec"]))
+def _conv2d_transpose_nchw(b, n, a, cfg):
+    acc = tconv.conv2d_transpose_nchw(
+        b.tensor_of(a[0], "convT_in"), b.tensor_of(a[1], "w"), *_window(n), n.attr("groups", 1),
+        n.shape[2:], name=b.fresh("convT"))
+    return view(acc), acc

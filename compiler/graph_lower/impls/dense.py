@@ -1,0 +1,120 @@
+"""Dense layers and matrix products.
+
+* ``dense``: ``x[..., K] @ w[N, K].T``, the weight packed ``[N/nb, K, nb]``
+  (``topi.dense``); at compile time where a constant feeds it, else in the kernel.
+* ``matmul_dense``: numpy ``matmul`` whose right operand is a 2-D constant:
+  the same kernel with the weight packed from ``[K, N]``.
+* ``batch_matmul``: any other ``matmul`` (two activations, numpy broadcasting
+  over the batch axes), flattened to ``[B, M, K] @ [B, K, N]``.
+
+Knobs (defaults are the hand-picked schedule): ``dense_block`` (nb, a divisor of
+N), ``mr`` (rows per register tile, a cap: a divisor of M at most it), ``nb``
+(batch_matmul columns per register tile, a cap likewise).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from compiler import te
+from compiler.graph import Op
+from compiler.topi import dense as tdense
+from compiler.topi import injective as inj
+from compiler.topi.injective import Lazy
+
+from ..master import MasterKind
+from ..space import ConfigSpace, Knob
+from ..strategy import register
+
+_MR = Knob("mr", (1, 2, 4, 8), 4)
+
+
+def _dense_space(N: int) -> ConfigSpace:
+    blocks = tuple(b for b in (16, 8, 4, 2, 1) if N % b == 0)
+    return ConfigSpace((Knob("dense_block", blocks, tdense.dense_block(N)), _MR))
+
+
+def _schedule_dense(s, acc, out, cfg):
+    tdense.schedule_dense(s, acc, out, cfg["mr"])
+
+
+def _lead_view(acc, shape):
+    """Graph-shaped Lazy over a 2-D [M, N] accumulator (leading axes flattened into M)."""
+    return inj.reshape(Lazy.of(acc), shape)
+
+
+def _dense_compute(x2: Lazy, w, name):
+    M, K = x2.shape
+    Nb, _, nb = w.shape
+    k = te.reduce_axis(K, "k")
+    return te.compute((M, Nb * nb), lambda i, j: te.sum(x2(i, k) * w[j // nb, k, j % nb], axis=k),
+                      name=name)
+
+
+@register(Op.DENSE, "dense", kind=MasterKind.DENSE, schedule=_schedule_dense,
+          space=lambda w: _dense_space(w.node.src[1].shape[0]),
+          packs=lambda w, cfg: {1: f"dense:{cfg['dense_block']}"})
+def _dense(b, n, a, cfg):
+    x = a[0]
+    K = x.shape[-1]
+    M = int(np.prod(x.shape[:-1]))
+    x2 = inj.reshape(x, (M, K))
+    if n.src[1] in b.packed:
+        w = a[1]._tensor
+    else:                                  # a computed weight: packed in the kernel
+        wt = b.tensor_of(a[1], "w")
+        N = wt.shape[0]
+        nb = cfg["dense_block"]
+        w = te.compute((N // nb, K, nb), lambda jo, k, ji: wt[jo * nb + ji, k], name=b.fresh("wpack"))
+        b.workspace.append(w)
+    acc = _dense_compute(x2, w, b.fresh("dense"))
+    return _lead_view(acc, n.shape), acc
+
+
+def _constant_matrix(w):
+    n = w.node
+    sa, sb = n.src[0].shape, n.src[1].shape
+    if len(sb) != 2 or len(sa) < 2:
+        return f"operands {list(sa)} @ {list(sb)}, needs a >= 2-D left and a 2-D right operand"
+    return None if w.is_const(n.src[1]) else "the right operand is not a constant input"
+
+
+@register(Op.MATMUL, "matmul_dense", kind=MasterKind.DENSE, schedule=_schedule_dense,
+          space=lambda w: _dense_space(w.node.src[1].shape[1]),
+          packs=lambda w, cfg: {1: f"dense_t:{cfg['dense_block']}"},
+          when=(_constant_matrix,), plevel=15)
+def _matmul_dense(b, n, a, cfg):
+    sa = n.src[0].shape
+    K = sa[-1]
+    M = int(np.prod(sa[:-1]))
+    acc = _dense_compute(inj.reshape(a[0], (M, K)), a[1]._tensor, b.fresh("dense"))
+    return _lead_view(acc, n.shape), acc
+
+
+@register(Op.MATMUL, "batch_matmul", kind=MasterKind.BATCH_MATMUL,
+          space=lambda w: ConfigSpace((_MR, Knob("nb", (4, 8, 16, 32), 16))),
+          schedule=lambda s, acc, out, cfg: tdense.schedule_batch_matmul(s, acc, out, cfg["mr"],
+                                                                         cfg["nb"]))
+def _batch_matmul(b, n, a, cfg):
+    xa, xb = a
+    sa, sb = n.src[0].shape, n.src[1].shape
+    # numpy.matmul: a 1-D operand is a row (a) or a column (b) vector, dropped afterwards
+    if len(sa) == 1:
+        xa, sa = inj.reshape(xa, (1,) + sa), (1,) + sa
+    if len(sb) == 1:
+        xb, sb = inj.reshape(xb, sb + (1,)), sb + (1,)
+    batch = tuple(np.broadcast_shapes(sa[:-2], sb[:-2]))
+    B = int(np.prod(batch)) if batch else 1
+    M, K, N = sa[-2], sa[-1], sb[-1]
+
+    def operand(x: Lazy, shape):
+        full = batch + tuple(shape[-2:])
+
+        def f(bb, i, j):
+            idx = inj._unflat(bb, batch) if batch else []
+            return inj.broadcast_read(x, full, list(idx) + [i, j])
+        return Lazy((B,) + tuple(shape[-2:]), x.dtype, f)
+    A3, B3 = operand(xa, sa), operand(xb, sb)
+    k = te.reduce_axis(K, "k")
+    acc = te.compute((B, M, N), lambda bb, i, j: te.sum(A3(bb, i, k) * B3(bb, k, j), axis=k),
+                     name=b.fresh("matmul"))
+    return inj.reshape(Lazy.of(acc), n.shape), acc

@@ -1,0 +1,112 @@
+"""Run compiled models: one loader for every module (numpy + ctypes; no compiler).
+
+A module is a folder of the one format, version 3 (``compiler/graph_lower/module_file.py``)::
+
+    model.vtamod/
+      manifest.json   format "vtamod", version 3, targets, CPU features, files + sha256, ...
+      graph.json      the execution plan: inputs, outputs, slots, calls ("kernel" / "vta")
+      kernels.so      CPU kernels (C ABI); GPU modules: kernels.cubin or kernels.cl
+      params.npz      constants the kernels read
+      programs/*.vtaprog   accelerator programs (accelerator modules)
+
+or a ``compiler.graph_lower.CompiledModel`` in memory (no save/load round trip).
+
+Usage::
+
+    from driver.runtime import load_module
+    m = load_module("out/resnet18.vtamod")             # CPU (or GPU: cuda / opencl)
+    m = load_module("out/digits_vta.vtamod", device="fsim")   # accelerator: tsim by default
+    m.set_input("image", x); m.run(); y = m.get_output(0)     # or: y, = m(x)
+    m.input_info(), m.output_info(), m.benchmark(), m.stats()
+
+Loading checks, each a one-line :class:`RuntimeModuleError` (a ValueError) that
+names the file and says what to do: folders of an earlier format (recompile),
+a file whose sha256 differs from the manifest, CPU features the kernels need and
+this machine lacks (``cpu_features.py``), a missing kernel, parameter or program.
+
+Layout: ``source`` (folder or memory, manifest and hashes), ``cpu_features``,
+``native`` (buffers, params, shared libraries, libgomp), ``executor``
+(:class:`GraphModule`: CPU and accelerator calls), ``vta_call`` (the "vta" call);
+GPU modules run in ``driver.gpu_runtime``. Nothing here imports ``compiler``,
+llvmlite or onnx.
+"""
+from __future__ import annotations
+
+import os
+
+from .cpu_features import check_cpu, host_cpu_flags
+from .errors import RuntimeModuleError
+from .executor import GraphModule
+from .native import check_shared_library, load_params, num_threads
+from .source import FORMAT, OLD_FORMATS, VERSION, ModuleSource, from_memory, open_folder, read_manifest
+
+__all__ = ["FORMAT", "OLD_FORMATS", "VERSION", "GraphModule", "ModuleSource", "RuntimeModuleError",
+           "check_cpu", "check_shared_library", "host_cpu_flags", "load_module", "load_params",
+           "num_threads", "open_folder", "read_manifest"]
+
+#: the accelerator backend of load_module(..., device=None)
+DEFAULT_DEVICE = "tsim"
+
+
+def _source(module) -> ModuleSource:
+    if isinstance(module, ModuleSource):
+        return module
+    if isinstance(module, (str, os.PathLike)):
+        return open_folder(module)
+    if all(hasattr(module, a) for a in ("graph_json", "files", "params", "targets")):
+        return from_memory(module)
+    raise TypeError(f"load_module takes a module folder (str or path) or a CompiledModel from "
+                    f"compiler.build_model, not {type(module).__name__}")
+
+
+def _device(source: ModuleSource, device, device_options: dict):
+    from driver.device import Device
+    from vta_hw.config import VTAConfig
+    if isinstance(device, Device):
+        if device_options:
+            raise TypeError(f"device options {', '.join(device_options)} apply when the device "
+                            "is named by a string, not to a Device instance")
+        return device
+    vta = source.manifest.get("vta") or {}
+    if "config" not in vta:
+        raise RuntimeModuleError(f"{source.where}: an accelerator module without an accelerator "
+                                 "config in its manifest; recompile it with `vta compile`")
+    return Device(device or DEFAULT_DEVICE, config=VTAConfig.from_dict(vta["config"]),
+                  **device_options)
+
+
+def load_module(module, device=None, timeout_s: "float | None" = None, **device_options):
+    """Open a compiled module for running.
+
+    Args:
+        module: a module folder (``str`` / path) or a ``CompiledModel`` (runs from memory;
+            its kernels.so goes to a private temporary file for ``dlopen``).
+        device: accelerator modules only: a backend name ("tsim", the default; "fsim",
+            "rtl") or a ``driver.device.Device`` of the module's config.
+        timeout_s: accelerator modules: seconds one program run may take (None: no limit).
+        **device_options: passed to ``Device`` (``dram_timing``, ``max_cycles``).
+
+    Returns:
+        a :class:`GraphModule` (CPU and accelerator modules) or a
+        ``driver.gpu_runtime.GpuGraphModule`` (cuda / opencl).
+
+    Raises:
+        RuntimeModuleError: no module there, an earlier format (recompile), a damaged
+            or edited file (sha256), a CPU feature this machine lacks, a device given
+            for a module that runs on no accelerator, or a part the plan names is absent.
+        driver.device.DeviceError: an unknown backend name.
+    """
+    source = _source(module)
+    kind = source.kind
+    if kind != "vta" and (device is not None or device_options or timeout_s is not None):
+        what = device if device is not None else ", ".join(device_options) or "timeout_s"
+        raise RuntimeModuleError(f"{source.where} is a {'GPU' if kind == 'gpu' else 'CPU'} module "
+                                 f"(targets: {', '.join(source.targets)}); device {what!r} applies "
+                                 "to accelerator modules: compile with --target vta for the "
+                                 "accelerator")
+    check_cpu(source.manifest.get("cpu"), source.where)
+    if kind == "gpu":
+        from driver.gpu_runtime import GpuGraphModule
+        return GpuGraphModule(source)
+    dev = _device(source, device, device_options) if kind == "vta" else None
+    return GraphModule(source, dev, timeout_s)

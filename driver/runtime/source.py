@@ -1,0 +1,220 @@
+"""Where a module's parts come from: a folder on disk (checked) or a compiled model in memory.
+
+:func:`open_folder` reads ``manifest.json`` (format "vtamod", version 3, written by
+``CompiledModel.save``) and checks, each failure a one-line ``RuntimeModuleError``
+naming the file and the fix:
+
+- a folder of an earlier format (no manifest.json, graph.json of format "vtamod-1",
+  "vtamod-gpu-1", "vtamod-vta-1" or "vtamod-vta-2"): recompile it;
+- every file the manifest lists exists and has its sha256 (a mismatch names the file,
+  with what is wrong when that can be told: truncated library, invalid JSON);
+- the graph is valid JSON.
+
+:func:`from_memory` wraps a ``compiler.graph_lower.CompiledModel`` (any object with
+its attributes: nothing here imports the compiler) so that it runs without a
+save/load round trip.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+
+from .errors import RuntimeModuleError
+from .native import elf_problem, load_params
+
+FORMAT = "vtamod"
+VERSION = 3
+#: graph.json formats of module folders written before the manifest (version 3)
+OLD_FORMATS = ("vtamod-1", "vtamod-gpu-1", "vtamod-vta-1", "vtamod-vta-2")
+RECOMPILE = "recompile it with `vta compile`"
+
+
+class ModuleSource:
+    """A module's manifest, graph and files, from disk or memory.
+
+    Attributes:
+        where: the folder (or ``"<in-memory module>"``) for messages.
+        manifest: the manifest (``targets``, ``cpu``, ``vta``, ...).
+        graph: the execution plan (graph.json).
+    """
+
+    def __init__(self, where: str, manifest: dict, graph: dict, files: dict, params, programs):
+        self.where, self.manifest, self.graph = where, manifest, graph
+        self._files, self._params, self._programs = files, params, programs
+
+    @property
+    def targets(self) -> list:
+        return list(self.manifest.get("targets", []))
+
+    @property
+    def kind(self) -> str:
+        """``"vta"`` (accelerator), ``"gpu"`` (cuda/opencl) or ``"cpu"``."""
+        kinds = [t.split()[0] for t in self.targets if t.split()]
+        if "vta" in kinds:
+            return "vta"
+        if kinds and kinds[0] in ("cuda", "opencl"):
+            return "gpu"
+        return "cpu"
+
+    def has(self, name: str) -> bool:
+        return name in self._files
+
+    def read(self, name: str) -> bytes:
+        """The bytes of file ``name`` (``kernels.so``, ``kernels.cubin``, ...)."""
+        if name not in self._files:
+            raise RuntimeModuleError(f"module {self.where!r} has no {name}; {RECOMPILE}")
+        data = self._files[name]
+        if isinstance(data, bytes):
+            return data
+        with open(data, "rb") as f:
+            return f.read()
+
+    def library(self):
+        """What ``native.open_library`` takes for kernels.so: its path on disk, or bytes."""
+        data = self._files.get("kernels.so")
+        if data is None:
+            raise RuntimeModuleError(f"module {self.where!r} has no kernels.so; {RECOMPILE}")
+        return data
+
+    def params(self) -> dict:
+        """name -> array."""
+        if callable(self._params):
+            self._params = self._params()
+        return self._params
+
+    def program(self, name: str):
+        """The ``vta_hw.program.Program`` at graph.json path ``name``."""
+        if name not in self._programs:
+            raise RuntimeModuleError(f"module {self.where!r} has no {name} (named in graph.json); "
+                                     f"{RECOMPILE}")
+        prog = self._programs[name]
+        if isinstance(prog, str):
+            from vta_hw.program import Program, ProgramFormatError
+            try:
+                prog = Program.load(prog)
+            except ProgramFormatError as exc:
+                raise RuntimeModuleError(f"{exc}; {RECOMPILE}") from None
+            self._programs[name] = prog
+        return prog
+
+
+def _old_format_or_not_a_module(path: str) -> RuntimeModuleError:
+    gj = os.path.join(path, "graph.json")
+    if not os.path.isfile(gj):
+        return RuntimeModuleError(f"{path!r} is not a compiled module folder (no manifest.json); "
+                                  "create one with `vta compile model.onnx -o model.vtamod`")
+    try:
+        with open(gj) as f:
+            fmt = json.load(f).get("format")
+    except (ValueError, AttributeError, OSError):
+        fmt = None
+    if fmt in OLD_FORMATS:
+        return RuntimeModuleError(f"{path}: written by an earlier version (format {fmt!r}); "
+                                  f"{RECOMPILE}")
+    return RuntimeModuleError(f"{path}: no manifest.json (graph.json format {fmt!r}), not a module "
+                              f"of format {FORMAT!r} version {VERSION}; {RECOMPILE}")
+
+
+def _damage(name: str, data: bytes) -> str:
+    """What is wrong with file ``name`` whose hash differs, as a phrase after its path."""
+    if name.endswith(".so"):
+        bad = elf_problem(data)
+        if bad:
+            return f": {bad}"
+    if name.endswith(".json"):
+        try:
+            json.loads(data)
+        except ValueError as exc:
+            return f" is not valid JSON ({exc})"
+    if name.endswith(".npz"):
+        try:
+            load_params(data)
+        except RuntimeModuleError:
+            return ": truncated or damaged"
+    return ": its contents changed"
+
+
+def read_manifest(path: str) -> dict:
+    """The manifest of the module folder ``path``, its format and version checked (files
+    are not read: see :func:`open_folder`).
+
+    Raises:
+        RuntimeModuleError: no folder, an earlier format, invalid JSON, another format
+            or version.
+    """
+    path = os.fspath(path)
+    mpath = os.path.join(path, "manifest.json")
+    if not os.path.isdir(path):
+        raise RuntimeModuleError(f"{path!r} is not a compiled module folder; create one with "
+                                 "`vta compile model.onnx -o model.vtamod`")
+    if not os.path.isfile(mpath):
+        raise _old_format_or_not_a_module(path)
+    try:
+        with open(mpath) as f:
+            doc = json.load(f)
+    except ValueError as exc:
+        raise RuntimeModuleError(f"{mpath} is not valid JSON ({exc}); the file is truncated or "
+                                 f"damaged: {RECOMPILE}") from None
+    fmt = doc.get("format") if isinstance(doc, dict) else None
+    if fmt != FORMAT:
+        raise RuntimeModuleError(f"{mpath} has format {fmt!r}, this runtime reads {FORMAT!r} "
+                                 f"version {VERSION}; {RECOMPILE}")
+    version = doc.get("version")
+    if version != VERSION:
+        newer = isinstance(version, int) and version > VERSION
+        raise RuntimeModuleError(
+            f"{mpath}: module version {version!r}, this runtime reads version {VERSION}; "
+            + ("update this runtime, or recompile the module with this version's `vta compile`"
+               if newer else RECOMPILE))
+    if not isinstance(doc.get("files"), dict) or not isinstance(doc.get("targets"), list):
+        raise RuntimeModuleError(f"{mpath} lists no files or targets; {RECOMPILE}")
+    return doc
+
+
+def open_folder(path) -> ModuleSource:
+    """A :class:`ModuleSource` for the module folder ``path`` (module docstring).
+
+    Raises:
+        RuntimeModuleError: see the module docstring.
+    """
+    path = os.fspath(path)
+    doc = read_manifest(path)
+    contents = {}
+    for name, digest in doc["files"].items():
+        full = os.path.join(path, name)
+        if not os.path.isfile(full):
+            raise RuntimeModuleError(f"module {path!r} has no {name} (listed in manifest.json); "
+                                     f"{RECOMPILE}")
+        with open(full, "rb") as f:
+            data = f.read()
+        if "sha256:" + hashlib.sha256(data).hexdigest() != digest:
+            raise RuntimeModuleError(f"{full}{_damage(name, data)}; its sha256 differs from "
+                                     f"manifest.json (damaged or edited): recompile the module "
+                                     f"with `vta compile`")
+        contents[name] = data
+    if "graph.json" not in contents:
+        raise RuntimeModuleError(f"module {path!r} has no graph.json in its manifest; {RECOMPILE}")
+    graph = json.loads(contents.pop("graph.json"))
+    files = {n: os.path.join(path, n) for n in contents if not n.startswith("programs/")}
+    programs = {n: os.path.join(path, n) for n in contents if n.startswith("programs/")}
+    npz = contents.pop("params.npz", None)
+    where = os.path.join(path, "params.npz")
+
+    def params():
+        if npz is None:
+            raise RuntimeModuleError(f"module {path!r} has no params.npz; {RECOMPILE}")
+        return load_params(npz, where)
+    return ModuleSource(path, doc, graph, files, params, programs)
+
+
+def from_memory(cm) -> ModuleSource:
+    """A :class:`ModuleSource` over a ``CompiledModel`` (its ``graph_json``, ``files``,
+    ``params``, ``programs``, ``targets``, ``cpu`` and ``vta``)."""
+    manifest = {"format": FORMAT, "version": VERSION, "targets": list(cm.targets)}
+    if getattr(cm, "cpu", None) is not None:
+        manifest["cpu"] = cm.cpu
+    if getattr(cm, "vta", None) is not None:
+        manifest["vta"] = cm.vta
+    return ModuleSource("<in-memory module>", manifest, cm.graph_json, dict(cm.files),
+                        dict(cm.params), dict(getattr(cm, "programs", {}) or {}))

@@ -1,0 +1,78 @@
+"""ConfigSpace: knobs, the default point (today's hand-picked schedule), validation messages."""
+from __future__ import annotations
+
+import pytest
+
+from compiler.codegen.llvm.target import host_target
+from compiler.graph import Op, input_node, make
+from compiler.graph_lower.space import Config, ConfigSpace, Knob
+from compiler.graph_lower.strategy import Workload, default_registry
+
+SPACE = ConfigSpace((Knob("ob", (16, 8, 1), 16), Knob("tile", (7, 14, 28), 14)))
+
+
+def test_the_default_point_is_every_knob_at_its_default():
+    assert SPACE.default == Config((("ob", 16), ("tile", 14)))
+    assert SPACE.default["tile"] == 14 and SPACE.default.as_dict() == {"ob": 16, "tile": 14}
+    assert SPACE.size == 9
+
+
+def test_a_point_overrides_some_knobs():
+    assert SPACE.point(tile=7).as_dict() == {"ob": 16, "tile": 7}
+
+
+def test_the_empty_space_has_one_point():
+    assert ConfigSpace().size == 1 and ConfigSpace().default == Config()
+
+
+@pytest.mark.parametrize("make_it,message", [
+    (lambda: Knob("ob", (16, 8), 4), "knob 'ob': default must be one of (16, 8), not 4"),
+    (lambda: SPACE.point(tile=5), "knob 'tile' must be one of (7, 14, 28), not 5"),
+    (lambda: SPACE.point(vec=8), "config space has no knob 'vec'; its knobs are ['ob', 'tile']"),
+])
+def test_bad_values_are_refused_with_the_knob_and_its_candidates(make_it, message):
+    with pytest.raises(ValueError) as err:
+        make_it()
+    assert str(err.value) == message
+
+
+def test_an_unknown_knob_of_a_config_is_a_key_error():
+    with pytest.raises(KeyError, match="config has no knob 'vec'"):
+        SPACE.default["vec"]
+
+
+def _space(node, name):
+    w = Workload(node, host_target())
+    impl = next(i for i in default_registry().implementations(node.op) if i.name == name)
+    return impl.space(w)
+
+
+def _conv(o, c=8, groups=1):
+    return make(Op.CONV2D, input_node("x", (1, c, 8, 8)), input_node("w", (o, c // groups, 3, 3)),
+                groups=groups)
+
+
+@pytest.mark.parametrize("node,name,default,size", [
+    # conv_out_block: 16, 8 or 1 as topi.conv2d.conv_out_block; ow_tile 14
+    (_conv(64), "conv2d_nchw", {"conv_out_block": 16, "ow_tile": 14}, 5 * 6),
+    (_conv(24), "conv2d_nchw", {"conv_out_block": 8, "ow_tile": 14}, 4 * 6),
+    (_conv(6), "conv2d_nchw", {"conv_out_block": 1, "ow_tile": 14}, 2 * 6),
+    (_conv(8, groups=8), "depthwise_conv2d_nchw", {"ow_vec": 16}, 3),
+    (_conv(8, groups=2), "group_conv2d_nchw", {"ow_vec": 16}, 3),
+    (make(Op.CONV2D_TRANSPOSE, input_node("x", (1, 4, 5, 5)), input_node("w", (4, 2, 3, 3))),
+     "conv2d_transpose_nchw", {"ow_vec": 16}, 3),
+    # dense_block: 16, 8 or 1 as topi.dense.dense_block; mr 4
+    (make(Op.DENSE, input_node("x", (2, 8)), input_node("w", (40, 8))), "dense",
+     {"dense_block": 8, "mr": 4}, 4 * 4),
+    (make(Op.MATMUL, input_node("a", (2, 8)), input_node("b", (8, 10))), "matmul_dense",
+     {"dense_block": 1, "mr": 4}, 2 * 4),
+    (make(Op.MATMUL, input_node("a", (2, 8)), input_node("b", (8, 10))), "batch_matmul",
+     {"mr": 4, "nb": 16}, 4 * 4),
+    (make(Op.MAX_POOL, input_node("x", (1, 2, 4, 4)), kernel=(2, 2)), "pool2d_nchw", {}, 1),
+    (make(Op.SOFTMAX, input_node("x", (2, 4)), axis=1), "softmax", {}, 1),
+    (make(Op.RELU, input_node("x", (2, 4))), "relu", {}, 1),
+])
+def test_default_points_are_the_hand_picked_schedules(node, name, default, size):
+    space = _space(node, name)
+    assert space.default.as_dict() == default
+    assert space.size == size
