@@ -9,14 +9,24 @@ For each offloaded conv, with two virtual threads (the plan's programs) and
 with one (compiled again): cycles, GEMM utilization, DRAM bytes, from the
 cycle model (``sim.cycle.run``, timing only) with a DRAM of ``--bytes-per-cycle``
 bytes per cycle (default 8). Then the whole network runs once on the ``tsim``
-device (``driver.vta_runtime``: values and timing, every program through the
-cycle model, CPU steps in numpy) and is checked bit for bit against the
-quantized graph on the CPU (``compiler.quant.run``).
+device (``compiler.quant.lower_plan`` + ``driver.runtime.load_module``: values
+and timing, every program through the cycle model, CPU steps as compiled
+kernels) and is checked bit for bit against the quantized graph on the CPU
+(``compiler.quant.run``).
+
+CPU steps (the stem conv, max pool, mean, quantize/dequantize, pack/unpack): the
+plan is lowered (``compiler.quant.lower_plan``) into one kernels.so, and each CPU
+step runs ``--repeat`` times both as its compiled kernel (through ctypes) and as the
+numpy oracle's code (``eval_node``, ``pack_value``, ``unpack_value``) on the same
+inputs (the oracle's values); the medians per step, summed over the steps, are the
+host time per inference of each (``cpu_steps_compiled_ms``, ``cpu_steps_numpy_ms``).
+Every compiled step must equal its numpy step (int8 bit for bit, float within 1e-5
+relative).
 
 Bars (each phase's peak memory must stay under 2 GiB, as the process's peak RSS):
 total cycles of the offloaded convs <= 7.7 M, GEMM utilization >= 80 % on every 3x3
 conv with at least 64 channels (2 virtual threads), compile <= 60 s, whole-network
-cycle simulation <= 60 s. Prints one line per layer, then one JSON line of
+cycle simulation <= 60 s, CPU steps compiled >= 5x faster than in numpy. Prints one line per layer, then one JSON line of
 figures (units in the names).
 
 Note on the cycle bar: the memory port serves one burst at a time, each paying the
@@ -27,7 +37,7 @@ beats (AXI4's longest, as VTA's memory engine) a 2 KiB read costs 288 cycles
 weights alone took about 3.1 M cycles (total 9.5 M).
 
 Usage: ``python bench/vta_resnet18.py [--bytes-per-cycle N] [--size 224] [--calib K]
-[--max-burst-beats B]``.
+[--max-burst-beats B] [--repeat R]``.
 """
 from __future__ import annotations
 
@@ -35,6 +45,7 @@ import argparse
 import json
 import resource
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -51,10 +62,82 @@ from vta_hw.timing import DramTiming  # noqa: E402
 
 BAR_CYCLES, BAR_COMPILE_S, BAR_SIM_S, BAR_MEM_BYTES = 7_700_000, 60.0, 60.0, 2 << 30
 BAR_UTIL, BAR_UTIL_CHANNELS = 0.80, 64  # GEMM utilization of 3x3 convs with >= 64 channels
+BAR_CPU_SPEEDUP = 5.0                   # CPU steps: compiled kernels vs the numpy oracle
 
 
 def peak_rss_bytes() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def _median_ms(fn, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return 1e3 * float(np.median(times))
+
+
+def time_cpu_steps(plan, cm, x: np.ndarray, repeat: int) -> list[dict]:
+    """Each CPU step of ``plan`` (cpu, pack, unpack) as its compiled kernel of ``cm`` and as
+    numpy, on the oracle's values for input ``x``: one dict per step with the medians of
+    ``repeat`` runs (ms) and whether the two outputs agree (module docstring)."""
+    from compiler.codegen.llvm.artifact import load_library
+    from compiler.quant.partition import input_buffers, pack_value, unpack_value
+    from compiler.quant.qgraph import eval_node
+    from compiler.topi.vta.layout import pack_nchw
+    qg, cfg = plan.qgraph, plan.config
+    oracle = run_oracle(qg, {qg.nodes[qg.inputs[0]].name: x}, keep=True)
+    with tempfile.TemporaryDirectory() as d:
+        (Path(d) / "kernels.so").write_bytes(cm.files["kernels.so"])
+        lib = load_library(str(Path(d) / "kernels.so"))
+    gj = cm.graph_json
+    workspace = np.zeros(max(gj["workspace_bytes"], 1), np.uint8)
+    vals = {f"%{i}": oracle[i] for i in qg.inputs}
+    calls = iter(c for c in gj["calls"])
+    rows = []
+    for s in plan.steps:
+        n = qg.nodes[s.node]
+        args = [vals[v] for v in s.inputs]
+        if s.kind == "vta":     # the accelerator's packed output, from the oracle's value
+            next(calls)
+            y = oracle[s.node]
+            img = y.T[None, :, None, :] if y.ndim == 2 else y
+            vals[s.output] = pack_nchw(img, cfg.BATCH, cfg.BLOCK_OUT)
+            continue
+        if s.kind == "cpu":
+            numpy_fn = lambda: eval_node(n, args, qg.params)  # noqa: E731
+        elif s.kind == "pack":
+            prog = plan.programs[s.node]
+            shape = prog.buffer(input_buffers(prog)[s.arg]).shape
+            numpy_fn = lambda: pack_value(cfg, args[0], shape)  # noqa: E731
+        else:
+            numpy_fn = lambda: unpack_value(args[0], n.shape)  # noqa: E731
+        want = numpy_fn()
+        vals[s.output] = want
+        row = {"kind": s.kind, "node": s.node, "name": n.name, "op": n.op.value,
+               "numpy_ms": _median_ms(numpy_fn, repeat), "compiled_ms": 0.0, "exact": True}
+        if s.kind == "cpu" and n.op is QOp.FLOAT and n.attrs["op"] == "PARAM":
+            rows.append(row)    # a constant: a param of the module, no kernel
+            continue
+        c = next(calls)
+        abi = gj["kernels"][c["kernel"]]
+        out = np.zeros(abi[-1]["shape"], abi[-1]["dtype"])
+        kargs = list(args)
+        for r, a in zip(c["args"][len(args):-1], abi[len(args):-1]):
+            if r["kind"] == "param":
+                kargs.append(cm.params[r["name"]])
+            else:
+                nb = int(np.prod(a["shape"])) * np.dtype(a["dtype"]).itemsize
+                kargs.append(workspace[r["offset"]:r["offset"] + nb].view(a["dtype"]).reshape(a["shape"]))
+        fn = lib[c["kernel"]]
+        row["compiled_ms"] = _median_ms(lambda: fn(*kargs, out), repeat)
+        if out.dtype == np.float32:
+            row["exact"] = bool(np.allclose(out, want, rtol=1e-5, atol=0))
+        else:
+            row["exact"] = bool(np.array_equal(out, want))
+        rows.append(row)
+    return rows
 
 
 def main(argv=None) -> int:
@@ -64,10 +147,12 @@ def main(argv=None) -> int:
                     help="longest DRAM burst, beats (a what-if; the default is the contract's)")
     ap.add_argument("--size", type=int, default=224)
     ap.add_argument("--calib", type=int, default=2, help="calibration samples")
+    ap.add_argument("--repeat", type=int, default=5, help="runs per CPU step (median)")
     a = ap.parse_args(argv)
     from tests.models.builders import build_resnet18
+    from compiler.quant.lower_plan import lower_plan
     from driver.device import Device
-    from driver.vta_runtime import VtaModule
+    from driver.runtime import load_module
 
     cfg = load_config()
     dram = DramTiming(bytes_per_cycle=a.bytes_per_cycle, max_burst_beats=a.max_burst_beats)
@@ -126,21 +211,31 @@ def main(argv=None) -> int:
     print(f"total offloaded residual adds: {add_tot[2]} cycles with 2 virtual threads, "
           f"{add_tot[1]} with 1")
 
-    import tempfile
-    from compiler.quant import VtaCompiledModel
-    with tempfile.TemporaryDirectory() as d:
-        VtaCompiledModel(plan, quantize_s).save(Path(d) / "r18.vtamod")
-        m = VtaModule(Path(d) / "r18.vtamod", Device("tsim", config=cfg, dram_timing=dram))
-        x = rng.standard_normal(shape).astype(np.float32)
-        t0 = time.perf_counter()
-        out = m.run({"input": x})[0]
-        sim_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    cm = lower_plan(plan)
+    cpu_build_s = time.perf_counter() - t0
+    m = load_module(cm, device=Device("tsim", config=cfg, dram_timing=dram))
+    x = rng.standard_normal(shape).astype(np.float32)
+    t0 = time.perf_counter()
+    out = m(x)[0]
+    sim_s = time.perf_counter() - t0
     st = m.stats()
     mem_sim = peak_rss_bytes()
     exact = bool(np.array_equal(out, run_oracle(plan.qgraph, {"input": x})[0]))
     print(f"whole network on tsim: {sim_s:.1f} s wall ({m.device.counters['wall_s']:.1f} s in the "
           f"cycle model), {st['cycles']} cycles, GEMM utilization {100 * st['gemm_utilization']:.1f} %, "
           f"bit-exact with the CPU oracle: {exact}")
+    steps = time_cpu_steps(plan, cm, x, a.repeat)
+    cpu_ms = {k: sum(r[f"{k}_ms"] for r in steps) for k in ("compiled", "numpy")}
+    cpu_speedup = cpu_ms["numpy"] / max(cpu_ms["compiled"], 1e-9)
+    cpu_exact = all(r["exact"] for r in steps)
+    print(f"{'CPU step':<22} {'op':<10} {'numpy ms':>9} {'compiled ms':>11}")
+    for r in steps:
+        print(f"{r['kind'] + ' ' + r['name']:<22} {r['op']:<10} {r['numpy_ms']:>9.3f} "
+              f"{r['compiled_ms']:>11.3f}{'' if r['exact'] else '  MISMATCH'}")
+    print(f"CPU steps per inference: {cpu_ms['compiled']:.2f} ms compiled ({cpu_build_s:.1f} s to "
+          f"build), {cpu_ms['numpy']:.2f} ms in numpy: {cpu_speedup:.1f}x; compiled equal to "
+          f"numpy on every step: {cpu_exact}")
     util_min = min(e["vt2"]["gemm_utilization"] for e in layers if e["util_bar"])
     print(f"lowest GEMM utilization of the 3x3 convs with >= {BAR_UTIL_CHANNELS} channels "
           f"(2 virtual threads): {100 * util_min:.1f} %")
@@ -148,7 +243,8 @@ def main(argv=None) -> int:
             "util_3x3_ge64ch_ge_80pct": util_min >= BAR_UTIL,
             "compile_le_60s": compile_s <= BAR_COMPILE_S,
             "network_cycle_sim_le_60s": sim_s <= BAR_SIM_S,
-            "peak_memory_le_2GiB": max(mem_compile, mem_sim) <= BAR_MEM_BYTES}
+            "peak_memory_le_2GiB": max(mem_compile, mem_sim) <= BAR_MEM_BYTES,
+            "cpu_steps_speedup_ge_5x": cpu_speedup >= BAR_CPU_SPEEDUP}
     for k, v in bars.items():
         print(f"bar {k}: {'pass' if v else 'FAIL'}")
     figures = {"preset": cfg.name, "input_size": a.size, "dram_bytes_per_cycle": a.bytes_per_cycle,
@@ -163,9 +259,15 @@ def main(argv=None) -> int:
                "network_gemm_utilization": round(st["gemm_utilization"], 4),
                "network_dram_bytes": st["dram_bytes"], "bit_exact": exact,
                "peak_rss_compile_bytes": mem_compile, "peak_rss_bytes": mem_sim,
+               "cpu_steps_compiled_ms": round(cpu_ms["compiled"], 3),
+               "cpu_steps_numpy_ms": round(cpu_ms["numpy"], 3),
+               "cpu_steps_speedup": round(cpu_speedup, 2), "cpu_steps_exact": cpu_exact,
+               "cpu_kernels_build_s": round(cpu_build_s, 2),
+               "cpu_steps": [{k: round(v, 3) if isinstance(v, float) else v for k, v in r.items()}
+                             for r in steps],
                "bars": bars, "layers": layers, "adds": adds}
     print(json.dumps(figures))
-    return 0 if all(bars.values()) and exact else 1
+    return 0 if all(bars.values()) and exact and cpu_exact else 1
 
 
 if __name__ == "__main__":

@@ -72,11 +72,6 @@ def build_vta(graph, params: dict, *, config: "VTAConfig | str | None" = None,
                       min_channels=min_channels)
     t2 = time.perf_counter()
     cm = lower_plan(plan, cpu_target, progress=progress, opt_level=opt_level)
-    cm.plan = plan
-    if "vta" not in cm.targets:
-        cm.targets = list(cm.targets) + ["vta"]
-    if cm.vta is None:
-        cm.vta = {"config": cfg.to_dict(), "config_name": cfg.name}
     cm.stats.update(quantize_s=t1 - t0, partition_s=t2 - t1, config=cfg.name,
                     quantized_nodes=len(plan.qgraph.nodes), vta_nodes=vta_nodes(plan))
     return cm

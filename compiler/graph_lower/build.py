@@ -153,7 +153,7 @@ def compile_graph(graph: Graph, params: dict, memory_plan, target="llvm", progre
                          "the model on that machine, or compile single kernels for it with "
                          "compiler.build(...).save_object()")
     t0 = time.perf_counter()
-    kernels, calls, out_params, workspace_bytes = plan_calls(graph, params, memory_plan, progress)
+    kernels, calls, out_params, workspace_bytes = plan_calls(graph, params, memory_plan, progress, tgt)
     t1 = time.perf_counter()
 
     todo = list(kernels.values())
@@ -178,8 +178,11 @@ def compile_graph(graph: Graph, params: dict, memory_plan, target="llvm", progre
                          cpu=cpu_record(tgt))
 
 
-def plan_calls(graph: Graph, params: dict, memory_plan, progress=None):
+def plan_calls(graph: Graph, params: dict, memory_plan, progress=None, target=None):
     """Lower every FUSED node (once per signature) and plan its call.
+
+    ``target`` (a ``Target``; None: the host) is what the operator strategies select
+    implementations for (``lower_group``).
 
     Returns (kernels: signature -> (name, KernelDef), calls (graph.json form),
     params the calls read (packed), workspace bytes).
@@ -202,7 +205,7 @@ def plan_calls(graph: Graph, params: dict, memory_plan, progress=None):
         sig = signature(n)
         if sig not in kernels:
             kname = f"k{len(kernels)}_{_safe(n.attr('name').replace('fused_', ''))}"
-            kernels[sig] = (kname, lower_group(n, kname))
+            kernels[sig] = (kname, lower_group(n, kname, target))
         kname, kdef = kernels[sig]
         args = []
         for i, src in enumerate(n.src):

@@ -5,6 +5,10 @@
   (power-of-two scales, requantization by shifts).
 - ``partition``: accelerator vs CPU, ``build_plan`` (programs + steps with pack/unpack).
 - ``calibration``: ``load_calibration`` (samples from an .npz).
+- ``kernels``: the CPU steps (quantize/dequantize, the int8 stem conv, pooling, mean,
+  pack/unpack, float ops) as scheduled ``te`` kernels, exact to the oracle.
+- ``lower_plan``: a ``Plan`` -> the module's execution plan ("kernel" and "vta" calls,
+  slots, params) and its one kernels.so (a ``compiler.graph_lower.CompiledModel``).
 
 Whole models: ``compiler.build_model(model, target="vta", ...)`` (``compiler/build_vta.py``)
 quantizes, partitions and lowers the plan into the one module format.

@@ -19,7 +19,8 @@ softmax, quantize/dequantize) runs on the CPU.
 blocks baked into its program's "param" buffers) and lays out the execution plan:
 a list of ``Step``s in order, with the data movement inserted:
 
-    cpu     node             run the node in numpy (``qgraph.eval_node``)
+    cpu     node             run the node on the CPU: a compiled kernel (``kernels``,
+                             ``lower_plan``); ``qgraph.eval_node`` is its numpy oracle
     pack    value -> packed  NCHW int8 -> the accelerator's NCHWnc (``layout.pack_nchw``),
                              the shape of input ``arg`` of the node's program
     vta     packed.. -> packed  run the node's program: its "input" buffers ("data" for

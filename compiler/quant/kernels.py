@@ -1,0 +1,336 @@
+"""The CPU steps of an accelerator plan as scheduled ``te`` kernels (``KernelDef``s).
+
+One function per kind of step, each the exact integer semantics of
+``compiler.quant.qgraph.eval_node`` (and ``compiler.topi.vta.layout``):
+
+    QUANTIZE    float32 x -> int8: clip(round_half_even(x * 2**exp), -128, 127)
+                (``round`` is LLVM's ``roundeven``, numpy's ``rint``; scaling by a power of
+                two is exact in float32: overflow saturates and underflow rounds to 0 as
+                in the oracle's float64)
+    DEQUANTIZE  int8 q -> float32 q * 2**-exp
+    CONV2D      int8 NCHW x, int8 weight packed ``[O/ob, C, KH, KW, ob]``, int32 bias (O,):
+                products and bias summed in uint32 (two's-complement wrapping, as the
+                accumulator's int32 with no undefined overflow), read back as int32, then
+                ``>> shift`` as floor(acc * 2**-shift) in float64 (exact: |acc| < 2**31),
+                relu, clip, int8. Per-channel shifts read a float64 (O,) table of 2**-shift.
+    DENSE       the same on (N, C) x (O, C), the weight packed ``[O/nb, C, nb]``
+    ADD         ((a << la) + (b << lb) + round) in wrapping uint32, >> shift, relu, clip
+    MEAN        floor((sum + HW // 2) / HW) over the axes after the first two (int32 sum)
+    pack        NCHW (or dense (N, C) as the (1, C, 1, N) image) int8 -> ``(N/B, C/BI, H, W,
+                B, BI)``, zero-padded (``layout.pack_nchw``, ``partition.pack_value``)
+    unpack      the inverse, cropped to the real N and C (``partition.unpack_value``)
+
+INT8 and FLOAT graph ops go through the CPU graph lowering
+(``compiler.graph_lower.lower_group`` on a one-node FUSED group): :func:`graph_op_kernel`.
+
+ABI as ``compiler.graph_lower.lower``: inputs, then ``KernelDef.constants`` (weights,
+biases, shift tables, as numpy arrays the caller stores as params), then workspace
+buffers, then the output.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from compiler import te
+from compiler.graph_lower.lower import KernelDef
+from compiler.tir import ir
+from compiler.topi import conv2d as tconv
+from compiler.topi import dense as tdense
+from compiler.topi.nn_util import pad_spatial
+
+from .qgraph import QNode, QOp
+
+#: outputs smaller than this (elements) run on one thread: a parallel region costs more
+#: than these few microseconds of work save, and on a loaded machine each region can
+#: wait a scheduler time slice for its last thread
+PARALLEL_MIN = 1 << 20
+
+
+def schedule_map(s, out):
+    """Elementwise kernels (quantize, dequantize, add, mean): the last axis vectorised by 16
+    when it divides, the outer axes fused and parallel from ``PARALLEL_MIN`` elements."""
+    axes = list(s[out].op.axis)
+    if out.shape[-1] % 16 == 0:
+        outer, inner = s[out].split(axes[-1], factor=16)
+        s[out].vectorize(inner)
+        axes[-1] = outer
+    _parallel_outer(s, out, axes)
+
+
+def schedule_copy(s, out):
+    """Layout moves (pack, unpack): plain loops in output order (no gathers into vector
+    lanes: strided reads are cheaper one by one), parallel from ``PARALLEL_MIN``."""
+    _parallel_outer(s, out, list(s[out].op.axis))
+
+
+def _parallel_outer(s, out, axes):
+    if int(np.prod(out.shape)) >= PARALLEL_MIN and len(axes) >= 2:
+        s[out].parallel(s[out].fuse(*axes[:-1]) if len(axes) > 2 else axes[0])
+
+
+def _kernel(s, inputs, out, pattern, constants=(), workspace=()) -> KernelDef:
+    """The KernelDef of schedule ``s``: ``inputs``, ``constants`` (``(placeholder, numpy
+    array)`` pairs), ``workspace`` tensors, then ``out``."""
+    return KernelDef(s, list(inputs) + [c for c, _ in constants] + list(workspace) + [out],
+                     n_inputs=len(inputs), packs=[None] * len(inputs), workspace=list(workspace),
+                     pattern=pattern, constants=[v for _, v in constants])
+
+
+def _simple(out, inputs, schedule=schedule_map, pattern="injective") -> KernelDef:
+    s = te.create_schedule(out)
+    schedule(s, out)
+    return _kernel(s, inputs, out, pattern)
+
+
+def _clip8(v, relu: bool):
+    """int32 -> int8 with optional relu, saturating as ``qgraph._clip8``."""
+    lo = 0 if relu else -128
+    return te.cast(te.minimum(te.maximum(v, ir.const(lo, "int32")), ir.const(127, "int32")), "int8")
+
+
+def _shift_right(acc, scale):
+    """int32 ``acc >> shift`` (arithmetic, any shift >= 0) as floor(acc * 2**-shift) in
+    float64: exact for every int32, and vectorisable (no integer division)."""
+    return te.cast(te.floor(te.cast(acc, "float64") * scale), "int32")
+
+
+def quantize(shape, exp: int, name="quantize") -> KernelDef:
+    """float32 ``shape`` -> int8 at exponent ``exp``."""
+    x = te.placeholder(shape, "float32", "x")
+    scale = ir.const(2.0 ** exp, "float32")
+    lo, hi = ir.const(-128.0, "float32"), ir.const(127.0, "float32")
+    out = te.compute(shape, lambda *i: te.cast(te.minimum(te.maximum(
+        ir.call("round", "float32", x[i] * scale), lo), hi), "int8"), name=name)
+    return _simple(out, [x])
+
+
+def dequantize(shape, exp: int, name="dequantize") -> KernelDef:
+    """int8 ``shape`` at exponent ``exp`` -> float32."""
+    q = te.placeholder(shape, "int8", "q")
+    scale = ir.const(2.0 ** -exp, "float32")
+    out = te.compute(shape, lambda *i: te.cast(q[i], "float32") * scale, name=name)
+    return _simple(out, [q])
+
+
+def _requant_tables(shift, channels: int):
+    """(expr of channel -> float64 scale, constants): a literal for a per-tensor shift, a
+    float64 (O,) table of 2**-shift for per-channel shifts."""
+    if isinstance(shift, (tuple, list)):
+        if len(shift) != channels:
+            raise ValueError(f"per-channel shift has {len(shift)} entries, the node {channels} "
+                             "output channels")
+        table = te.placeholder((channels,), "float64", "shift")
+        return (lambda o: table[o]), [(table, 2.0 ** -np.asarray(shift, np.float64))]
+    c = ir.const(2.0 ** -int(shift), "float64")
+    return (lambda o: c), []
+
+
+def schedule_conv(s, acc, out, ow_tile: int = 14):
+    """The int8 conv's schedule: ``topi.conv2d.schedule_conv2d_nchw``'s register tile (per
+    output row and column tile, an ``ow_tile x ob`` int32 accumulator, vectorised over the
+    ``ob`` output channels, runs over (ic, kh, kw); the epilogue stores it channel by
+    channel, vectorised along the columns), parallel over (n, channel block, row); the
+    zero-padded input is copied once at the root on one thread (a small copy: the stem's
+    is 3 x 230 x 230 bytes)."""
+    N, Ob, OH, OW, ob = acc.shape
+    reg = next((f for f in range(min(OW, ow_tile), 0, -1) if OW % f == 0), 1)
+    if reg * 2 <= ow_tile and reg != OW:
+        reg = min(ow_tile, OW)
+    n, o, oh, ow = s[out].op.axis
+    oo, oi = s[out].split(o, factor=ob)
+    owo, owi = s[out].split(ow, factor=reg)
+    s[out].reorder(n, oo, oh, owo, oi, owi)
+    s[out].unroll(oi)
+    s[out].vectorize(owi)
+    s[out].parallel(s[out].fuse(n, oo, oh))
+    s[acc].compute_at(s[out], owo)
+    *_, aow, aoi = s[acc].op.axis
+    s[acc].reorder(*s[acc].op.reduce_axis, aow, aoi)
+    s[acc].unroll(aow)
+    s[acc].vectorize(aoi)
+
+
+def conv2d(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray,
+           name="conv2d") -> KernelDef:
+    """Int8 CONV2D (module docstring) of NCHW ``x_shape`` with OIHW ``weight`` (int8) and
+    ``bias`` ((O,) int32); attrs strides, padding (symmetric h, w), shift, relu.
+
+    Schedule: :func:`schedule_conv`; the padded input is a workspace buffer."""
+    a = node.attrs
+    O, C, KH, KW = weight.shape
+    ob = tconv.conv_out_block(O)
+    x = te.placeholder(x_shape, "int8", "x")
+    w = te.placeholder((O // ob, C, KH, KW, ob), "int8", "w")
+    b = te.placeholder((O,), "int32", "bias")
+    scale, tables = _requant_tables(a["shift"], O)
+    (sh, sw), (ph, pw) = a["strides"], a["padding"]
+    N, _, H, W = x_shape
+    OH, OW = (H + 2 * ph - KH) // sh + 1, (W + 2 * pw - KW) // sw + 1
+    padded = pad_spatial(x, (ph, pw, ph, pw), 2, value=0, name=name + "_pad")
+    ic, kh, kw = te.reduce_axis(C, "ic"), te.reduce_axis(KH, "kh"), te.reduce_axis(KW, "kw")
+    acc = te.compute(
+        (N, O // ob, OH, OW, ob),
+        lambda n, oc, oh, ow, oi: te.sum(
+            te.cast(padded[n, ic, oh * sh + kh, ow * sw + kw], "uint32")
+            * te.cast(w[oc, ic, kh, kw, oi], "uint32"), axis=(ic, kh, kw)),
+        name=name + "_acc")
+
+    def epilogue(n, o, oh, ow):
+        s = te.cast(acc[n, o // ob, oh, ow, o % ob] + te.cast(b[o], "uint32"), "int32")
+        return _clip8(_shift_right(s, scale(o)), a["relu"])
+    out = te.compute((N, O, OH, OW), epilogue, name=name)
+    s = te.create_schedule(out)
+    schedule_conv(s, acc, out)
+    workspace = [padded] if padded is not x else []
+    packed = tconv.pack_conv_kernel(np.asarray(weight, np.int8), ob)
+    consts = [(w, packed), (b, np.ascontiguousarray(bias, np.int32))] + tables
+    return _kernel(s, [x], out, "conv", consts, workspace)
+
+
+def dense(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray, name="dense") -> KernelDef:
+    """Int8 DENSE: ``x_shape`` (N, C) int8, ``weight`` (O, C) int8, ``bias`` (O,) int32 ->
+    (N, O) int8 (module docstring; ``topi.dense.schedule_dense``)."""
+    a = node.attrs
+    O, C = weight.shape
+    nb = tdense.dense_block(O)
+    x = te.placeholder(x_shape, "int8", "x")
+    w = te.placeholder((O // nb, C, nb), "int8", "w")
+    b = te.placeholder((O,), "int32", "bias")
+    scale, tables = _requant_tables(a["shift"], O)
+    k = te.reduce_axis(C, "k")
+    acc = te.compute((x_shape[0], O), lambda i, j: te.sum(
+        te.cast(x[i, k], "uint32") * te.cast(w[j // nb, k, j % nb], "uint32"), axis=k),
+        name=name + "_acc")
+    out = te.compute((x_shape[0], O), lambda i, j: _clip8(_shift_right(
+        te.cast(acc[i, j] + te.cast(b[j], "uint32"), "int32"), scale(j)), a["relu"]), name=name)
+    s = te.create_schedule(out)
+    tdense.schedule_dense(s, acc, out)
+    consts = [(w, tdense.pack_dense_weight(np.asarray(weight, np.int8), nb)),
+              (b, np.ascontiguousarray(bias, np.int32))] + tables
+    return _kernel(s, [x], out, "dense", consts)
+
+
+def add(node: QNode, name="add") -> KernelDef:
+    """Int8 ADD of two int8 tensors of ``node.shape`` (attrs la, lb, shift >= 0, relu)."""
+    a = node.attrs
+    shape = node.shape
+    x, y = te.placeholder(shape, "int8", "a"), te.placeholder(shape, "int8", "b")
+    shift = int(a["shift"])
+    rnd = (1 << (shift - 1)) % (1 << 32) if shift else 0
+
+    def shl(v, n):   # (v << n) mod 2**32; shifts of 32 or more leave nothing
+        return te.cast(v, "uint32") * ir.const((1 << n) % (1 << 32), "uint32")
+    scale = ir.const(2.0 ** -shift, "float64")
+    out = te.compute(shape, lambda *i: _clip8(_shift_right(te.cast(
+        shl(x[i], a["la"]) + shl(y[i], a["lb"]) + ir.const(rnd, "uint32"), "int32"), scale),
+        a["relu"]), name=name)
+    return _simple(out, [x, y])
+
+
+def mean(node: QNode, x_shape, name="mean") -> KernelDef:
+    """Int8 MEAN of ``x_shape`` over the axes after the first two, kept as size 1."""
+    x = te.placeholder(x_shape, "int8", "x")
+    rest = x_shape[2:]
+    hw = int(np.prod(rest))
+    rax = [te.reduce_axis(d, f"r{i}") for i, d in enumerate(rest)]
+    shape = tuple(x_shape[:2]) + (1,) * len(rest)
+    total = te.compute(shape, lambda n, c, *_: te.sum(te.cast(x[(n, c, *rax)], "int32"),
+                                                      axis=tuple(rax)), name=name + "_sum")
+    out = te.compute(shape, lambda *i: _clip8(
+        (total[i] + ir.const(hw // 2, "int32")) // ir.const(hw, "int32"), False), name=name)
+
+    def schedule(s, out):
+        s[total].compute_at(s[out], s[out].op.axis[-1])
+    return _simple(out, [x], schedule, "reduce")
+
+
+def _image(x_shape):
+    """The accelerator's NCHW image of a value: dense (N, C) rows are pixels of (1, C, 1, N)."""
+    return (1, x_shape[1], 1, x_shape[0]) if len(x_shape) == 2 else tuple(x_shape)
+
+
+def pack(x_shape, packed_shape, name="pack") -> KernelDef:
+    """int8 NCHW (or (N, C)) ``x_shape`` -> ``packed_shape`` (N/B, C/BI, H, W, B, BI),
+    zero-padded (``partition.pack_value``).
+
+    Raises:
+        ValueError: ``packed_shape`` is not the packing of ``x_shape`` (module and plan
+            disagree)."""
+    NB, CB, H, W, B, BI = packed_shape
+    N, C, IH, IW = _image(x_shape)
+    if (-(-N // B), -(-C // BI), IH, IW) != (NB, CB, H, W):
+        raise ValueError(f"cannot pack a value of shape {list(x_shape)} into {list(packed_shape)}")
+    x = te.placeholder(x_shape, "int8", "x")
+    read = ((lambda n, c, h, w: x[w, c]) if len(x_shape) == 2 else
+            (lambda n, c, h, w: x[n, c, h, w]))
+
+    def f(nb, cb, h, w, bi, ci):
+        n, c = nb * B + bi, cb * BI + ci
+        conds = ([n < N] if N % B else []) + ([c < C] if C % BI else [])
+        if not conds:
+            return read(n, c, h, w)
+        return te.if_then_else(ir.logical_and(*conds), read(n, c, h, w), ir.const(0, "int8"))
+    out = te.compute(tuple(packed_shape), f, name=name)
+    return _simple(out, [x], schedule_copy)
+
+
+def unpack(packed_shape, shape, name="unpack") -> KernelDef:
+    """``packed_shape`` (N/B, C/BO, H, W, B, BO) int8 -> NCHW (or dense (N, C)) ``shape``,
+    cropped (``partition.unpack_value``)."""
+    _, _, _, _, B, BO = packed_shape
+    y = te.placeholder(packed_shape, "int8", "y")
+    if len(shape) == 2:   # (1, O, 1, N) image -> (N, O)
+        f = lambda n, o: y[0, o // BO, 0, n, 0, o % BO]  # noqa: E731
+    else:
+        f = lambda n, c, h, w: y[n // B, c // BO, h, w, n % B, c % BO]  # noqa: E731
+    out = te.compute(tuple(shape), f, name=name)
+    return _simple(out, [y], schedule_copy)
+
+
+def graph_op_kernel(node: QNode, src_nodes: list[QNode], name: str, target=None) -> KernelDef:
+    """An INT8 or FLOAT node (a ``compiler.graph`` op on its inputs) through the CPU graph
+    lowering: the op in a one-node FUSED group, lowered by ``graph_lower.lower_group`` for
+    LLVM ``target`` (default: this machine).
+
+    Raises:
+        compiler.graph.GraphError: the op rejects its inputs.
+        compiler.graph_lower.LoweringError: the op has no CPU lowering.
+    """
+    from compiler.graph import Graph, Op
+    from compiler.graph.ir import input_node, make
+    from compiler.graph.passes.fuse_ops import kind_of
+    from compiler.graph_lower.lower import lower_group
+    ins = tuple(input_node(f"p{i}", s.shape, s.dtype) for i, s in enumerate(src_nodes))
+    op = Op[node.attrs["op"]]
+    body_out = make(op, *ins, label=node.name, **dict(node.attrs["attrs"]))
+    if tuple(body_out.shape) != tuple(node.shape):
+        raise ValueError(f"node {node.name!r}: {op.name} gives shape {list(body_out.shape)}, the "
+                         f"quantized graph says {list(node.shape)}")
+    fused = make(Op.FUSED, *ins, label=node.name, body=Graph(ins, (body_out,), ("",)),
+                 name=f"fused_{op.name.lower()}", pattern=kind_of(op).name)
+    return lower_group(fused, name, target)
+
+
+def cpu_kernel(node: QNode, src_nodes: list[QNode], params, name: str, target=None) -> KernelDef:
+    """The kernel of a ``cpu`` step: node ``node`` reading values of ``src_nodes``; graph ops
+    are lowered for LLVM ``target`` (default: this machine).
+
+    Raises:
+        ValueError: an op without a kernel here (INPUT; FLOAT PARAM is a constant, no kernel).
+    """
+    op = node.op
+    if op is QOp.QUANTIZE:
+        return quantize(node.shape, node.exp, name)
+    if op is QOp.DEQUANTIZE:
+        return dequantize(node.shape, node.attrs["src_exp"], name)
+    if op is QOp.CONV2D:
+        return conv2d(node, src_nodes[0].shape, *(params[p] for p in node.params), name=name)
+    if op is QOp.DENSE:
+        return dense(node, src_nodes[0].shape, *(params[p] for p in node.params), name=name)
+    if op is QOp.ADD:
+        return add(node, name)
+    if op is QOp.MEAN:
+        return mean(node, src_nodes[0].shape, name)
+    if op in (QOp.INT8, QOp.FLOAT) and node.attrs["op"] != "PARAM":
+        return graph_op_kernel(node, src_nodes, name, target)
+    raise ValueError(f"node {node.name!r} ({op.value}) has no CPU kernel")
