@@ -1,11 +1,12 @@
 """The device API: DRAM buffers, copies in and out, programs, runs, counters.
 
-One ``Device`` stands for one accelerator with its own DRAM, behind a backend:
+One ``Device`` stands for one accelerator with its own DRAM, behind a backend
+from the registry ``driver.backends`` (``driver.backends.names()``):
 
     fsim   the functional simulator (``sim.functional``): values, no cycles
     tsim   the cycle-accurate simulator (``sim.cycle``): values and cycles (default)
     rtl    the RTL under Verilator (``driver.rtl``): values and cycles
-    (``driver/backends/fpga.py`` drives a board; it has its own entry points)
+    fpga   a board over its UART bridge: values and cycles; needs option ``port``
 
 Usage::
 
@@ -35,30 +36,16 @@ from vta_hw.config import VTAConfig, load_config
 from vta_hw.program import Program
 from vta_hw.timing import DramTiming
 
-from .backends.base import BackendResult
-
-BACKENDS = ("fsim", "tsim", "rtl")
+from . import backends
+from .backends import BackendError, BackendResult
 
 
 class DeviceError(RuntimeError):
-    """A device operation failed (bad backend, buffer, program of another config)."""
+    """A device operation failed (bad backend or option, buffer, program of another config)."""
 
 
 class DeviceTimeout(DeviceError):
     """``wait`` ran past its timeout; the run keeps its result slot until it ends."""
-
-
-def _backend(name: str, cfg: VTAConfig, dram_timing):
-    if name == "fsim":
-        from .backends.fsim import FsimBackend
-        return FsimBackend(cfg, dram_timing)
-    if name == "tsim":
-        from .backends.tsim import TsimBackend
-        return TsimBackend(cfg, dram_timing)
-    if name == "rtl":
-        from .backends.rtl import RtlBackend
-        return RtlBackend(cfg, dram_timing)
-    raise DeviceError(f"device backend must be one of {', '.join(BACKENDS)}, not {name!r}")
 
 
 @dataclasses.dataclass
@@ -124,17 +111,27 @@ class Device:
     """One accelerator behind a backend (module docstring).
 
     Args:
-        backend: "fsim", "tsim" (default) or "rtl".
+        backend: a registered backend name: "fsim", "tsim" (default), "rtl", "fpga", ...
         config: VTAConfig or preset name (default preset).
-        dram_timing: the DRAM model of tsim/rtl (default ``DramTiming()``).
-        max_cycles: a bound on one run (tsim, rtl).
+        dram_timing: the DRAM model of fsim/tsim/rtl (default ``DramTiming()``).
+        max_cycles: a bound on one run, cycles (timed backends; fpga: its WAIT timeout).
+        options: the backend's own options (``driver.backends.get(name).options``),
+            e.g. ``port="/dev/ttyUSB0"`` for fpga.
+
+    Raises:
+        DeviceError: unknown backend (the message lists the registered ones), an
+            option the backend does not take, or one it needs (fpga without port).
     """
 
     def __init__(self, backend: str = "tsim", *, config: VTAConfig | str | None = None,
-                 dram_timing: DramTiming | None = None, max_cycles: int | None = None):
+                 dram_timing: DramTiming | None = None, max_cycles: int | None = None,
+                 **options):
         self.cfg = config if isinstance(config, VTAConfig) else load_config(config)
         self.backend_name = backend
-        self.backend = _backend(backend, self.cfg, dram_timing)
+        try:
+            self.backend = backends.create(backend, self.cfg, dram_timing, **options)
+        except BackendError as e:
+            raise DeviceError(str(e)) from None
         self.max_cycles = max_cycles
         self._pool = cf.ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"vta-{backend}")
         self.counters = {"runs": 0, "cycles": 0, "gemm_macs": 0, "dram_read_bytes": 0,

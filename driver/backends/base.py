@@ -1,9 +1,20 @@
-"""What every device backend returns: the final DRAM image and its counters."""
+"""What a device backend is: the ``Backend`` protocol, its ``BackendResult``, ``BackendError``.
+
+A backend runs one accelerator program on a DRAM image. The registry
+(``driver.backends.registry``) makes one from its class: ``cls(cfg, dram_timing,
+**options)``; ``driver.device.Device`` wraps it with buffers, runs and counters.
+"""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
+from typing import ClassVar, Protocol
 
 import numpy as np
+
+
+class BackendError(ValueError):
+    """A backend cannot be made: unknown name, unknown or missing option, bad registration."""
 
 
 @dataclasses.dataclass
@@ -23,3 +34,29 @@ class BackendResult:
     dram_read_bytes: int | None = None
     dram_write_bytes: int | None = None
     extra: dict = dataclasses.field(default_factory=dict)
+
+
+class Backend(Protocol):
+    """One accelerator that runs programs. What a backend class declares:
+
+    Attributes:
+        name: the registry key (``Device(name)``, ``vta run --device name``).
+        timed: True if ``run`` reports cycles (``BackendResult.cycles`` not None).
+        description: one line for listings and help.
+        options: option name -> one line of help; the keyword arguments its
+            constructor takes besides ``cfg`` and ``dram_timing`` (e.g. the FPGA's
+            ``port``). Any other option is refused by the registry.
+
+    The constructor is ``cls(cfg: VTAConfig, dram_timing: DramTiming | None = None,
+    **options)`` and raises ``BackendError`` for a missing or bad option.
+    """
+    name: ClassVar[str]
+    timed: ClassVar[bool]
+    description: ClassVar[str]
+    options: ClassVar[Mapping[str, str]]
+
+    def run(self, program, image: np.ndarray, max_cycles: int | None = None) -> BackendResult:
+        """Run ``program`` (a ``vta_hw.program.Program``) on ``image`` (uint8 DRAM, its
+        ``dram_bytes``; the backend may work on it in place or on a copy); ``max_cycles``
+        bounds the run where the backend counts cycles (None: its own default)."""
+        ...

@@ -8,6 +8,9 @@ board and the SoC's RTL in simulation.
 
     dev = open_serial("/dev/ttyUSB0")        # 115200 baud, 8N1
     res = dev.run(program)                   # FpgaResult: dram, cycles, busy
+
+As a device backend (registered as "fpga"): ``Device("fpga", config=cfg,
+port="/dev/ttyUSB0")``.
 """
 from __future__ import annotations
 
@@ -18,6 +21,8 @@ from typing import Protocol
 import numpy as np
 
 from fpga import protocol as P
+
+from .base import BackendError, BackendResult
 
 #: Words per WRITE_MEM / READ_MEM frame (a resend costs at most this much).
 CHUNK_WORDS = 256
@@ -214,21 +219,37 @@ class FpgaDevice:
 
 
 class FpgaBackend:
-    """The device-backend face of a board (``driver.backends.base``): ``run(program,
-    image, max_cycles)`` -> ``BackendResult``. ``device`` is an open ``FpgaDevice``
-    (default: ``open_serial(port, baud)``); ``max_cycles`` becomes the WAIT timeout at
-    the board's clock (default 10 s). The SoC's bitstream must be built for ``cfg``."""
-    name = "fpga"
+    """``Backend`` (``driver.backends.base``) on a board: ``run(program, image, max_cycles)``
+    -> ``BackendResult`` (cycles from the CYCLES register, GEMM MACs counted from the
+    program, per-module busy cycles in ``extra["busy"]``; DRAM bytes unknown).
 
-    def __init__(self, cfg, port: str | None = None, baud: int = P.DEFAULT_BAUD,
-                 device: FpgaDevice | None = None):
+    Options: ``port`` (the board's serial port; opened on construction, which is
+    when pyserial is imported) and ``baud``, or ``device``, an open ``FpgaDevice``
+    over any ``Transport``. ``max_cycles`` becomes the WAIT timeout at the board's
+    clock (default 10 s). ``dram_timing`` is not used: the board's memory has its
+    own. The SoC's bitstream must be built for ``cfg``.
+
+    Raises:
+        BackendError: neither ``port`` nor ``device`` given.
+        FpgaError: pyserial missing, the port cannot open, or the board does not answer.
+    """
+    name = "fpga"
+    timed = True
+    description = "a board's SoC over its UART host bridge (option port): values and cycles"
+    options = {"port": "the board's serial port, e.g. /dev/ttyUSB0 (needs pyserial)",
+               "baud": f"the bridge's bits per second (default {P.DEFAULT_BAUD})",
+               "device": "an open FpgaDevice (any Transport) instead of port"}
+
+    def __init__(self, cfg, dram_timing=None, *, port: str | None = None,
+                 baud: int = P.DEFAULT_BAUD, device: FpgaDevice | None = None):
         if device is None and port is None:
-            raise ValueError("FpgaBackend needs a serial port (e.g. /dev/ttyUSB0) or a device")
+            raise BackendError("the fpga backend needs a serial port: give option port, e.g. "
+                               "Device('fpga', config=..., port='/dev/ttyUSB0') (or device=, "
+                               "an open FpgaDevice)")
         self.cfg = cfg
         self.device = device or open_serial(port, baud)
 
-    def run(self, program, image, max_cycles=None):
-        from driver.backends.base import BackendResult
+    def run(self, program, image, max_cycles=None) -> BackendResult:
         from sim.counters import program_gemm_macs
         if program.config != self.cfg:
             raise ValueError(f"program is for config {program.config.name}, the board's "

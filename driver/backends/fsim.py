@@ -7,7 +7,12 @@ from .base import BackendResult
 
 
 class FsimBackend:
+    """``Backend`` (``driver.backends.base``) on ``sim.functional``; ``dram_timing`` only
+    sizes the bus beats it counts (bytes as tsim reports them)."""
     name = "fsim"
+    timed = False
+    description = "functional simulator (sim.functional): values, no cycles"
+    options: dict[str, str] = {}
 
     def __init__(self, cfg, dram_timing=None):
         self.cfg, self.dram_timing = cfg, dram_timing

@@ -5,7 +5,11 @@ from .base import BackendResult
 
 
 class RtlBackend:
+    """``Backend`` (``driver.backends.base``) on the Verilated RTL (built on first run)."""
     name = "rtl"
+    timed = True
+    description = "the RTL under Verilator (driver.rtl): values and cycles"
+    options: dict[str, str] = {}
 
     def __init__(self, cfg, dram_timing=None):
         self.cfg, self.dram_timing = cfg, dram_timing

@@ -7,7 +7,11 @@ from .base import BackendResult
 
 
 class TsimBackend:
+    """``Backend`` (``driver.backends.base``) on ``sim.cycle`` with DRAM model ``dram_timing``."""
     name = "tsim"
+    timed = True
+    description = "cycle-accurate simulator (sim.cycle): values and cycles, equal to the RTL's"
+    options: dict[str, str] = {}
 
     def __init__(self, cfg, dram_timing=None):
         self.cfg, self.dram_timing = cfg, dram_timing

@@ -8,10 +8,8 @@ import time
 import click
 import numpy as np
 
+from driver import backends
 from driver.cli.errors import friendly, output_path, plural, read_npy, read_npz
-
-#: --device choices: the accelerator backends of ``driver.device``
-DEVICES = ["tsim", "fsim", "rtl"]
 
 
 def _load_inputs(module, specs, seed):
@@ -63,7 +61,7 @@ def _describe(name, y):
               help="multiply --eval images by this (digits: 0.0625 = pixel / 16)")
 @click.option("--save-output", type=click.Path(dir_okay=False), metavar="FILE.npy",
               help="write output 0 to this .npy file")
-@click.option("--device", type=click.Choice(DEVICES), default=None,
+@click.option("--device", type=click.Choice(backends.names()), default=None,
               help="accelerator modules (--target vta): the device backend [default: tsim]")
 @friendly
 def run_cmd(module_dir, inputs, seed, repeat, eval_path, eval_scale, save_output, device):

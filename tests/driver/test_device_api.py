@@ -100,8 +100,10 @@ def test_wait_times_out(tiny):
 
 
 def test_errors_name_the_problem(tiny):
-    with pytest.raises(DeviceError, match="must be one of fsim, tsim, rtl, not 'gpu'"):
+    with pytest.raises(DeviceError, match="must be one of fsim, tsim, rtl, fpga, not 'gpu'"):
         Device("gpu")
+    with pytest.raises(DeviceError, match="needs a serial port: give option port"):
+        Device("fpga")
     with Device("fsim") as dev:
         h = dev.load(tiny.program)
         with pytest.raises(DeviceError, match="no buffer 'nope'"):

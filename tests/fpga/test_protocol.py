@@ -8,6 +8,7 @@ import pytest
 
 from driver.backends.fpga import FpgaDevice, FpgaError
 from fpga import protocol as P
+from tests.fpga.model_soc import ModelSoC
 
 
 def test_request_frame_layout_and_checksum():
@@ -43,48 +44,6 @@ def test_register_map_matches_the_rtl():
     assert (P.REG_CTRL, P.REG_INSN_BASE, P.REG_INSN_COUNT, P.REG_CYCLES) == (
         control.REG_CTRL, control.REG_INSN_BASE, control.REG_INSN_COUNT, control.REG_CYCLES)
     assert P.REG_BUSY == control.REG_BUSY
-
-
-class ModelSoC:
-    """A Python stand-in for the SoC's bridge, as a ``Transport``: decodes requests,
-    answers per ``fpga.protocol``; ``corrupt`` flips a bit in the next N replies."""
-
-    def __init__(self, mem_bytes=1024):
-        self.mem = bytearray(mem_bytes)
-        self.regs = [0] * P.NUM_REGS
-        self.out = bytearray()
-        self.corrupt = 0
-        self.silent = False
-
-    def write(self, data: bytes) -> None:
-        assert data[0] == P.SYNC_REQUEST and sum(data[1:]) % 256 == 0
-        cmd, addr, count = struct.unpack("<BIH", data[1:8])
-        payload = data[8:-1]
-        if self.silent:
-            return
-        st, body = P.ST_OK, b""
-        if cmd == P.CMD_INFO:
-            body = struct.pack("<4I", P.INFO_MAGIC, P.PROTOCOL_VERSION, len(self.mem), 1_000_000)
-        elif cmd in (P.CMD_WRITE_MEM, P.CMD_READ_MEM):
-            if addr % 4 or addr + 4 * count > len(self.mem):
-                st = P.ST_BAD_ADDRESS
-            elif cmd == P.CMD_WRITE_MEM:
-                self.mem[addr:addr + len(payload)] = payload
-            else:
-                body = bytes(self.mem[addr:addr + 4 * count])
-        elif cmd == P.CMD_WRITE_REG:
-            self.regs[addr] = struct.unpack("<I", payload)[0]
-        elif cmd == P.CMD_READ_REG:
-            body = struct.pack("<I", self.regs[addr])
-        frame = bytearray(P.reply(st, body if st == P.ST_OK else b""))
-        if self.corrupt:
-            self.corrupt -= 1
-            frame[-1] ^= 0x10
-        self.out += frame
-
-    def read(self, n: int, timeout_s: float) -> bytes:
-        got, self.out = bytes(self.out[:n]), self.out[n:]
-        return got
 
 
 def test_driver_round_trip_and_chunking():
