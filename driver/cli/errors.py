@@ -11,9 +11,13 @@ from vta_hw.program import ProgramFormatError
 
 
 def user_errors() -> tuple[type[BaseException], ...]:
-    """Exception types that mean bad input, not a bug: shown without a traceback."""
+    """Exception types that mean bad input or an unreachable device, not a bug: shown
+    without a traceback."""
+    from driver.backends.fpga import FpgaError
+    from driver.device import DeviceError
     from sim.errors import SimError
-    return (ConfigError, DecodeError, ProgramFormatError, SimError, OSError, KeyError, ValueError)
+    return (ConfigError, DecodeError, ProgramFormatError, SimError, DeviceError, FpgaError,
+            OSError, KeyError, ValueError)
 
 
 def friendly(fn):

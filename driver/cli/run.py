@@ -63,8 +63,10 @@ def _describe(name, y):
               help="write output 0 to this .npy file")
 @click.option("--device", type=click.Choice(backends.names()), default=None,
               help="accelerator modules (--target vta): the device backend [default: tsim]")
+@click.option("--port", default=None, metavar="SERIAL",
+              help="--device fpga: the board's serial port, e.g. /dev/ttyUSB0")
 @friendly
-def run_cmd(module_dir, inputs, seed, repeat, eval_path, eval_scale, save_output, device):
+def run_cmd(module_dir, inputs, seed, repeat, eval_path, eval_scale, save_output, device, port):
     """Run the compiled MODULE (a folder from `vta compile`) and print its outputs and latency;
     for an accelerator module (--target vta) also cycles, GEMM utilization and DRAM bytes.
 
@@ -75,11 +77,17 @@ def run_cmd(module_dir, inputs, seed, repeat, eval_path, eval_scale, save_output
       vta run out/digits.vtamod --input image=x.npy    outputs of x.npy (float32[1, 1, 8, 8])
       vta run out/digits.vtamod --eval examples/digits/heldout.npz --eval-scale 0.0625
       vta run out/digits_vta.vtamod --device fsim      on the functional simulator (no cycles)
+      vta run out/digits_vta.vtamod --device fpga --port /dev/ttyUSB0   on a board
     """
     from driver.runtime import load_module
 
     output_path(save_output, "--save-output")
-    m = load_module(module_dir, device=device)
+    if port is not None and device != "fpga":
+        raise click.ClickException(f"--port {port}: a serial port applies to --device fpga only")
+    if device == "fpga" and port is None:
+        raise click.ClickException("--device fpga needs --port SERIAL, the board's serial port "
+                                   "(e.g. --port /dev/ttyUSB0)")
+    m = load_module(module_dir, device=device, **({"port": port} if port is not None else {}))
     if m.device is not None:
         _run_vta(m, inputs, seed, eval_path, eval_scale, save_output)
         return
@@ -186,9 +194,10 @@ def _run_vta(m, inputs, seed, eval_path, scale, save_output):
             np.save(save_output, outs[0])
             click.echo(f"wrote {save_output}")
     st = m.stats()
-    if device == "fsim":
-        click.echo(f"device fsim: {plural(st['runs'], 'program run')}, DRAM {st['dram_bytes']} B "
-                   "(the functional simulator has no cycles; use --device tsim)")
+    if not m.device.backend.timed:
+        click.echo(f"device {device}: {plural(st['runs'], 'program run')}, DRAM {st['dram_bytes']} B "
+                   f"(the {m.device.backend.description.split(' (')[0]} has no cycles; use "
+                   "--device tsim)")
         for c in st["layers"].values():
             click.echo(f"  {c['name']:<16} {c['runs']:>4} {'run ' if c['runs'] == 1 else 'runs'}  "
                        f"DRAM {c['dram_bytes']} B")

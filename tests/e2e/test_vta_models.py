@@ -143,6 +143,13 @@ def test_cli_compile_and_run_vta(tmp_path):
     assert "total cycles" in r.output and "GEMM utilization" in r.output
     r = CliRunner().invoke(cli, ["run", str(out), "--device", "fsim"])
     assert r.exit_code == 0 and "output logits: float32[180, 10]" in r.output, r.output
+    assert "(the functional simulator has no cycles; use --device tsim)" in r.output
+    r = CliRunner().invoke(cli, ["run", str(out), "--device", "fpga"])   # every registered backend
+    assert r.exit_code == 1 and "--device fpga needs --port SERIAL" in r.output, r.output
+    r = CliRunner().invoke(cli, ["run", str(out), "--device", "fpga", "--port", str(tmp_path / "nope")])
+    assert r.exit_code == 1 and "cannot open serial port" in r.output, r.output
+    r = CliRunner().invoke(cli, ["run", str(out), "--port", "/dev/ttyUSB0"])
+    assert r.exit_code == 1 and "applies to --device fpga only" in r.output, r.output
     r = CliRunner().invoke(cli, ["run", str(out)])           # the default device: tsim
     assert r.exit_code == 0 and "device tsim:" in r.output, r.output
 
