@@ -125,37 +125,13 @@ def _requant_tables(shift, channels: int):
     return (lambda o: c), []
 
 
-def schedule_conv(s, acc, out, ow_tile: int = 14):
-    """The int8 conv's schedule: ``topi.conv2d.schedule_conv2d_nchw``'s register tile (per
-    output row and column tile, an ``ow_tile x ob`` int32 accumulator, vectorised over the
-    ``ob`` output channels, runs over (ic, kh, kw); the epilogue stores it channel by
-    channel, vectorised along the columns), parallel over (n, channel block, row); the
-    zero-padded input is copied once at the root on one thread (a small copy: the stem's
-    is 3 x 230 x 230 bytes)."""
-    N, Ob, OH, OW, ob = acc.shape
-    reg = next((f for f in range(min(OW, ow_tile), 0, -1) if OW % f == 0), 1)
-    if reg * 2 <= ow_tile and reg != OW:
-        reg = min(ow_tile, OW)
-    n, o, oh, ow = s[out].op.axis
-    oo, oi = s[out].split(o, factor=ob)
-    owo, owi = s[out].split(ow, factor=reg)
-    s[out].reorder(n, oo, oh, owo, oi, owi)
-    s[out].unroll(oi)
-    s[out].vectorize(owi)
-    s[out].parallel(s[out].fuse(n, oo, oh))
-    s[acc].compute_at(s[out], owo)
-    *_, aow, aoi = s[acc].op.axis
-    s[acc].reorder(*s[acc].op.reduce_axis, aow, aoi)
-    s[acc].unroll(aow)
-    s[acc].vectorize(aoi)
-
-
 def conv2d(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray,
            name="conv2d") -> KernelDef:
     """Int8 CONV2D (module docstring) of NCHW ``x_shape`` with OIHW ``weight`` (int8) and
     ``bias`` ((O,) int32); attrs strides, padding (symmetric h, w), shift, relu.
 
-    Schedule: :func:`schedule_conv`; the padded input is a workspace buffer."""
+    Schedule: ``topi.conv2d.schedule_conv2d_nchw``'s register tile, the padded input copied
+    on one thread (a workspace buffer; the stem's is 3 x 230 x 230 bytes)."""
     a = node.attrs
     O, C, KH, KW = weight.shape
     ob = tconv.conv_out_block(O)
@@ -180,7 +156,7 @@ def conv2d(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray,
         return _clip8(_shift_right(s, scale(o)), a["relu"])
     out = te.compute((N, O, OH, OW), epilogue, name=name)
     s = te.create_schedule(out)
-    schedule_conv(s, acc, out)
+    tconv.schedule_conv2d_nchw(s, acc, out, parallel_pad=False)
     workspace = [padded] if padded is not x else []
     packed = tconv.pack_conv_kernel(np.asarray(weight, np.int8), ob)
     consts = [(w, packed), (b, np.ascontiguousarray(bias, np.int32))] + tables

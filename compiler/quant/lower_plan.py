@@ -27,6 +27,7 @@ import time
 
 import numpy as np
 
+from compiler.graph.passes.plan_memory import best_fit
 from compiler.graph_lower.build import ALIGN, CompiledModel, cpu_record
 from compiler.graph_lower.link import link_library
 
@@ -78,31 +79,9 @@ def plan_slots(plan: Plan, types) -> tuple[dict[str, int], list[int]]:
         (value name -> slot index, bytes of each slot, multiples of 64).
     """
     keep = {f"%{o}" for o in plan.qgraph.outputs}
-    last: dict[str, int] = {}
-    for j, s in enumerate(plan.steps):
-        for v in s.inputs:
-            last[v] = j
-    slot_of: dict[str, int] = {}
-    sizes: list[int] = []
-    free: list[int] = []
-    for j, s in enumerate(plan.steps):
-        if not _is_constant(plan, s):
-            need = _align(_nbytes(*types[s.output]))
-            fits = [k for k in free if sizes[k] >= need]
-            if fits:
-                slot = min(fits, key=lambda k: sizes[k])
-            elif free:
-                slot = max(free, key=lambda k: sizes[k])
-                sizes[slot] = need
-            else:
-                slot = len(sizes)
-                sizes.append(need)
-            if slot in free:
-                free.remove(slot)
-            slot_of[s.output] = slot
-        for v in set(s.inputs):
-            if last.get(v) == j and v in slot_of and v not in keep:
-                free.append(slot_of[v])
+    order = ((None, 0, s.inputs) if _is_constant(plan, s)
+             else (s.output, _align(_nbytes(*types[s.output])), s.inputs) for s in plan.steps)
+    slot_of, sizes, _ = best_fit(order, keep)
     return slot_of, sizes
 
 

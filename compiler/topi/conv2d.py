@@ -248,14 +248,16 @@ def schedule_conv2d_nchwc(s, conv, out, ow_tile: int = 14):
     return s
 
 
-def schedule_conv2d_nchw(s, conv, out, ow_tile: int = 14):
+def schedule_conv2d_nchw(s, conv, out, ow_tile: int = 14, parallel_pad: bool = True):
     """Schedule :func:`conv2d_nchw`: ``conv`` is its blocked accumulation, ``out`` the NCHW
     epilogue stage that reads it (the unpacking and any elementwise consumers inlined).
 
     Per (n, oc block, row) in parallel and per column tile: an ``ow_tile x ob``
     accumulator (unrolled over columns, vectorised over the ``ob`` output
     channels) runs over the reduction (ic, kh, kw); the epilogue stores it
-    channel by channel, vectorised along the columns.
+    channel by channel, vectorised along the columns. The zero-padded input is
+    copied at the root, in parallel unless ``parallel_pad`` is False (a small copy,
+    such as a 3-channel stem's, costs less on one thread than a fork-join).
     """
     N, Ob, OH, OW, ob = conv.shape
     reg = _tile_width(OW, ow_tile)
@@ -271,7 +273,8 @@ def schedule_conv2d_nchw(s, conv, out, ow_tile: int = 14):
     s[conv].reorder(*s[conv].op.reduce_axis, aow, aoi)
     s[conv].unroll(aow)
     s[conv].vectorize(aoi)
-    _schedule_pad(s, conv)
+    if parallel_pad:
+        _schedule_pad(s, conv)
     return s
 
 

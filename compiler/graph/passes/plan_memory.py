@@ -42,35 +42,51 @@ class MemoryPlan:
                 f"({self.unplanned_bytes / max(self.planned_bytes, 1):.1f}x)")
 
 
-def plan_memory(graph: Graph) -> MemoryPlan:
-    order = [n for n in graph.nodes() if n.op not in LEAVES]
-    last_use: dict[Node, int] = {}
-    for i, n in enumerate(order):
-        for s in n.src:
+def best_fit(order, keep=()) -> tuple[dict, list[int], int]:
+    """Greedy best-fit slots (module docstring) for values written in execution order.
+
+    Args:
+        order: ``(value, nbytes, reads)`` per step, in execution order: the value it
+            writes (None: nothing to plan), its size in bytes, the values it reads.
+        keep: values never freed (graph outputs).
+
+    Returns:
+        (value -> slot index, bytes of each slot, peak bytes of live values).
+    """
+    steps = list(order)
+    last_use = {}
+    for i, (_, _, reads) in enumerate(steps):
+        for s in reads:
             last_use[s] = i
-    keep = set(graph.outputs)
+    keep = set(keep)
     slots: list[int] = []
     free: list[int] = []
-    storage: dict[Node, int] = {}
+    storage, size = {}, {}
     live = peak = 0
-    for i, n in enumerate(order):
-        need = n.nbytes
-        fits = [s for s in free if slots[s] >= need]
-        if fits:
-            slot = min(fits, key=lambda s: slots[s])
-        elif free:
-            slot = max(free, key=lambda s: slots[s])
-            slots[slot] = need
-        else:
-            slot = len(slots)
-            slots.append(need)
-        if slot in free:
-            free.remove(slot)
-        storage[n] = slot
-        live += need
-        peak = max(peak, live)
-        for s in set(n.src):
+    for i, (value, need, reads) in enumerate(steps):
+        if value is not None:
+            fits = [s for s in free if slots[s] >= need]
+            if fits:
+                slot = min(fits, key=lambda s: slots[s])
+            elif free:
+                slot = max(free, key=lambda s: slots[s])
+                slots[slot] = need
+            else:
+                slot = len(slots)
+                slots.append(need)
+            if slot in free:
+                free.remove(slot)
+            storage[value], size[value] = slot, need
+            live += need
+            peak = max(peak, live)
+        for s in set(reads):
             if s in storage and last_use.get(s) == i and s not in keep:
                 free.append(storage[s])
-                live -= s.nbytes
+                live -= size[s]
+    return storage, slots, peak
+
+
+def plan_memory(graph: Graph) -> MemoryPlan:
+    order = [n for n in graph.nodes() if n.op not in LEAVES]
+    storage, slots, peak = best_fit(((n, n.nbytes, n.src) for n in order), graph.outputs)
     return MemoryPlan(storage, tuple(slots), sum(n.nbytes for n in order), peak)

@@ -1,7 +1,7 @@
 """Int8 CONV2D / DENSE kernels vs ``eval_node``: int32 wrapping, bias, shifts, relu, clip."""
 import numpy as np
 import pytest
-from conftest import run_kernel
+from quant_kernel_run import run_kernel
 
 from compiler.quant import kernels
 from compiler.quant.qgraph import QNode, QOp, eval_node

@@ -2,7 +2,7 @@
 ``eval_node``: int8 data movement exactly, float ops within 1e-5 relative."""
 import numpy as np
 import pytest
-from conftest import run_kernel
+from quant_kernel_run import run_kernel
 
 from compiler.quant import kernels
 from compiler.quant.qgraph import QNode, QOp, eval_node

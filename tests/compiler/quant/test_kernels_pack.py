@@ -2,7 +2,7 @@
 padding, the dense (N, C) <-> (1, C, 1, N) image convention."""
 import numpy as np
 import pytest
-from conftest import run_kernel
+from quant_kernel_run import run_kernel
 
 from compiler.quant import kernels
 from compiler.quant.partition import pack_value, unpack_value

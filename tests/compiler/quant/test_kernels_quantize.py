@@ -1,7 +1,7 @@
 """QUANTIZE / DEQUANTIZE kernels vs ``eval_node``: round half to even as ``np.rint``."""
 import numpy as np
 import pytest
-from conftest import run_kernel
+from quant_kernel_run import run_kernel
 
 from compiler.quant import kernels
 from compiler.quant.qgraph import QNode, QOp, eval_node
