@@ -21,8 +21,9 @@ def _progress(iterable, total, desc):
 @click.option("-o", "--output", required=True, metavar="DIR",
               help="module folder to write, e.g. out/model.vtamod")
 @click.option("--target", default="llvm", show_default=True,
-              help="llvm (host CPU), cuda (sm_90 cubin; 'cuda -arch=sm_80'), opencl, or vta "
-                   "(the accelerator: int8, calibrated)")
+              help="llvm (host CPU; aarch64, armv7, wasm32 or 'llvm -mtriple=...': kernels as an "
+                   "object for that machine), cuda (sm_90 cubin; 'cuda -arch=sm_80'), opencl, or "
+                   "vta (the accelerator: int8, calibrated)")
 @click.option("--config", "preset", default=None, metavar="PRESET",
               help="--target vta: accelerator preset or config JSON (default "
                    f"{DEFAULT_PRESET}; presets: {', '.join(preset_names())})")
@@ -70,10 +71,6 @@ def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_
     if preset or calib_path or per_channel:
         raise click.ClickException("--config, --calibrate and --per-channel apply to --target "
                                    "vta only")
-    if kind not in ("llvm", "cuda", "opencl"):
-        raise click.ClickException(f"--target {target!r}: unknown target; use --target llvm (host "
-                                   "CPU), --target cuda ('cuda -arch=sm_80'), --target opencl "
-                                   "or --target vta (the accelerator)")
     shapes = parse_input_shapes(input_shapes)
     start = time.perf_counter()
     try:
@@ -81,11 +78,18 @@ def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_
                          progress=None if quiet else _progress)
     except CudaCompileError as e:
         raise click.ClickException(_cuda_error(target, e)) from None
+    except ValueError as e:
+        if str(e).startswith("target must be"):   # the library's word for an unknown kind
+            raise click.ClickException(f"--target {target!r}: unknown target; use --target llvm "
+                                       "(host CPU; aarch64, armv7, wasm32 or 'llvm -mtriple=...' "
+                                       "for another machine), --target cuda ('cuda -arch=sm_80'), "
+                                       "--target opencl or --target vta (the accelerator)") from None
+        raise
     cm.save(output)
     st = cm.stats
     click.echo(f"wrote {output}: {plural(st['kernels'], 'kernel')} for "
                f"{plural(st['calls'], 'call')}, {plural(len(cm.params), 'param')}, compiled in {time.perf_counter() - start:.1f} s "
-               f"(lowering {st['lower_s']:.1f} s, {'LLVM' if kind == 'llvm' else kind} "
+               f"(lowering {st['lower_s']:.1f} s, {kind if kind in ('cuda', 'opencl') else 'LLVM'} "
                f"{st['llvm_s']:.1f} s)")
     _echo_io(cm)
 

@@ -70,3 +70,15 @@ def test_vta_run_works_without_llvmlite_or_onnx(digits_module):
                           cwd=ROOT, env=dict(os.environ, PYTHONPATH=ROOT))
     assert proc.returncode == 0, proc.stderr
     assert "top-5 classes:" in proc.stdout
+
+
+def test_cross_target_compiles_to_an_object_and_run_names_the_machine(tmp_path):
+    out = str(tmp_path / "arm.vtamod")
+    res = CliRunner().invoke(cli, ["compile", DIGITS, "--target", "aarch64", "-o", out, "--quiet"])
+    assert res.exit_code == 0, res.output
+    assert os.path.isfile(os.path.join(out, "kernels.o"))
+    assert not os.path.exists(os.path.join(out, "kernels.so"))
+    res = CliRunner().invoke(cli, ["run", out])
+    assert res.exit_code == 1 and "kernels compiled for aarch64" in res.output, res.output
+    res = CliRunner().invoke(cli, ["compile", DIGITS, "--target", "tpu", "-o", str(tmp_path / "x")])
+    assert res.exit_code == 1 and "--target 'tpu': unknown target" in res.output, res.output
