@@ -35,12 +35,15 @@ def _progress(iterable, total, desc):
 @click.option("--per-channel", is_flag=True,
               help="--target vta: one power-of-two weight scale per output channel of every "
                    "conv/dense (the accelerator shifts each lane by its own amount)")
+@click.option("--cpu-target", default=None, metavar="TARGET",
+              help="--target vta: the LLVM target of the CPU steps' kernels (default llvm, this "
+                   "machine's CPU; e.g. 'llvm -mcpu=x86-64-v2' for older x86-64 hosts)")
 @click.option("--input-shape", "input_shapes", multiple=True, metavar="NAME:1x3x224x224",
               help="static shape of an input (repeatable); dynamic dimensions default to 1")
 @click.option("--quiet", is_flag=True, help="no progress bar")
 @friendly
 def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_channel,
-                input_shapes, quiet):
+                cpu_target, input_shapes, quiet):
     """Compile the ONNX MODEL for the CPU, a GPU or the accelerator (--target vta) into the
     module folder OUTPUT (an earlier module there is replaced whole).
 
@@ -66,11 +69,11 @@ def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_
             raise click.ClickException(f"--target {target!r}: vta takes no options; choose the "
                                        "accelerator with --config PRESET")
         _compile_vta(model, output, preset, calib_path, calibrate_scale,
-                     parse_input_shapes(input_shapes), per_channel, quiet)
+                     parse_input_shapes(input_shapes), per_channel, cpu_target or "llvm", quiet)
         return
-    if preset or calib_path or per_channel:
-        raise click.ClickException("--config, --calibrate and --per-channel apply to --target "
-                                   "vta only")
+    if preset or calib_path or per_channel or cpu_target:
+        raise click.ClickException("--config, --calibrate, --per-channel and --cpu-target apply "
+                                   "to --target vta only (the CPU target is --target itself)")
     shapes = parse_input_shapes(input_shapes)
     start = time.perf_counter()
     try:
@@ -101,25 +104,6 @@ def _echo_io(cm) -> None:
         click.echo(f"  output {o['name']}: {o['dtype']}{o['shape']}")
 
 
-def _check_calibration(path, key, a, name, shape) -> None:
-    """Calibration samples must be numeric, finite, and whole inputs (the trailing dims)."""
-    import numpy as np
-    if not (np.issubdtype(a.dtype, np.number) or a.dtype == np.bool_):
-        raise click.ClickException(f"--calibrate {path}: array {key!r} holds {a.dtype} values; "
-                                   "it needs numeric samples")
-    if a.ndim == 0 or len(a) == 0:
-        raise click.ClickException(f"--calibrate {path} holds no images")
-    per = int(np.prod(shape[1:]))
-    if a.ndim < 2 or a[0].size % per:  # N samples of whole inputs (any layout of their values)
-        dims = "x".join(map(str, shape[1:]))
-        raise click.ClickException(
-            f"--calibrate {path}: array {key!r} has shape {list(a.shape)}, but input {name!r} "
-            f"takes {list(shape)}; give N samples of {dims} (shape [N, {', '.join(map(str, shape[1:]))}])")
-    if np.issubdtype(a.dtype, np.floating) and not np.isfinite(a).all():
-        raise click.ClickException(f"--calibrate {path}: array {key!r} holds NaN or infinite "
-                                   "values; calibration needs finite samples")
-
-
 def _check_output_folder(output: str) -> None:
     """-o may name a new folder or an earlier module (replaced), never another folder."""
     from compiler.graph_lower.module_file import check_destination
@@ -144,11 +128,12 @@ def _cuda_error(target, e) -> str:
     return f"--target {target!r}: kernel {e.kernel!r} does not compile: {first} (source: {src})"
 
 
-def _compile_vta(model, output, preset, calib_path, scale, shapes, per_channel, quiet):
+def _compile_vta(model, output, preset, calib_path, scale, shapes, per_channel, cpu_target, quiet):
     import numpy as np
 
     from compiler import build_model
     from compiler.build_model import import_model
+    from compiler.quant.calibration import check_calibration
     from vta_hw.config import load_config
 
     start = time.perf_counter()
@@ -172,13 +157,18 @@ def _compile_vta(model, output, preset, calib_path, scale, shapes, per_channel, 
                     f"--calibrate {calib_path}: no array for input {i.name!r} (looked for "
                     f"{', '.join(map(repr, keys))}; it has {', '.join(arrays) or 'no arrays'}); "
                     f"save the samples with np.savez(..., {i.name}=samples)")
-            _check_calibration(calib_path, key, arrays[key], i.name, tuple(i.shape))
+            try:
+                check_calibration(f"--calibrate {calib_path}: array {key!r}", arrays[key],
+                                  tuple(i.shape))
+            except ValueError as e:
+                raise click.ClickException(f"{e} (input {i.name!r})") from None
             calib[i.name] = arrays[key].astype(np.float32) * np.float32(scale)
     else:
         click.echo("warning: no --calibrate data; calibrating on seeded random normal inputs "
                    "(accuracy will suffer)", err=True)
     cm = build_model(graph, params=params, target="vta", config=preset, calib=calib,
-                     per_channel=per_channel, progress=None if quiet else _progress)
+                     per_channel=per_channel, cpu_target=cpu_target,
+                     progress=None if quiet else _progress)
     cm.save(output)
     st = cm.stats
     click.echo(f"wrote {output}: {st['quantized_nodes']} quantized nodes, {len(st['vta_nodes'])} "

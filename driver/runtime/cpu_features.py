@@ -105,4 +105,5 @@ def check_cpu(cpu: "dict | None", where: str) -> None:
             f"{where}: needs CPU feature {missing[0]}, which this machine lacks"
             + (f" (and {len(missing) - 1} more: {', '.join(missing[1:4])}"
                + (", ..." if len(missing) > 4 else "") + ")" if len(missing) > 1 else "")
-            + f"; recompile on this machine or with --target 'llvm -mcpu={base}'")
+            + f"; recompile on this machine, or for older CPUs with --target 'llvm -mcpu={base}' "
+            f"(accelerator modules: --cpu-target 'llvm -mcpu={base}')")

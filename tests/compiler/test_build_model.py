@@ -65,3 +65,16 @@ def test_cpu_level_target_records_its_features():
     x = np.random.default_rng(0).random((1, 1, 8, 8)).astype("float32")
     np.testing.assert_allclose(load_module(cm)(x)[0], load_module(build_model(DIGITS))(x)[0],
                                rtol=1e-5, atol=1e-5)
+
+
+def test_vta_calibration_is_checked_by_the_library():
+    from compiler import build_model
+    bad = {"image": np.zeros((0, 1, 8, 8), np.float32)}
+    with pytest.raises(ValueError, match=r"calib\['image'\] holds no images"):
+        build_model(DIGITS, target="vta", calib=bad)
+    with pytest.raises(ValueError, match=r"calib\['image'\] has shape \[4, 3, 3\].*\[N, 1, 8, 8\]"):
+        build_model(DIGITS, target="vta", calib={"image": np.zeros((4, 3, 3), np.float32)})
+    with pytest.raises(ValueError, match=r"calib\['image'\] holds NaN"):
+        build_model(DIGITS, target="vta", calib={"image": np.full((2, 1, 8, 8), np.nan, np.float32)})
+    with pytest.raises(ValueError, match=r"no samples for input 'image' \(it has 'img'\)"):
+        build_model(DIGITS, target="vta", calib={"img": np.zeros((2, 1, 8, 8), np.float32)})

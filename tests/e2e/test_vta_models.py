@@ -1,4 +1,6 @@
 """Whole models on the accelerator: digits accuracy on the cycle simulator, ResNet-18 bit-exact."""
+import json
+
 import numpy as np
 import pytest
 from click.testing import CliRunner
@@ -168,9 +170,11 @@ def test_cli_per_channel_compile_and_run(tmp_path):
     r = CliRunner().invoke(cli, ["compile", DIGITS, "--target", "vta", "--per-channel",
                                  "--input-shape", "image:359x1x8x8", "--calibrate",
                                  "examples/digits/calib.npz", "--calibrate-scale", "0.0625",
-                                 "-o", str(out)])
+                                 "--cpu-target", "llvm -mcpu=x86-64-v2", "-o", str(out)])
     assert r.exit_code == 0, r.output
     assert "per channel" in r.output
+    cpu = json.loads((out / "manifest.json").read_text())["cpu"]    # portable CPU steps
+    assert cpu["cpu"] == "x86-64-v2" and "+avx2" not in cpu["features"]
     m = load_module(out, device="fsim")
     x, y = _heldout()
     got = m(x)[0]
@@ -180,4 +184,4 @@ def test_cli_per_channel_compile_and_run(tmp_path):
     np.testing.assert_array_equal(got, run_oracle(qgraph, {"image": x})[0])
     assert (got.argmax(1) == y).mean() >= FLOAT_ACCURACY - 0.01
     r = CliRunner().invoke(cli, ["compile", DIGITS, "--per-channel", "-o", str(tmp_path / "c")])
-    assert r.exit_code != 0 and "--per-channel apply to --target vta only" in r.output
+    assert r.exit_code != 0 and "--per-channel and --cpu-target apply to --target vta only" in r.output
