@@ -176,7 +176,8 @@ class Device:
             return run.future.result(timeout=timeout_s)
         except cf.TimeoutError:
             raise DeviceTimeout(f"run on {self.backend_name} did not finish within {timeout_s} s; "
-                                "wait again or raise the timeout") from None
+                                "wait on it again, or raise the timeout (Device.wait's "
+                                "timeout_s; load_module(..., timeout_s=...))") from None
 
     def run_sync(self, h: Loaded, timeout_s: float | None = None) -> BackendResult:
         return self.wait(self.run(h), timeout_s)

@@ -51,7 +51,9 @@ class SerialTransport:
         try:
             self.port = serial.Serial(port, baud, timeout=0.1)
         except serial.SerialException as e:
-            raise FpgaError(f"cannot open serial port {port!r}: {e}") from None
+            raise FpgaError(f"cannot open serial port {port!r} ({e}); check that the board is "
+                            "connected and powered, the port's name (ls /dev/ttyUSB* "
+                            "/dev/ttyACM*) and that you may open it (group dialout)") from None
 
     def write(self, data: bytes) -> None:
         self.port.write(data)

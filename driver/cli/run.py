@@ -129,7 +129,8 @@ def _evaluate(m, path, scale):
     per = int(np.prod(shape))
     if xs[0].size != per:
         raise click.ClickException(f"--eval: an example has {xs[0].size} values, input {name} "
-                                   f"takes {per} ({list(shape)}); compile with batch 1")
+                                   f"takes {per} ({list(shape)}); give examples of that size"
+                                   + ("" if shape[0] == 1 else ", or compile with batch 1"))
     correct, elapsed = 0, 0.0
     for x, y in zip(xs, ys):
         m.set_input(name, (x.astype(np.float64) * scale).astype(dtype).reshape(shape))

@@ -172,10 +172,13 @@ class GraphModule:
         value = np.asarray(value)
         dst = self._inputs[i]
         if value.shape != dst.shape:
-            raise RuntimeModuleError(f"input {self.input_names[i]!r} has shape {list(value.shape)}, "
-                                     f"the module was compiled for {list(dst.shape)}; recompile "
-                                     f"with --input-shape {self.input_names[i]}:"
-                                     + "x".join(map(str, value.shape)))
+            name = self.input_names[i]
+            fix = f"give {dst.dtype}{list(dst.shape)}"
+            if value.ndim == dst.ndim:   # another size of the same rank: a recompile can take it
+                fix += (", or recompile the model for this shape (vta compile --input-shape "
+                        f"{name}:{'x'.join(map(str, value.shape))})")
+            raise RuntimeModuleError(f"input {name!r} has shape {list(value.shape)}, the module "
+                                     f"was compiled for {list(dst.shape)}; {fix}")
         dst[...] = value
 
     def _index(self, key) -> int:
@@ -275,13 +278,16 @@ class GraphModule:
         for CPU modules), ``runs`` (program runs), ``cycles``, ``gemm_utilization`` (MACs /
         (cycles x peak)), ``dram_bytes`` (read + written) and ``layers``: node label
         (``label#2``, ... for a label that several programs share) ->
-        ``{name, runs, cycles, gemm_macs, dram_bytes}``."""
+        ``{name, runs, cycles, gemm_macs, dram_bytes}``. ``cycles`` and ``gemm_utilization``
+        are None on a backend without timing (fsim)."""
         if self.device is None:
             return {"device": None, "runs": 0, "cycles": 0, "gemm_utilization": 0.0,
                     "dram_bytes": 0, "layers": {}}
         c = self.device.counters
-        return {"device": self.device.backend_name, "runs": c["runs"], "cycles": c["cycles"],
-                "gemm_utilization": self.device.gemm_utilization(),
+        timed = self.device.backend.timed
+        return {"device": self.device.backend_name, "runs": c["runs"],
+                "cycles": c["cycles"] if timed else None,
+                "gemm_utilization": self.device.gemm_utilization() if timed else None,
                 "dram_bytes": c["dram_read_bytes"] + c["dram_write_bytes"],
                 "layers": self._layers}
 

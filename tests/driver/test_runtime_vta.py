@@ -92,7 +92,10 @@ def test_runs_from_memory_with_counters(device):
     assert st["device"] == device and st["runs"] == 2
     assert set(st["layers"]) == {"add0"} and st["layers"]["add0"]["runs"] == 2
     assert st["dram_bytes"] > 0 and st["layers"]["add0"]["dram_bytes"] == st["dram_bytes"]
-    assert (st["cycles"] > 0) == (device == "tsim")
+    if device == "tsim":
+        assert st["cycles"] > 0 and 0 < st["gemm_utilization"] <= 1
+    else:   # no timing on the functional simulator: no figures, not zeros
+        assert st["cycles"] is None and st["gemm_utilization"] is None
     calls = m.trace(*inputs(1))
     assert [c["node"] for c, _ in calls] == ["add0", "dequant0"]
     np.testing.assert_array_equal(calls[1][1], expected(*inputs(1)))
