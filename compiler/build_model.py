@@ -13,8 +13,13 @@ Usage::
     m = load_module("out/model.vtamod")      # or load_module(cm): runs from memory
     m.set_input("x", x); m.run(); y = m.get_output(0)
 
-Routes, one per target kind (``ROUTES``), after one front end
-(``frontend.onnx.from_onnx``, dynamic dimensions set to 1 unless given):
+Routes, one per target kind (``ROUTES``), after one front end (``import_model``:
+the first entry of ``compiler.frontend.registry`` that takes the model: graph IR,
+PyTorch (``torch.export``), ONNX; dynamic ONNX dimensions set to 1 unless given)::
+
+    cm = build_model(torch_module, example_inputs=(torch.randn(1, 3, 224, 224),))
+    cm = build_model("model.pt2")                 # a saved torch.export program
+
 
     llvm     graph.optimize (folding, fusion, memory plan) -> graph_lower.compile_graph
              (one kernel per fused group, all in one shared library). For a cross
@@ -40,39 +45,26 @@ import types
 from compiler.graph_lower import CompiledModel, compile_graph
 
 
-def static_shapes(model, input_shapes=None) -> dict:
-    """Input shapes of the ONNX ``model`` (a ModelProto) with every dynamic dimension
-    (e.g. batch) set to 1 unless ``input_shapes`` gives the input's shape."""
-    shapes = dict(input_shapes or {})
-    init = {t.name for t in model.graph.initializer}
-    for v in model.graph.input:
-        if v.name in init or v.name in shapes:
-            continue
-        dims = v.type.tensor_type.shape.dim
-        if any(not d.HasField("dim_value") or d.dim_value <= 0 for d in dims):
-            shapes[v.name] = tuple(d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else 1
-                                   for d in dims)
-    return shapes
-
-
-def import_model(model, params=None, input_shapes=None):
-    """The front end of every route: ``(Graph, params)``.
+def import_model(model, params=None, input_shapes=None, example_inputs=None):
+    """The front end of every route: ``(Graph, params)``, through the first entry of the
+    frontend registry (``compiler.frontend.registry``) that accepts ``model``.
 
     Args:
-        model: an ONNX ``ModelProto``, path or bytes, or a graph IR ``Graph``.
-        params: the constants of a ``Graph`` model (ignored for ONNX).
-        input_shapes: name -> static shape; dynamic dimensions default to 1.
+        model: an ONNX ``ModelProto``, path or bytes; a PyTorch ``nn.Module`` (with
+            ``example_inputs``), ``torch.export`` program or ``.pt2`` path; or a graph
+            IR ``Graph``.
+        params: the constants of a ``Graph`` model (ignored otherwise).
+        input_shapes: name -> static shape; dynamic ONNX dimensions default to 1,
+            dynamic torch.export dimensions must be given here.
+        example_inputs: a tuple of tensors, the arguments an ``nn.Module`` is exported with.
 
     Raises:
-        compiler.frontend.FrontendError: the ONNX model does not import (unknown
-            input name, wrong rank, unsupported operators, unreadable file).
+        compiler.frontend.FrontendError: the model does not import (no frontend for its
+            type, unknown input name, wrong rank, a dynamic dimension left open,
+            unsupported operators, unreadable file).
     """
-    from compiler.graph import Graph
-    if isinstance(model, Graph):
-        return model, dict(params or {})
-    from compiler.frontend.onnx import from_onnx, load_model
-    proto = load_model(model)
-    return from_onnx(proto, static_shapes(proto, input_shapes))
+    from compiler.frontend.registry import find
+    return find(model).load(model, params, input_shapes, example_inputs)
 
 
 def _route_cpu(graph, consts, target, progress, opt_level, layout_block, options):
@@ -114,12 +106,15 @@ VTA_OPTIONS = ("config", "calib", "per_channel", "cpu_target", "vthreads", "dram
 
 
 def build_model(model, target: str = "llvm", params=None, input_shapes=None, progress=None,
-                opt_level: int = 3, layout_block: "int | None" = None, **options) -> CompiledModel:
+                opt_level: int = 3, layout_block: "int | None" = None, example_inputs=None,
+                **options) -> CompiledModel:
     """Compile a whole model for the CPU, a GPU or the accelerator.
 
     Args:
-        model: an ONNX ``ModelProto``, a path to a ``.onnx`` file, or a graph IR
-            ``Graph`` (then ``params`` holds its constants).
+        model: an ONNX ``ModelProto``, a path to a ``.onnx`` file, a PyTorch
+            ``nn.Module`` (with ``example_inputs``), a ``torch.export`` program or the
+            path of a saved one (``.pt2``), or a graph IR ``Graph`` (then ``params``
+            holds its constants).
         target: ``"llvm"`` (the host; ``"llvm -mcpu=x86-64-v2"`` for a smaller
             feature set, recorded in the module and checked at load), ``"cuda"``
             (``"cuda -arch=sm_80"``; sm_90 by default), ``"opencl"``, or ``"vta"``
@@ -133,6 +128,8 @@ def build_model(model, target: str = "llvm", params=None, input_shapes=None, pro
         opt_level: LLVM optimisation level 0..3 (CPU kernels, also those of vta).
         layout_block: CPU only: run ``alter_layout`` with this block (convs in
             NCHW{b}c). None (default): convs stay NCHW with packed weights.
+        example_inputs: PyTorch ``nn.Module`` only: the arguments it is exported with
+            (a tuple of tensors); their shapes are the compiled shapes.
         **options: target="vta" only:
             config: a ``VTAConfig`` or preset name (default preset);
             calib: input name -> float32 samples ``[N, *input dims[1:]]`` (None: 8
@@ -149,7 +146,8 @@ def build_model(model, target: str = "llvm", params=None, input_shapes=None, pro
     Raises:
         ValueError: an unknown target kind, vta options for another target, or (vta)
             a bad config.
-        compiler.frontend.FrontendError: the ONNX model does not import.
+        compiler.frontend.FrontendError: the model does not import (for PyTorch also
+            ``UnsupportedAtenError``, every unconverted op with its source line).
         compiler.graph.GraphError: the graph is invalid.
         compiler.graph_lower.LoweringError: an operator without a kernel.
         compiler.codegen.gpu.cuda.CudaCompileError: NVRTC/nvcc rejects a CUDA kernel.
@@ -171,7 +169,7 @@ def build_model(model, target: str = "llvm", params=None, input_shapes=None, pro
         raise ValueError(f"option(s) {', '.join(options)} apply to target 'vta' only, not "
                          f"{target!r}")
     start = time.perf_counter()
-    graph, consts = import_model(model, params, input_shapes)
+    graph, consts = import_model(model, params, input_shapes, example_inputs)
     t_import = time.perf_counter()
     cm = ROUTES[kind](graph, consts, target, progress, opt_level, layout_block, options)
     cm.stats.update(import_s=t_import - start, total_s=time.perf_counter() - start)

@@ -23,3 +23,22 @@ class UnsupportedOperatorError(FrontendError):
         super().__init__(f"{len(unsupported)} node(s) use operators the ONNX frontend does not support "
                          f"({', '.join(kinds)}):\n{lines}\n"
                          "Export the model without them, or add converters in compiler/frontend/onnx_ops/.")
+
+
+class UnsupportedAtenError(FrontendError):
+    """The exported program uses ATen ops the PyTorch frontend does not convert.
+
+    `unsupported` lists every offending (op, FX node name, source line), so one
+    run reports them all.
+    """
+
+    def __init__(self, unsupported: list[tuple[str, str, str]]):
+        self.unsupported = unsupported
+        lines = "\n".join(f"  {op} (node {name!r}{', ' + line if line else ''})"
+                          for op, name, line in unsupported)
+        kinds = sorted({op for op, _, _ in unsupported})
+        super().__init__(f"{len(unsupported)} node(s) use ATen ops the PyTorch frontend does not "
+                         f"support ({', '.join(kinds)}):\n{lines}\n"
+                         "Rewrite the model without them, use torch.compile(model, backend='vta') "
+                         "(they then run in eager PyTorch), or add converters in "
+                         "compiler/frontend/torch_ops/.")

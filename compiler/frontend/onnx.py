@@ -49,6 +49,21 @@ def load_model(model_or_path) -> onnx.ModelProto:
     return model
 
 
+def static_shapes(model: onnx.ModelProto, input_shapes=None) -> dict:
+    """Input shapes of the ONNX ``model`` (a ModelProto) with every dynamic dimension
+    (e.g. batch) set to 1 unless ``input_shapes`` gives the input's shape."""
+    shapes = dict(input_shapes or {})
+    init = {t.name for t in model.graph.initializer}
+    for v in model.graph.input:
+        if v.name in init or v.name in shapes:
+            continue
+        dims = v.type.tensor_type.shape.dim
+        if any(not d.HasField("dim_value") or d.dim_value <= 0 for d in dims):
+            shapes[v.name] = tuple(d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else 1
+                                   for d in dims)
+    return shapes
+
+
 def default_opset(model: onnx.ModelProto) -> int:
     """The default-domain opset; FrontendError outside MIN_OPSET..MAX_OPSET."""
     versions = [o.version for o in model.opset_import if o.domain in ("", "ai.onnx")]
