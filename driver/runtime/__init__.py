@@ -18,6 +18,8 @@ Usage::
     m = load_module("out/digits_vta.vtamod", device="fsim")   # accelerator: tsim by default
     m.set_input("image", x); m.run(); y = m.get_output(0)     # or: y, = m(x)
     m.input_info(), m.output_info(), m.benchmark(), m.stats()
+    m.set_input("image", torch_tensor)                  # DLPack: no copy when dtype, shape,
+    t = torch.from_dlpack(m.get_output(0, copy=False))  # contiguity and alignment allow
 
 Loading checks, each a one-line :class:`RuntimeModuleError` (a ValueError) that
 names the file and says what to do: folders of an earlier format (recompile),
@@ -25,6 +27,7 @@ a file whose sha256 differs from the manifest, CPU features the kernels need and
 this machine lacks (``cpu_features.py``), a missing kernel, parameter or program.
 
 Layout: ``source`` (folder or memory, manifest and hashes), ``cpu_features``,
+``dlpack`` (``Array``: zero-copy views for DLPack consumers; inputs from producers),
 ``native`` (buffers, params, shared libraries, libgomp), ``executor``
 (:class:`GraphModule`: CPU and accelerator calls), ``vta_call`` (the "vta" call);
 GPU modules run in ``driver.gpu_runtime``. Nothing here imports ``compiler``,
@@ -35,12 +38,13 @@ from __future__ import annotations
 import os
 
 from .cpu_features import check_cpu, host_cpu_flags
+from .dlpack import Array
 from .errors import RuntimeModuleError
 from .executor import GraphModule
 from .native import check_shared_library, load_params, num_threads
 from .source import FORMAT, OLD_FORMATS, VERSION, ModuleSource, from_memory, open_folder, read_manifest
 
-__all__ = ["FORMAT", "OLD_FORMATS", "VERSION", "GraphModule", "ModuleSource", "RuntimeModuleError",
+__all__ = ["FORMAT", "OLD_FORMATS", "VERSION", "Array", "GraphModule", "ModuleSource", "RuntimeModuleError",
            "check_cpu", "check_shared_library", "host_cpu_flags", "load_module", "load_params",
            "num_threads", "open_folder", "read_manifest"]
 

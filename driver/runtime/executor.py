@@ -9,9 +9,16 @@ calls on fixed pointers with no Python allocation.
 Usage (``driver.runtime.load_module`` builds it)::
 
     m = load_module("out/resnet18.vtamod")
-    m.set_input("input", x)          # or m.run(input=x)
+    m.set_input("input", x)          # or m.run(input=x); x: numpy, torch, any DLPack producer
     m.run()
     y = m.get_output(0)              # a copy, float32[1, 1000]
+    v = m.get_output(0, copy=False)  # a DLPack view of the planned memory, valid until the next run
+    t = torch.from_dlpack(v)         # no copy
+
+Zero copy (``dlpack.py``): ``set_input`` runs the kernels on the caller's memory when the
+value is a CPU array or DLPack producer of the compiled dtype and shape, C-contiguous and
+64-byte aligned (the kernels then read it at every ``run`` until the next ``set_input``
+of that input); otherwise it copies. Inputs that accelerator programs read are copied.
     print(m.benchmark(repeat=20))    # seconds per run (median)
     m.stats()                        # accelerator modules: cycles, GEMM utilization, DRAM bytes
 """
@@ -22,6 +29,7 @@ import time
 
 import numpy as np
 
+from .dlpack import Array, host_array, shareable
 from .errors import RuntimeModuleError
 from .native import aligned, aligned_copy, elf_problem, open_library
 from .vta_call import vta_call
@@ -64,6 +72,32 @@ class GraphModule:
         self._loaded: dict = {}
         self._calls = [self._bind(c, source) for c in g["calls"]]
         self._outputs = [self._view(o["ref"], o["shape"], o["dtype"]) for o in g["outputs"]]
+        self._own_inputs = list(self._inputs)
+        self._input_args, self._input_shared = self._input_uses()
+
+    def _input_uses(self) -> tuple:
+        """Per input: the (call, argument) positions of kernel calls that read it, and
+        whether the kernels may read it from caller memory (no vta call or output uses it)."""
+        uses = [[] for _ in self._inputs]
+        fixed = set()
+        for ci, call in enumerate(self.graph["calls"]):
+            if call.get("kind", "kernel") == "kernel":
+                for ai, ref in enumerate(call["args"]):
+                    if ref["kind"] == "input":
+                        uses[ref["index"]].append((ci, ai))
+            else:
+                fixed |= {e["ref"]["index"] for e in call["inputs"] if e["ref"]["kind"] == "input"}
+        fixed |= {o["ref"]["index"] for o in self.graph["outputs"] if o["ref"]["kind"] == "input"}
+        return uses, [i not in fixed for i in range(len(self._inputs))]
+
+    def _point_input(self, i: int, array: np.ndarray) -> None:
+        """Make the kernel calls that read input ``i`` read ``array`` (kept alive here)."""
+        self._inputs[i] = array
+        for ci, ai in self._input_args[i]:
+            fn, ptrs, name = self._calls[ci]
+            ptrs = list(ptrs)
+            ptrs[ai] = ctypes.c_void_p(array.ctypes.data)
+            self._calls[ci] = (fn, tuple(ptrs), name)
 
     def _open_library(self, source):
         lib = source.library()
@@ -161,25 +195,39 @@ class GraphModule:
         """``[(name, shape, dtype)]`` of the outputs."""
         return [(o["name"], tuple(o["shape"]), o["dtype"]) for o in self.graph["outputs"]]
 
-    def set_input(self, key, value) -> None:
-        """Copy ``value`` into input ``key`` (a name or an index).
+    def set_input(self, key, value) -> bool:
+        """Set input ``key`` (a name or an index) from ``value``: a numpy array, a DLPack
+        producer (torch tensor, ...) or anything ``np.asarray`` takes.
+
+        Returns:
+            True when the kernels will read ``value``'s memory directly (no copy: the
+            compiled dtype and shape, C-contiguous, 64-byte aligned, an input no
+            accelerator program reads); False when it was copied (the dtype converted).
+            A shared value is read at every ``run`` until the next ``set_input`` of the
+            input, so changes to it show in the next run.
 
         Raises:
-            RuntimeModuleError: unknown input, or a shape that differs from the
-                compiled one (the dtype is converted).
+            RuntimeModuleError: unknown input, a shape that differs from the compiled one,
+                or a producer that refuses DLPack export (a GPU tensor, one requiring grad).
         """
         i = self._index(key)
-        value = np.asarray(value)
-        dst = self._inputs[i]
+        name = self.input_names[i]
+        value = host_array(value, f"input {name!r}")
+        dst = self._own_inputs[i]
         if value.shape != dst.shape:
-            name = self.input_names[i]
             fix = f"give {dst.dtype}{list(dst.shape)}"
             if value.ndim == dst.ndim:   # another size of the same rank: a recompile can take it
                 fix += (", or recompile the model for this shape (vta compile --input-shape "
                         f"{name}:{'x'.join(map(str, value.shape))})")
             raise RuntimeModuleError(f"input {name!r} has shape {list(value.shape)}, the module "
                                      f"was compiled for {list(dst.shape)}; {fix}")
+        if self._input_shared[i] and shareable(value, dst.shape, dst.dtype):
+            self._point_input(i, value)
+            return True
+        if self._inputs[i] is not dst:
+            self._point_input(i, dst)
         dst[...] = value
+        return False
 
     def _index(self, key) -> int:
         if isinstance(key, (int, np.integer)):
@@ -205,12 +253,16 @@ class GraphModule:
             if rc:
                 raise RuntimeError(f"kernel {name} failed with code {rc}")
 
-    def get_output(self, index: int = 0) -> np.ndarray:
-        """A copy of output ``index``."""
+    def get_output(self, index: int = 0, copy: bool = True):
+        """Output ``index``: an owning numpy copy, or with ``copy=False`` a
+        :class:`~driver.runtime.dlpack.Array` view of the executor's planned memory that
+        ``torch.from_dlpack`` / ``np.from_dlpack`` take without a copy. The view (and any
+        tensor made from it) is valid until the next ``run()`` of this module, which
+        overwrites that memory; take ``.copy()`` to keep a result."""
         if not 0 <= index < len(self._outputs):
             raise RuntimeModuleError(f"output index {index} out of range; the module has "
                                      f"{len(self._outputs)} output(s)")
-        return self._outputs[index].copy()
+        return self._outputs[index].copy() if copy else Array(self._outputs[index], self)
 
     def __call__(self, *args, **kwargs) -> list:
         """Set inputs (positionally or by name), run, return all outputs (copies)."""
