@@ -71,7 +71,8 @@ def export(module: torch.nn.Module, example_inputs, dynamic_shapes=None):
                             "224),)), or pass a torch.export.ExportedProgram")
     if isinstance(example_inputs, torch.Tensor):
         example_inputs = (example_inputs,)
-    module.eval()
+    if not isinstance(module, torch.fx.GraphModule):   # ep.module() refuses eval()
+        module.eval()
     try:
         return torch.export.export(module, tuple(example_inputs), dynamic_shapes=dynamic_shapes)
     except Exception as exc:  # torch raises many types (UserError, Unsupported, ...)

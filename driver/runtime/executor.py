@@ -229,6 +229,13 @@ class GraphModule:
         dst[...] = value
         return False
 
+    def get_input(self, key, copy: bool = True):
+        """Input ``key`` as the kernels will read it: an owning copy, or with ``copy=False``
+        an :class:`~driver.runtime.dlpack.Array` view of that memory (the caller's own after a
+        shared ``set_input``)."""
+        a = self._inputs[self._index(key)]
+        return a.copy() if copy else Array(a, self)
+
     def _index(self, key) -> int:
         if isinstance(key, (int, np.integer)):
             if not 0 <= key < len(self._inputs):

@@ -1,5 +1,5 @@
 """Seeded PyTorch models defined in code (no downloads; torchvision does not import beside
-torch 2.13): ResNet-18, MobileNetV2, a small transformer encoder and a digits-sized CNN.
+torch 2.13): ResNet-18, MobileNetV2, a small transformer encoder and the digits CNN of ``examples/digits/``.
 
 Each ``make_*`` returns a module in eval mode with weights from ``torch.manual_seed(seed)``
 and random batch-norm statistics (so batch-norm folding is exercised), and
@@ -129,16 +129,30 @@ class Encoder(nn.Module):
 
 
 class DigitsCNN(nn.Module):
-    """A digits-sized CNN (8x8 grey images, 10 classes): conv-BN-ReLU x2, max pool, linear."""
+    """The digits CNN of ``examples/digits/`` (8x8 grey images, 10 classes): conv 1->8 3x3,
+    ReLU, conv 8->16 3x3 stride 2, ReLU, flatten, linear 256->10. ``load_digits_weights``
+    copies the trained weights of ``digits_cnn.onnx`` into it."""
 
     def __init__(self):
         super().__init__()
-        self.features = nn.Sequential(*_conv_bn(1, 16, 3), nn.ReLU(), *_conv_bn(16, 32, 3),
-                                      nn.ReLU(), nn.MaxPool2d(2))
-        self.fc = nn.Linear(32 * 4 * 4, 10)
+        self.c1, self.c2 = nn.Conv2d(1, 8, 3, padding=1), nn.Conv2d(8, 16, 3, stride=2, padding=1)
+        self.fc = nn.Linear(256, 10)
 
     def forward(self, x):
-        return self.fc(self.features(x).flatten(1))
+        return self.fc(F.relu(self.c2(F.relu(self.c1(x)))).flatten(1))
+
+
+def load_digits_weights(model: DigitsCNN, onnx_path: str) -> DigitsCNN:
+    """The trained weights of ``examples/digits/digits_cnn.onnx`` (initializers c1_w, c1_b,
+    c2_w, c2_b, fc_w, fc_b; Gemm's fc_w is [10, 256] as Linear's) copied into ``model``."""
+    import onnx
+    from onnx import numpy_helper
+    arrays = {t.name: numpy_helper.to_array(t) for t in onnx.load(onnx_path).graph.initializer}
+    with torch.no_grad():
+        for layer in ("c1", "c2", "fc"):
+            getattr(model, layer).weight.copy_(torch.from_numpy(arrays[f"{layer}_w"].copy()))
+            getattr(model, layer).bias.copy_(torch.from_numpy(arrays[f"{layer}_b"].copy()))
+    return model.eval()
 
 
 MODELS = {"resnet18": ResNet18, "mobilenet_v2": MobileNetV2, "encoder": Encoder, "digits": DigitsCNN}
