@@ -1,4 +1,5 @@
-"""``vta compile``: an ONNX model -> a ``.vtamod`` module folder (``compiler.build_model`` +
+"""``vta compile``: an ONNX model or a saved ``torch.export`` program (``.pt2``) -> a
+``.vtamod`` module folder (``compiler.build_model`` +
 ``CompiledModel.save``): argument parsing, progress and printing."""
 from __future__ import annotations
 
@@ -39,18 +40,21 @@ def _progress(iterable, total, desc):
               help="--target vta: the LLVM target of the CPU steps' kernels (default llvm, this "
                    "machine's CPU; e.g. 'llvm -mcpu=x86-64-v2' for older x86-64 hosts)")
 @click.option("--input-shape", "input_shapes", multiple=True, metavar="NAME:1x3x224x224",
-              help="static shape of an input (repeatable); dynamic dimensions default to 1")
+              help="static shape of an input (repeatable); dynamic ONNX dimensions default to "
+                   "1, dynamic .pt2 dimensions must be given")
 @click.option("--quiet", is_flag=True, help="no progress bar")
 @friendly
 def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_channel,
                 cpu_target, input_shapes, quiet):
-    """Compile the ONNX MODEL for the CPU, a GPU or the accelerator (--target vta) into the
-    module folder OUTPUT (an earlier module there is replaced whole).
+    """Compile MODEL (ONNX, or a torch.export program saved with torch.export.save as .pt2)
+    for the CPU, a GPU or the accelerator (--target vta) into the module folder OUTPUT (an
+    earlier module there is replaced whole).
 
     \b
     Example:
       vta compile examples/digits/digits_cnn.onnx -o out/digits.vtamod
       vta compile examples/digits/digits_cnn.onnx --target cuda -o out/digits_cuda.vtamod
+      vta compile model.pt2 --input-shape x:1x3x224x224 -o out/model.vtamod
       vta run out/digits.vtamod --eval examples/digits/heldout.npz --eval-scale 0.0625
       vta compile examples/digits/digits_cnn.onnx --target vta --input-shape image:120x1x8x8 \\
           --calibrate examples/digits/calib.npz --calibrate-scale 0.0625 \\
