@@ -28,7 +28,6 @@ from __future__ import annotations
 import collections
 import operator
 
-import numpy as np
 import torch
 from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 from torch.fx.passes.operator_support import OperatorSupportBase

@@ -1,6 +1,9 @@
-"""Model importers. `compiler.frontend.onnx.from_onnx` turns an ONNX model into a graph IR `Graph` + params."""
+"""Model importers, each turning a model into a graph IR `Graph` + params: ONNX
+(`onnx.from_onnx`), PyTorch (`torch_export.from_torch`: torch.export programs), picked
+by model kind through `registry.find` (what `compiler.build_model.import_model` calls).
+Importing this package imports neither onnx nor torch."""
 
-from .errors import FrontendError, UnsupportedOperatorError
+from .errors import FrontendError, UnsupportedAtenError, UnsupportedOperatorError
 from .shapes import parse_input_shape, parse_input_shapes
 
-__all__ = ["FrontendError", "UnsupportedOperatorError", "parse_input_shape", "parse_input_shapes"]
+__all__ = ["FrontendError", "UnsupportedAtenError", "UnsupportedOperatorError", "parse_input_shape", "parse_input_shapes"]

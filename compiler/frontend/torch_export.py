@@ -147,16 +147,13 @@ def _static(ep, input_shapes: Mapping[str, tuple]) -> "torch.export.ExportedProg
     return export(ep.module(), tuple(args))
 
 
-def from_exported_program(ep, input_shapes: Mapping[str, tuple] | None = None,
-                          frozen: Mapping[str, np.ndarray] | None = None):
+def from_exported_program(ep, input_shapes: Mapping[str, tuple] | None = None):
     """Convert a ``torch.export.ExportedProgram``: ``(Graph, params)``.
 
     Args:
         ep: the program (any dialect: it is decomposed to core ATen here).
         input_shapes: user input name -> static shape, fixing dynamic dimensions (the
             program is re-exported); names must be ``forward``'s tensor arguments.
-        frozen: user input name -> value: inputs that become constants (the weights that
-            ``torch.compile`` passes as graph inputs).
 
     Raises:
         FrontendError: a dynamic dimension that ``input_shapes`` leaves open (naming the
@@ -188,7 +185,7 @@ def from_exported_program(ep, input_shapes: Mapping[str, tuple] | None = None,
     inputs = []
     for spec in ep.graph_signature.input_specs:
         name = spec.arg.name
-        if spec.kind == kinds.USER_INPUT and name not in (frozen or {}):
+        if spec.kind == kinds.USER_INPUT:
             val = _placeholder(ep, name).meta.get("val")
             if not isinstance(val, torch.Tensor):
                 raise FrontendError(f"input {name!r} is a {type(val).__name__}, not a tensor; "
@@ -196,8 +193,6 @@ def from_exported_program(ep, input_shapes: Mapping[str, tuple] | None = None,
                                     "with functools.partial or a wrapper module)")
             inputs.append(input_node(name, tuple(val.shape), numpy_dtype(val.dtype)))
             ctx.values[name] = inputs[-1]
-        elif spec.kind == kinds.USER_INPUT:
-            ctx.values[name] = ctx.param(frozen[name], name)
         elif spec.kind in (kinds.PARAMETER, kinds.BUFFER, kinds.CONSTANT_TENSOR):
             ctx.values[name] = ctx.param(to_numpy(consts[spec.target]), spec.target)
         else:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...graph.ir import Node
 from ...graph.ops import Op
 
 
@@ -17,10 +18,10 @@ def _binary(op):
     def convert(ctx, n):
         a = ctx.args(n)
         x, y = a["self"], a["other"]
-        like = x if hasattr(x, "op") else y
-        if "alpha" in a and a["alpha"] != 1:
-            y = y * a["alpha"] if not hasattr(y, "op") else ctx.make(
-                n, Op.MUL, y, ctx.tensor(n, a["alpha"], y, "alpha"))
+        like = x if isinstance(x, Node) else y
+        if a.get("alpha", 1) != 1:
+            y = (ctx.make(n, Op.MUL, y, ctx.tensor(n, a["alpha"], y, "alpha"))
+                 if isinstance(y, Node) else y * a["alpha"])
         return ctx.make(n, op, ctx.tensor(n, x, like, "self"), ctx.tensor(n, y, like, "other"))
     return convert
 

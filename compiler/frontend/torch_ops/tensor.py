@@ -198,7 +198,15 @@ def _np_dtype(dtype, value):
 
 def full(ctx, n):
     a = ctx.args(n)
-    value = a.get("fill_value", 1 if "ones" in str(n.target) else 0)
+    return _filled(ctx, n, a, a["fill_value"])
+
+
+def _constant(fill):
+    """zeros / ones: ``full`` with a fixed value."""
+    return lambda ctx, n: _filled(ctx, n, ctx.args(n), fill)
+
+
+def _filled(ctx, n, a, value):
     return ctx.param(np.full([int(s) for s in a["size"]], value, _np_dtype(a.get("dtype"), value)),
                      f"{n.name}_value")
 
@@ -225,6 +233,7 @@ CONVERTERS = {
     "aten.select.int": select, "aten.index_select.default": index_select,
     "aten.embedding.default": embedding, "aten.constant_pad_nd.default": constant_pad,
     "aten.mean.dim": mean, "aten.sum.dim_IntList": sum_,
-    "aten.full.default": full, "aten.zeros.default": full, "aten.ones.default": full,
+    "aten.full.default": full, "aten.zeros.default": _constant(0.0),
+    "aten.ones.default": _constant(1.0),
     "aten.full_like.default": full_like, "aten.scalar_tensor.default": scalar_tensor,
 }
