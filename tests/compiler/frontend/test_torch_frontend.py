@@ -178,3 +178,17 @@ def test_registry_picks_the_frontend_by_model_kind():
     assert find(nn.ReLU()).name == "torch" and find("m.pt2").name == "torch"
     assert find("m.onnx").name == "onnx" and find(b"bytes").name == "onnx"
     assert isinstance(g, Graph)
+
+
+def test_onnx_models_and_the_runtime_never_import_torch():
+    """torch is an optional extra: nothing but PyTorch models needs it."""
+    import subprocess
+    import sys
+    code = ("import sys\n"
+            "from compiler import build_model\n"
+            "from driver.runtime import load_module\n"
+            "load_module(build_model('examples/digits/digits_cnn.onnx'))\n"
+            "print('torch' in sys.modules)\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.strip() == "False"
