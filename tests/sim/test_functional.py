@@ -6,7 +6,7 @@ import pytest
 from conftest import Builder
 
 from sim.functional import run
-from sim.machine import alu_op
+from vta_hw.alu import alu_op
 from vta_hw.config import load_config, preset_names
 from vta_hw.isa import Alu, AluOp, Finish, Gemm, Load, MemId, Store, Uop
 
