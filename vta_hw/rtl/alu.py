@@ -6,8 +6,8 @@
 ``b < 0``: shift left by ``min(-b, 31)``, wrapping). MUL and unknown opcodes
 give ``a``: MUL is ``SeqMul``'s. Per lane, ADD and the MIN/MAX comparison share one adder
 (``a - b`` gives the comparison), and both shift directions share one
-right shifter (a left shift is a right shift of the bit-reversed operand):
-a lane maps to about 510 iCE40 cells (LUT4 + carry) instead of 600.
+right shifter (a left shift is a right shift of the bit-reversed operand),
+to save area on small FPGAs (``docs/fpga-timing.md``).
 
 ``SeqMul``: MUL (the low 32 bits of the signed product) with one registered
 16x16-bit multiplier per lane, used three times per product
