@@ -7,8 +7,8 @@ order until every module is drained:
 
 - routing and token queues: ``vta_hw.isa`` (``module_of``, ``FLAG_QUEUES``);
   the queues are counters, unbounded by default; a flag its module does not
-  have is an error. An instruction waits until all its pops can be served, pops, executes,
-  then pushes.
+  have is an error. An instruction waits until all its pops can be served,
+  pops, executes, then pushes.
 - schedule ``"round_robin"`` (the default): turns go load, compute, store,
   each running at most one ready instruction; a round with no progress while
   instructions remain is a deadlock. ``"random"`` (seeded by ``seed``) runs
@@ -43,7 +43,6 @@ from sim.machine import Machine
 from sim.prologue import prepare
 from vta_hw.isa import FLAG_QUEUES, MODULES, POP_FLAGS, PUSH_FLAGS, QUEUES, module_of
 from vta_hw.program import Program
-
 
 
 @dataclasses.dataclass
