@@ -126,7 +126,8 @@ class _Scheduler:
 
 def run(program: Program, dram: np.ndarray | None = None, *, max_steps: int | None = None,
         schedule: str = "round_robin", seed: int = 0, cmd_queue_depth: int | None = None,
-        token_queue_depth: int | None = None) -> FunctionalResult:
+        token_queue_depth: int | None = None,
+        machine: Machine | None = None) -> FunctionalResult:
     """Run ``program`` on a copy of ``dram`` (default ``program.dram_image()``).
 
     Args:
@@ -137,6 +138,9 @@ def run(program: Program, dram: np.ndarray | None = None, *, max_steps: int | No
         schedule: "round_robin" or "random" (seeded by ``seed``).
         cmd_queue_depth, token_queue_depth: optional hardware queue limits
             (module docstring).
+        machine: start from this machine's SRAMs (the hardware keeps them between
+            programs run without reset; ``driver.rtl.reference``), updated in place;
+            default: five empty SRAMs.
 
     Returns:
         FunctionalResult.
@@ -149,7 +153,7 @@ def run(program: Program, dram: np.ndarray | None = None, *, max_steps: int | No
     if schedule not in ("round_robin", "random"):
         raise ValueError(f"schedule must be 'round_robin' or 'random', not {schedule!r}")
     counters = Counters()
-    image, machine, insns = prepare(program, dram, counters)
+    image, machine, insns = prepare(program, dram, counters, machine)
 
     sched = _Scheduler(insns, cmd_queue_depth, token_queue_depth)
     rng = _random.Random(seed)

@@ -28,10 +28,11 @@ from vta_hw.program import Program
 
 
 def prepare(program: Program, dram: np.ndarray | None = None,
-            counters: Counters | None = None) -> tuple[np.ndarray, Machine, list]:
+            counters: Counters | None = None,
+            machine: Machine | None = None) -> tuple[np.ndarray, Machine, list]:
     """``(image, machine, insns)`` for a run of ``program``: a fresh copy of the DRAM image,
-    a ``Machine`` (five empty SRAMs counting into ``counters``) and the decoded, checked
-    instructions.
+    a ``Machine`` counting into ``counters`` (five empty SRAMs, or ``machine`` itself, whose
+    SRAMs the run then starts from and updates) and the decoded, checked instructions.
 
     ``dram`` None takes ``program.dram_image()`` after checking the records' field widths
     (the encoder would refuse them less helpfully); a given image is a 1-D uint8 array,
@@ -53,7 +54,10 @@ def prepare(program: Program, dram: np.ndarray | None = None,
             raise ValueError(f"dram must be a 1-D uint8 array, not {given.dtype} "
                              f"of shape {given.shape}")
         image = given.copy()
-    machine = Machine(cfg, counters)
+    if machine is None:
+        machine = Machine(cfg, counters)
+    else:
+        machine.counters = counters if counters is not None else Counters()
     insns = read_insns(image, program)
     check_structure(insns, machine, image.size)
     return image, machine, insns
