@@ -1,8 +1,9 @@
 """Speed of the cycle simulator against the Verilator RTL on one realistic workload.
 
 Workload: ResNet-18's 3x3 convolution of stage 2 (56x56, 64 -> 64 channels,
-pad 1, int8), as ``sim.workloads.conv2d_program`` writes its instruction
-stream for the default preset (bands of 2 output rows, two virtual threads).
+pad 1, int8, right shift 8, no bias), as the compiler
+(``compiler.topi.vta.conv2d_program``) builds it for the preset (its tile
+search, two virtual threads).
 
 Both simulators run the same program in the same invocation:
 
@@ -17,7 +18,7 @@ Both must report the same cycle count. Prints simulated cycles per wall
 second for each, their ratio, and peak memory (resident set, MiB), and ends
 with one line holding a JSON object of the figures (units in the names).
 
-Usage: ``python bench/sim_speed.py [--preset NAME] [--rows N] [--repeat N] [--skip-rtl]``.
+Usage: ``python bench/sim_speed.py [--preset NAME] [--repeat N] [--skip-rtl]``.
 """
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np  # noqa: E402
 
 from sim import cycle  # noqa: E402
-from sim.workloads import conv2d_program  # noqa: E402
+from compiler.topi.vta import conv2d_program  # noqa: E402
 from vta_hw.config import load_config  # noqa: E402
 from vta_hw.isa import Finish  # noqa: E402
 from vta_hw.program import DramLayout  # noqa: E402
@@ -46,7 +47,6 @@ def _peak_rss_mib(who=resource.RUSAGE_SELF) -> float:
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--preset", default=None, help="config preset (default: the default preset)")
-    ap.add_argument("--rows", type=int, default=2, help="output rows per band")
     ap.add_argument("--repeat", type=int, default=3,
                     help="cycle-model runs; the fastest counts (the RTL runs once)")
     ap.add_argument("--skip-rtl", action="store_true", help="time the cycle model only")
@@ -54,7 +54,12 @@ def main(argv=None) -> dict:
 
     cfg = load_config(args.preset)
     t0 = time.perf_counter()
-    prog, expected = conv2d_program(cfg, rows=args.rows)
+    rng = np.random.default_rng(0)
+    x = rng.integers(-128, 128, (1, 64, 56, 56)).astype(np.int8)
+    w = rng.integers(-128, 128, (64, 64, 3, 3)).astype(np.int8)
+    kernel = conv2d_program(cfg, x.shape, w.shape, 1, 1, shift=8, bias=False)
+    prog, image = kernel.program, kernel.program.dram_image(kernel.inputs(x, w))
+    expected = kernel.reference(x, w)
     gen_s = time.perf_counter() - t0
     print(f"workload: ResNet-18 conv 56x56x64 -> 64, 3x3, pad 1 on {cfg.name}: "
           f"{len(prog.insns)} instructions, {len(prog.uops)} uops (generated in {gen_s:.2f} s)")
@@ -63,13 +68,13 @@ def main(argv=None) -> dict:
         best = None
         for _ in range(n):
             t0 = time.perf_counter()
-            r = cycle.run(prog, **kw)
+            r = cycle.run(prog, image, **kw)
             dt = time.perf_counter() - t0
             best = dt if best is None else min(best, dt)
         return r, best
 
     res, sim_s = best_of(args.repeat)
-    ok = bool(np.array_equal(prog.read(res.dram, "out"), expected))
+    ok = bool(np.array_equal(kernel.unpack(prog.read(res.dram, "out")), expected))
     timing_only, timing_s = best_of(args.repeat, values=False)
     assert timing_only.cycles == res.cycles
     peak = _peak_rss_mib()
@@ -90,7 +95,7 @@ def main(argv=None) -> dict:
         empty = lay.finish([Finish()], [])
         run_programs(cfg, [(empty, None)])  # builds (or reuses) the model, untimed
         base = run_programs(cfg, [(empty, None)])[0].wall_s
-        rtl = run_programs(cfg, [(prog, None)])[0]
+        rtl = run_programs(cfg, [(prog, image)])[0]
         rtl_s = max(rtl.wall_s - base, 1e-9)
         rtl_rate = rtl.cycles / rtl_s
         speedup = (res.cycles / sim_s) / rtl_rate

@@ -1,50 +1,29 @@
 """The boards a bitstream can be built for, and what each holds.
 
-Each ``Board`` names its amaranth-boards platform, its FPGA family, the
-block RAM given to the SoC as DRAM (``mem_bytes``), the default SoC clock,
-the device's totals (LUT4/LUT6, FFs, DSPs, block RAMs; from the vendors'
-data sheets, for the report when nextpnr does not list one) and the presets
-known to fit with timing met at the default clock (measured with
-``bench/fpga_fit.py``; largest last; none for PYNQ-Z1, never built here). The default clocks are what the
-accelerator RTL closes at today. On the ULX3S's ECP5-85F speed 6, 1x4
-(``SMALL``) reaches 53.4 MHz and 1x8 (``MID``) 53.7 MHz at a 50 MHz
-constraint (Yosys 0.70 + nextpnr-ecp5 from YoWASP, router2), so ULX3S runs at
-50 MHz from its PLL (25 MHz oscillator). That needs the compute core's
-six-stage pipeline (``vta_hw/rtl/core.py``: INP/WGT, ACC and product sums
-registered, no SRAM or DSP output feeding logic into another), the
-multi-cycle ALU MUL (``vta_hw/rtl/alu.py``) and the UART bridge's registered
-range checks (``fpga/bridge.py``); with a one-cycle 32-bit MUL in four stages
-they reached 36.8 and 30.8 MHz. The 1x8's slowest path now runs from the
-UART bridge's request header through its range check into its status
-register (1.4 ns slack at 50 MHz; with other placements it was the ALU's
-opcode through a lane's adder); LUT 17.7 k, FF 7.9 k, 72 DSPs, 69 block RAMs. Placement moves the
-figure by several MHz when the netlist changes anywhere (40.4 to 54.8 MHz
-across variants of this RTL), so RTL changes rerun ``tests/fpga/test_build.py
--m slow``. The ECPIX-5's speed 8 part reached 55.6 and 49.4 MHz with the old
-RTL (not measured since), so it runs at 40 MHz from its PLL. ``open_flow`` is False for boards whose
-bitstream needs a vendor tool: ``vta fpga build`` writes their Verilog and
-project script only.
+Each ``Board`` names its FPGA family, the block RAM given to the SoC as DRAM
+(``mem_bytes``), the default SoC clock, the device's totals (LUT4/LUT6, FFs,
+DSPs, block RAMs; from the vendors' data sheets, for the report when nextpnr
+does not list one), the presets known to fit with timing met at the default
+clock (``bench/fpga_fit.py``; largest last; none for PYNQ-Z1, never built
+here) and a factory for its amaranth-boards platform. The default clocks are
+what the accelerator RTL closes at today: the measurements behind them, and
+what moved them, are in ``docs/fpga-timing.md``. ``open_flow`` is False for
+boards whose bitstream needs a vendor tool: ``vta fpga build`` writes their
+Verilog and project script only.
 
-The iCEBreaker (iCE40 UP5K: 5280 LCs, 8 SB_MAC16 DSPs, 30 block RAMs of
-4 Kbit and at most 16 bits a row, 4 SPRAMs of 16 K x 16 bits) gets ``ICE``:
-one MAC a cycle (``LOG_BLOCK=0``) on an 8-bit memory bus, no command queues
-(``CMD_QUEUE_DEPTH=0``: fetch hands each instruction to its module while the
-module is idle, in the RTL and in ``sim.cycle`` alike), its SoC's 128 KiB
-memory in the four SPRAMs (``fpga.memory``: a 32-bit host word is four
-rows), 17-bit memory addresses (``RtlParams.addr_bits``) and 4-beat bursts
-(so fetch shifts each instruction's 16 beats straight into its one staging
-entry). The GEMM product and the ALU's MUL take one SB_MAC16 each. It fits:
-4842 of 5280 LCs (91 %), 2087 FFs, 13 of 30 block RAMs, 2 DSPs, 4 SPRAMs, and
-reaches 21.3 MHz against its 12 MHz clock (Yosys 0.70 + nextpnr-ice40 from
-YoWASP, router1: ``fpga.build.ROUTER``). Getting there from the 1x4
-(``1x4_i8w8a32_10_10_12_12_bus32_cq1``: 11.5 k LCs) took the narrow preset
-(6.1 k), no command queues (-280), right-sized address and DMA arithmetic,
-one adder and one shifter per ALU lane, the in-place fetch staging and a
-leaner UART bridge (``bench/fpga_area.py`` prints cells per module).
+The iCEBreaker (iCE40 UP5K) gets ``ICE``: one MAC a cycle (``LOG_BLOCK=0``)
+on an 8-bit memory bus, no command queues (``CMD_QUEUE_DEPTH=0``: fetch hands
+each instruction to its module while the module is idle, in the RTL and in
+``sim.cycle`` alike), its SoC's 128 KiB memory in the four SPRAMs
+(``fpga.memory``: a 32-bit host word is four rows), 17-bit memory addresses
+(``RtlParams.addr_bits``) and 4-beat bursts (so fetch shifts each
+instruction's 16 beats straight into its one staging entry). The GEMM product
+and the ALU's MUL take one SB_MAC16 each.
 """
 from __future__ import annotations
 
 import dataclasses
+from typing import Callable
 
 from vta_hw.config import preset_names
 
@@ -60,6 +39,7 @@ class Board:
     totals: dict              # {"LUT": n, "FF": n, "DSP": n, "BRAM": n[, "SPRAM": n]}
     fits: tuple               # presets known to fit, smallest first
     smallest: str             # the preset CI builds (and the default when none is known to fit)
+    make_platform: Callable   # () -> a fresh amaranth-boards platform object
     open_flow: bool = True
     max_burst_beats: int = 16  # the SoC's longest memory burst, beats (``RtlParams``)
 
@@ -76,18 +56,22 @@ class Board:
 
     def platform(self):
         """A fresh amaranth-boards platform object for this board."""
-        if self.name == "ulx3s-85f":
-            from amaranth_boards.ulx3s import ULX3S_85F_Platform
-            return ULX3S_85F_Platform()
-        if self.name == "ecpix5-85":
-            from amaranth_boards.ecpix5 import ECPIX585Platform
-            return ECPIX585Platform()
-        if self.name == "icebreaker":
-            from amaranth_boards.icebreaker import ICEBreakerPlatform
-            return ICEBreakerPlatform()
-        if self.name == "pynq-z1":
-            return _pynq_z1()
-        raise AssertionError(self.name)
+        return self.make_platform()
+
+
+def _ulx3s_85f():
+    from amaranth_boards.ulx3s import ULX3S_85F_Platform
+    return ULX3S_85F_Platform()
+
+
+def _ecpix5_85():
+    from amaranth_boards.ecpix5 import ECPIX585Platform
+    return ECPIX585Platform()
+
+
+def _icebreaker():
+    from amaranth_boards.icebreaker import ICEBreakerPlatform
+    return ICEBreakerPlatform()
 
 
 def _pynq_z1():
@@ -111,18 +95,19 @@ ICE = "1x1_i8w8a32_10_9_9_11_bus8_cq0"
 
 BOARDS = {b.name: b for b in (
     Board("ulx3s-85f", "Radiona ULX3S with LFE5U-85F", "ecp5", "LFE5U-85F-6BG381C",
-          mem_bytes=64 * 1024, clock_mhz=50.0, totals=ECP5_85, fits=(SMALL, MID), smallest=SMALL),
+          mem_bytes=64 * 1024, clock_mhz=50.0, totals=ECP5_85, fits=(SMALL, MID), smallest=SMALL,
+          make_platform=_ulx3s_85f),
     Board("ecpix5-85", "LambdaConcept ECPIX-5 with LFE5UM5G-85F", "ecp5", "LFE5UM5G-85F-8BG554I",
-          mem_bytes=64 * 1024, clock_mhz=40.0, totals=ECP5_85, fits=(SMALL, MID), smallest=SMALL),
+          mem_bytes=64 * 1024, clock_mhz=40.0, totals=ECP5_85, fits=(SMALL, MID), smallest=SMALL,
+          make_platform=_ecpix5_85),
     Board("icebreaker", "1BitSquared iCEBreaker with iCE40UP5K", "ice40", "iCE40UP5K-SG48",
           mem_bytes=128 * 1024, clock_mhz=12.0,
           totals={"LUT": 5280, "FF": 5280, "DSP": 8, "BRAM": 30, "SPRAM": 4}, fits=(ICE,),
-          smallest=ICE,
-          max_burst_beats=4),
+          smallest=ICE, make_platform=_icebreaker, max_burst_beats=4),
     Board("pynq-z1", "Digilent PYNQ-Z1 with Zynq-7020 (Vivado, not run here)", "xilinx",
           "xc7z020clg400-1", mem_bytes=256 * 1024, clock_mhz=50.0,
           totals={"LUT": 53200, "FF": 106400, "DSP": 220, "BRAM": 140}, fits=(), smallest=SMALL,
-          open_flow=False),
+          make_platform=_pynq_z1, open_flow=False),
 )}
 
 

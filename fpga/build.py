@@ -56,8 +56,7 @@ ICE40_SYNTH = {"synth_opts": "-dsp -spram",
 
 
 #: nextpnr's router per family: router2 on ECP5 (the 50 MHz 1x8 closes with it); router1 on
-#: iCE40, where router2 did not converge on the 91 %-full UP5K (4 overused wires after
-#: 10 k iterations) and router1 routes the same placement in 45 s.
+#: iCE40, where router2 did not converge on the nearly full UP5K (docs/fpga-timing.md).
 ROUTER = {"ecp5": "router2", "ice40": "router1"}
 
 

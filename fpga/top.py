@@ -43,8 +43,8 @@ class BoardTop(Elaboratable):
         params = board.rtl_params
         if board.family == "ice40":
             # area is what limits the iCE40 boards: carry only the address bits the block RAM
-            # needs. ECP5 keeps 32: on the ULX3S-85F the narrower netlist placed the 1x8 preset
-            # at 49.8 MHz, under its 50 MHz bar (a placement effect, not a longer path).
+            # needs. ECP5 keeps 32: the narrower netlist placed the ULX3S-85F's 1x8 under its
+            # 50 MHz bar (a placement effect, not a longer path; docs/fpga-timing.md).
             params = dataclasses.replace(
                 params, addr_bits=soc_addr_bits(board.mem_bytes, params.page_bytes))
         self.soc = SoC(cfg, mem_bytes=board.mem_bytes, clk_hz=int(clock_hz),

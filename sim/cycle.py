@@ -58,7 +58,7 @@ The run's cycle count is ``r_FINISH + 1`` (cycles 0 .. r_FINISH), as the
 RTL's CYCLES register. Per module, ``busy + sum(stalls)`` equals the RTL's
 BUSY counter (cycles not in IDLE).
 
-Errors: the program checks of ``sim.functional`` (``BadProgramError``
+Errors: the program checks of ``sim.prologue`` (``BadProgramError``
 subclasses), and ``CycleDeadlockError`` when no module can make progress.
 """
 from __future__ import annotations
@@ -70,10 +70,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from sim import functional
 from sim.dram import DramModel
 from sim.errors import DeadlockError
-from sim.machine import Machine
+from sim.prologue import prepare
+from vta_hw import isa
 from vta_hw import timing as T
 from vta_hw.isa import Alu, AluOp, Finish, Gemm, Store
 from vta_hw.program import Program
@@ -83,8 +83,8 @@ if TYPE_CHECKING:
     from sim.counters import Counters
     from sim.trace import Trace
 
-MODULES = ("fetch", "load", "compute", "store")
-QUEUES = functional.QUEUES
+MODULES = ("fetch",) + isa.MODULES
+QUEUES = isa.QUEUES
 #: Stall reasons counted per module (cycles).
 STALLS = ("token", "memory", "queue_full")
 
@@ -418,7 +418,7 @@ class _Sim:
                      for m in MODULES[1:]}
         self.tokq = {q: _Fifo(self, q, params.token_queue_depth, params.token_latency)
                      for q in QUEUES}
-        self.route = [functional.module_of(i) for i in insns]
+        self.route = [isa.module_of(i) for i in insns]
         self.starts: list[tuple[int, int, int]] = []  # (pop cycle, module rank, index)
         self.finish_at: int | None = None
         self.start_cycle = 0
@@ -604,10 +604,10 @@ class _Sim:
         p, cfg = self.p, self.cfg
         cmdq, insns = self.cmdq[name], self.insns
         rendezvous = p.cmd_queue_depth == 0  # the module frees the slot at RETIRE
-        pops_of = {f: self.tokq[q] for (m, f), q in functional.FLAG_QUEUES.items()
-                   if m == name and f in functional.POP_FLAGS}
-        pushes_of = {f: self.tokq[q] for (m, f), q in functional.FLAG_QUEUES.items()
-                     if m == name and f in functional.PUSH_FLAGS}
+        pops_of = {f: self.tokq[q] for (m, f), q in isa.FLAG_QUEUES.items()
+                   if m == name and f in isa.POP_FLAGS}
+        pushes_of = {f: self.tokq[q] for (m, f), q in isa.FLAG_QUEUES.items()
+                     if m == name and f in isa.PUSH_FLAGS}
         macs_per_uop = cfg.macs_per_cycle
         tokens = self.token_events
         free = 0  # first cycle the next instruction may be taken
@@ -746,20 +746,7 @@ def run(program: Program, dram: np.ndarray | None = None, *,
         program; CycleDeadlockError when no module can progress.
     """
     cfg = program.config
-    if dram is None:
-        for k, insn in enumerate(program.insns):
-            functional.check_fields(insn, k, cfg)
-        functional.check_uop_fields(program.uops, cfg)
-        image = program.dram_image()
-    else:
-        given = np.asarray(dram)
-        if given.dtype != np.uint8 or given.ndim != 1:
-            raise ValueError(f"dram must be a 1-D uint8 array, not {given.dtype} "
-                             f"of shape {given.shape}")
-        image = given.copy()
-    machine = Machine(cfg)
-    insns = functional.read_insns(image, program)
-    functional.check_structure(insns, machine, image.size)
+    image, machine, insns = prepare(program, dram)
     sim = _Sim(program, insns, params or TimingParams.for_config(cfg),
                dram_timing or DramTiming(), trace, max_cycles)
     sim.run()

@@ -5,21 +5,10 @@
 program order to the three modules, and executes them in a token-respecting
 order until every module is drained:
 
-- routing: LOAD of INP/WGT -> load; LOAD of UOP/ACC, GEMM, ALU, FINISH ->
-  compute; STORE -> store.
-- token queues (counters, unbounded by default): ``l2c`` load->compute,
-  ``c2l`` compute->load, ``c2s`` compute->store, ``s2c`` store->compute.
-
-  ========  ==========  ==========  ===========  ===========
-  module    pop_prev    pop_next    push_prev    push_next
-  ========  ==========  ==========  ===========  ===========
-  load      (error)     pops c2l    (error)      pushes l2c
-  compute   pops l2c    pops s2c    pushes c2l   pushes c2s
-  store     pops c2s    (error)     pushes s2c   (error)
-  ========  ==========  ==========  ===========  ===========
-
-  An instruction waits until all its pops can be served, pops, executes,
-  then pushes.
+- routing and token queues: ``vta_hw.isa`` (``module_of``, ``FLAG_QUEUES``);
+  the queues are counters, unbounded by default; a flag its module does not
+  have is an error. An instruction waits until all its pops can be served,
+  pops, executes, then pushes.
 - schedule ``"round_robin"`` (the default): turns go load, compute, store,
   each running at most one ready instruction; a round with no progress while
   instructions remain is a deadlock. ``"random"`` (seeded by ``seed``) runs
@@ -35,14 +24,8 @@ stalls on a full queue, as ``vta_hw.timing.CMD_QUEUE_DEPTH``);
 would overflow a queue waits, as ``vta_hw.timing.TOKEN_QUEUE_DEPTH``).
 With these a program that deadlocks only in hardware is caught here.
 
-Static rules, checked before anything runs (``check_structure``): field
-widths (``check_fields``, for records), known opcodes/memory ids/ALU ops
-(``decode_word``), dependency flags per module, LOAD never of OUT, STORE only
-of OUT, no pads on UOP loads and STOREs (these encoding rules hold even when
-``x_size == 0``), SRAM and DRAM bounds of every LOAD/STORE with
-``x_size > 0``, and uop ranges. GEMM/ALU indices depend on the uop SRAM and
-are checked when the instruction runs, for every loop iteration, before it
-writes anything.
+Before anything runs, ``sim.prologue.prepare`` (shared with ``sim.cycle``)
+checks the program's static rules and decodes it from the DRAM image.
 
 Instruction semantics: ``sim.machine.Machine``. Errors: ``sim.errors``.
 Race detection for any program: ``sim.races``.
@@ -55,25 +38,11 @@ import random as _random
 import numpy as np
 
 from sim.counters import Counters
-from sim.errors import (DeadlockError, DependencyFlagError, DramBoundsError, FieldRangeError,
-                        ProgramStructureError, UnknownOpcodeError)
+from sim.errors import DeadlockError
 from sim.machine import Machine
-from vta_hw import isa
-from vta_hw.config import VTAConfig
-from vta_hw.isa import AluOp, Finish, Load, MemId, Opcode, Store
+from sim.prologue import prepare
+from vta_hw.isa import FLAG_QUEUES, MODULES, POP_FLAGS, PUSH_FLAGS, QUEUES, module_of
 from vta_hw.program import Program
-
-MODULES = ("load", "compute", "store")
-QUEUES = ("l2c", "c2l", "c2s", "s2c")
-#: (module, flag) -> token queue; a missing pair is a DependencyFlagError.
-FLAG_QUEUES = {
-    ("load", "pop_next"): "c2l", ("load", "push_next"): "l2c",
-    ("compute", "pop_prev"): "l2c", ("compute", "pop_next"): "s2c",
-    ("compute", "push_prev"): "c2l", ("compute", "push_next"): "c2s",
-    ("store", "pop_prev"): "c2s", ("store", "push_prev"): "s2c",
-}
-POP_FLAGS = ("pop_prev", "pop_next")
-PUSH_FLAGS = ("push_prev", "push_next")
 
 
 @dataclasses.dataclass
@@ -95,112 +64,6 @@ class FunctionalResult:
     finished: bool
     warnings: list[str]
     machine: Machine
-
-
-def module_of(insn) -> str:
-    """The module that executes ``insn``: "load", "compute" or "store"."""
-    if isinstance(insn, Store):
-        return "store"
-    if isinstance(insn, Load) and insn.mem in (MemId.INP, MemId.WGT):
-        return "load"
-    return "compute"
-
-
-def check_fields(insn, index: int, cfg: VTAConfig) -> None:
-    """Raise ``FieldRangeError`` if a field of record ``insn`` does not fit its width on ``cfg``.
-
-    The message names the field, its width, the value and the range.
-    """
-    for f in isa.layout(insn.opcode, cfg):
-        if f.name == "opcode":
-            continue
-        v = int(getattr(insn, f.name))
-        lo, hi = ((-(1 << (f.width - 1)), (1 << (f.width - 1)) - 1) if f.name == "imm"
-                  else (0, (1 << f.width) - 1))
-        if not lo <= v <= hi:
-            raise FieldRangeError(
-                f"{type(insn).__name__}.{f.name}={v} does not fit its {f.width}-bit field "
-                f"({lo}..{hi}) on config {cfg.name}", insn_index=index, field=f.name,
-                value=v, limit=hi)
-
-
-def check_uop_fields(uops, cfg: VTAConfig) -> None:
-    """Raise ``FieldRangeError`` (insn_index None, field ``uops[k].name``) for a uop
-    field wider than its width on ``cfg``."""
-    for k, u in enumerate(uops):
-        for f in isa.uop_layout(cfg):
-            v = int(getattr(u, f.name))
-            if not 0 <= v < (1 << f.width):
-                raise FieldRangeError(
-                    f"uop {k}: {f.name}={v} does not fit its {f.width}-bit field "
-                    f"(0..{(1 << f.width) - 1}) on config {cfg.name}",
-                    field=f"uops[{k}].{f.name}", value=v, limit=(1 << f.width) - 1)
-
-
-def decode_word(word: int, index: int, cfg: VTAConfig):
-    """Decode one 128-bit word; ``UnknownOpcodeError`` names the bad field."""
-    raw = word & 0b111
-    if raw not in Opcode._value2member_map_:
-        raise UnknownOpcodeError(
-            f"opcode {raw} is unknown (known: {', '.join(f'{o.name}={o.value}' for o in Opcode)})",
-            insn_index=index, field="opcode", value=raw, limit=max(Opcode))
-    for f in isa.layout(Opcode(raw), cfg):
-        enum_t = {"mem": MemId, "alu_op": AluOp}.get(f.name)
-        v = (word >> f.lsb) & ((1 << f.width) - 1)
-        if enum_t is not None and v not in enum_t._value2member_map_:
-            raise UnknownOpcodeError(
-                f"{Opcode(raw).name} {f.name} {v} is unknown (known: "
-                f"{', '.join(f'{e.name}={e.value}' for e in enum_t)})",
-                insn_index=index, field=f.name, value=v, limit=max(enum_t))
-    return isa.decode(word, cfg)
-
-
-def read_insns(dram: np.ndarray, program: Program) -> list:
-    """Decode ``len(program.insns)`` instructions from ``dram`` at ``program.insn_base``.
-
-    Raises:
-        DramBoundsError: the stream reaches past the image.
-        UnknownOpcodeError: a word does not decode.
-    """
-    n, base = len(program.insns), program.insn_base
-    if base < 0 or base + 16 * n > dram.size:
-        raise DramBoundsError(
-            f"the instruction stream (insn_base={base}, {n} x 16 bytes) reaches past the "
-            f"{dram.size}-byte DRAM image; pass the program's own image",
-            field="insn_base", value=base + 16 * n, limit=dram.size)
-    raw = dram[base:base + 16 * n].tobytes()
-    return [decode_word(isa.insn_from_bytes(raw[16 * k:16 * k + 16]), k, program.config)
-            for k in range(n)]
-
-
-def check_structure(insns: list, machine: Machine, dram_bytes: int) -> None:
-    """Static checks of a decoded program: FINISH last and only once, dependency
-    flags per module, and every instruction's ``Machine.check_static``."""
-    if not insns:
-        raise ProgramStructureError(
-            "the program has no instructions; it must end with a FINISH (opcode 3)",
-            field="opcode", value=None, limit="FINISH")
-    if not isinstance(insns[-1], Finish):
-        last = insns[-1].opcode.name
-        raise ProgramStructureError(
-            f"the program must end with FINISH, but its last instruction has opcode {last}; "
-            "append a Finish()", insn_index=len(insns) - 1, field="opcode", value=last,
-            limit="FINISH")
-    for k, insn in enumerate(insns):
-        if isinstance(insn, Finish) and k != len(insns) - 1:
-            raise ProgramStructureError(
-                f"FINISH (opcode 3) at {k} is followed by {len(insns) - 1 - k} "
-                "instruction(s); FINISH must be the last and only one; remove it or what "
-                "follows", insn_index=k, field="opcode", value="FINISH", limit=len(insns) - 1)
-        mod = module_of(insn)
-        for flag in POP_FLAGS + PUSH_FLAGS:
-            if getattr(insn, flag) and (mod, flag) not in FLAG_QUEUES:
-                raise DependencyFlagError(
-                    f"{insn.opcode.name} runs on the {mod} module, which has no {flag} "
-                    f"queue; clear {flag} (the {mod} module uses "
-                    f"{', '.join(f for (m, f) in FLAG_QUEUES if m == mod)})",
-                    insn_index=k, field=flag, value=True, limit=mod)
-        machine.check_static(insn, k, dram_bytes)
 
 
 class _Scheduler:
@@ -263,7 +126,8 @@ class _Scheduler:
 
 def run(program: Program, dram: np.ndarray | None = None, *, max_steps: int | None = None,
         schedule: str = "round_robin", seed: int = 0, cmd_queue_depth: int | None = None,
-        token_queue_depth: int | None = None) -> FunctionalResult:
+        token_queue_depth: int | None = None,
+        machine: Machine | None = None) -> FunctionalResult:
     """Run ``program`` on a copy of ``dram`` (default ``program.dram_image()``).
 
     Args:
@@ -274,6 +138,9 @@ def run(program: Program, dram: np.ndarray | None = None, *, max_steps: int | No
         schedule: "round_robin" or "random" (seeded by ``seed``).
         cmd_queue_depth, token_queue_depth: optional hardware queue limits
             (module docstring).
+        machine: start from this machine's SRAMs (the hardware keeps them between
+            programs run without reset; ``driver.rtl.reference``), updated in place;
+            default: five empty SRAMs.
 
     Returns:
         FunctionalResult.
@@ -285,22 +152,8 @@ def run(program: Program, dram: np.ndarray | None = None, *, max_steps: int | No
     """
     if schedule not in ("round_robin", "random"):
         raise ValueError(f"schedule must be 'round_robin' or 'random', not {schedule!r}")
-    cfg = program.config
-    if dram is None:
-        for k, insn in enumerate(program.insns):
-            check_fields(insn, k, cfg)
-        check_uop_fields(program.uops, cfg)
-        image = program.dram_image()
-    else:
-        given = np.asarray(dram)
-        if given.dtype != np.uint8 or given.ndim != 1:
-            raise ValueError(f"dram must be a 1-D uint8 array, not {given.dtype} "
-                             f"of shape {given.shape}")
-        image = given.copy()
     counters = Counters()
-    machine = Machine(cfg, counters)
-    insns = read_insns(image, program)
-    check_structure(insns, machine, image.size)
+    image, machine, insns = prepare(program, dram, counters, machine)
 
     sched = _Scheduler(insns, cmd_queue_depth, token_queue_depth)
     rng = _random.Random(seed)

@@ -24,7 +24,8 @@ import numpy as np
 from sim.errors import (DramBoundsError, FieldRangeError, SramIndexError, UopRangeError)
 from vta_hw import isa
 from vta_hw.config import VTAConfig
-from vta_hw.isa import Alu, AluOp, Finish, Gemm, Load, MemId, Store
+from vta_hw.alu import alu_op
+from vta_hw.isa import Alu, Finish, Gemm, Load, MemId, Store
 
 #: Uop iterations handled per numpy batch in GEMM (bounds temporary memory).
 _GEMM_CHUNK = 1 << 14
@@ -272,8 +273,7 @@ class Machine:
     def alu(self, insn: Alu, index: int) -> None:
         """``acc[dst] = op(acc[dst], b)`` per uop iteration, in loop order, with
         ``b = imm`` (sign-extended) if ``use_imm`` else ``acc[src]``; ``reset``
-        writes 0. Ops on int32, wrapping: MIN, MAX, ADD, SHR (b >= 0: arithmetic
-        right by min(b, 31); b < 0: left by min(-b, 31)), MUL (low 32 bits).
+        writes 0. Each op is ``vta_hw.alu.alu_op`` (int32, wrapping).
         Then ``out[dst] = acc[dst]`` truncated to int8. ``src`` is checked
         only when it is read (not ``use_imm``, not ``reset``).
         """
@@ -310,24 +310,3 @@ def _vectorizable(dst: np.ndarray, src: np.ndarray | None, depth: int) -> bool:
     writer = np.full(depth, dst.size, np.int64)
     writer[dst] = np.arange(dst.size)
     return bool(np.all(writer[src] >= np.arange(src.size)))
-
-
-def alu_op(op: AluOp, a: np.ndarray, b) -> np.ndarray:
-    """One ALU op on int32 values held in int64 arrays; returns int32 (wrapped).
-
-    ``a``: int64 array of int32 values; ``b``: int64 scalar or array broadcastable to ``a``.
-    """
-    b = np.broadcast_to(np.asarray(b, np.int64), a.shape)
-    if op == AluOp.MIN:
-        r = np.minimum(a, b)
-    elif op == AluOp.MAX:
-        r = np.maximum(a, b)
-    elif op == AluOp.ADD:
-        r = a + b
-    elif op == AluOp.SHR:
-        r = np.where(b >= 0, a >> np.minimum(b, 31).clip(0), a << np.minimum(-b, 31).clip(0))
-    elif op == AluOp.MUL:
-        r = a * b
-    else:  # pragma: no cover - AluOp has only these
-        raise ValueError(f"unknown ALU op {op!r}")
-    return (r & 0xFFFFFFFF).astype(np.uint32).view(np.int32)

@@ -32,6 +32,8 @@ import numpy as np
 
 from sim import functional as fn
 from sim.machine import Machine
+from sim.prologue import prepare
+from vta_hw import isa
 from vta_hw.isa import Alu, Gemm, Load, MemId, Store
 from vta_hw.program import Program
 
@@ -90,21 +92,18 @@ def find_races(program: Program, dram: np.ndarray | None = None) -> list[Race]:
     """All races of ``program`` (one per resource and instruction pair), in detection order.
 
     Raises:
-        the ``sim.functional`` errors of a bad program (it is run once).
+        the ``sim.prologue`` errors of a bad program (it is run once).
     """
     cfg = program.config
-    image = program.dram_image() if dram is None else np.array(dram, np.uint8, copy=True)
-    machine = Machine(cfg)
-    insns = fn.read_insns(image, program)
-    fn.check_structure(insns, machine, image.size)
+    image, machine, insns = prepare(program, None if dram is None else np.asarray(dram, np.uint8))
     sched = fn._Scheduler(insns, None, None)
     while sched.fetch_ready():
         sched.fetch()
 
-    mods = fn.MODULES
+    mods = isa.MODULES
     clock = {m: {n: -1 for n in mods} for m in mods}  # of each module's next instruction
     seq = {m: 0 for m in mods}
-    tokq = {q: collections.deque() for q in fn.QUEUES}
+    tokq = {q: collections.deque() for q in isa.QUEUES}
     sizes = {"inp": cfg.inp_depth, "wgt": cfg.wgt_depth, "out": cfg.out_depth,
              "dram": image.size}
     # per resource, per module: last write / last read (seq, insn index) per location
@@ -140,9 +139,9 @@ def find_races(program: Program, dram: np.ndarray | None = None) -> list[Race]:
             k = sched.next_of(m)
             insn = insns[k]
             vc = clock[m]
-            for flag in fn.POP_FLAGS:
+            for flag in isa.POP_FLAGS:
                 if getattr(insn, flag):
-                    q = fn.FLAG_QUEUES[(m, flag)]
+                    q = isa.FLAG_QUEUES[(m, flag)]
                     sched.tokens[q] -= 1
                     for n, s in tokq[q].popleft().items():
                         vc[n] = max(vc[n], s)
@@ -165,9 +164,9 @@ def find_races(program: Program, dram: np.ndarray | None = None) -> list[Race]:
                 last_w[res][m][loc] = s
             vc[m] = s
             seq[m] += 1
-            for flag in fn.PUSH_FLAGS:
+            for flag in isa.PUSH_FLAGS:
                 if getattr(insn, flag):
-                    q = fn.FLAG_QUEUES[(m, flag)]
+                    q = isa.FLAG_QUEUES[(m, flag)]
                     sched.tokens[q] += 1
                     tokq[q].append(dict(vc))
             sched.head[m] += 1

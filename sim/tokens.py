@@ -25,16 +25,8 @@ from __future__ import annotations
 import collections
 import dataclasses
 
-from vta_hw.isa import Finish, Load, MemId, Store
+from vta_hw.isa import LINKS, MODULES, Finish, Load, MemId, Store
 
-#: (producer, consumer) -> (producer's push flag, consumer's pop flag).
-LINKS = {
-    ("load", "compute"): ("push_next", "pop_prev"),
-    ("compute", "load"): ("push_prev", "pop_next"),
-    ("compute", "store"): ("push_next", "pop_prev"),
-    ("store", "compute"): ("push_prev", "pop_next"),
-}
-MODULES = ("load", "compute", "store")
 
 
 def sync_insn(module: str, **flags):
@@ -78,7 +70,7 @@ class TokenPlanner:
 
     def _append(self, module: str, insn) -> int:
         """Append ``insn`` (its pop flags already set); pop, record the clock, push."""
-        for (p, c), (push_f, pop_f) in LINKS.items():
+        for (p, c), (_, push_f, pop_f) in LINKS.items():
             if c == module and getattr(insn, pop_f):
                 g = self.queue[(p, c)].popleft()
                 for m, s in self.clock[g].items():
@@ -94,7 +86,7 @@ class TokenPlanner:
         self.vc[module][module] = s
         self.count[module] += 1
         self.last[module] = g
-        for (p, c), (push_f, _) in LINKS.items():
+        for (p, c), (_, push_f, _) in LINKS.items():
             if p == module and getattr(insn, push_f):
                 self._push(g, (p, c))
         return g
@@ -124,23 +116,23 @@ class TokenPlanner:
             if s <= self.vc[module][p]:
                 continue
             link = (p, module)
-            push_f = LINKS[link][0]
+            push_f = LINKS[link][1]
             last = self.last[p]
             if not getattr(self.insns[last], push_f):
                 self._set_flag(last, push_f)
                 self._push(last, link)
             pops[p] = 1 + next(i for i, g in enumerate(self.queue[link]) if self.seq[g] >= s)
         while any(n > 1 for n in pops.values()):
-            flags = {LINKS[(p, module)][1]: True for p, n in pops.items() if n > 1}
+            flags = {LINKS[(p, module)][2]: True for p, n in pops.items() if n > 1}
             self._append(module, sync_insn(module, **flags))
             pops = {p: n - 1 if n > 1 else n for p, n in pops.items()}
-        flags = {LINKS[(p, module)][1]: True for p, n in pops.items() if n == 1}
+        flags = {LINKS[(p, module)][2]: True for p, n in pops.items() if n == 1}
         if extra and self.rng is not None and self.extra_prob:
-            for (p, c), (_, pop_f) in LINKS.items():
+            for (p, c), (_, _, pop_f) in LINKS.items():
                 if c == module and self.queue[(p, c)] and pop_f not in flags \
                         and self.rng.random() < self.extra_prob:
                     flags[pop_f] = True
-            for (p, c), (push_f, _) in LINKS.items():
+            for (p, c), (_, push_f, _) in LINKS.items():
                 if p == module and len(self.queue[(p, c)]) < self.max_extra_pending \
                         and self.rng.random() < self.extra_prob:
                     flags[push_f] = True

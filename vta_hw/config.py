@@ -53,6 +53,16 @@ DEFAULT_PRESET = "1x16_i8w8a32_15_15_18_17"
 #: Instruction and uop word sizes, bits (VTA hardware spec).
 INSN_BITS = 128
 UOP_BITS = 32
+#: Width of the opcode field (bits 2:0 of every instruction): at most 8 opcodes;
+#: ``isa.Opcode`` uses 5.
+OPCODE_BITS = 3
+#: Width of the LOAD/STORE memory-id field: at most 8 memories; ``isa.MemId`` uses 5.
+MEMOP_ID_BITS = 3
+#: Width of the ALU opcode field (VTA: 3): it caps the ISA at 8 ALU ops; ``isa.AluOp``
+#: uses 5 (MIN, MAX, ADD, SHR, MUL), so 3 more fit. A ninth needs a wider field, and on
+#: the default preset the ALU's upper word is full (bits 64..127: factors, op, use_imm,
+#: imm), so a factor or the immediate would have to shrink.
+ALU_OPCODE_BITS = 3
 #: Width of the GEMM/ALU loop-extent fields ``iter_out``/``iter_in`` (VTA: 14).
 LOOP_ITER_BITS = 14
 #: Width of the LOAD/STORE ``sram_base`` field (VTA: 16).
@@ -143,7 +153,8 @@ class VTAConfig:
                 f"{self.uop_src_bits} + wgt {self.uop_wgt_bits}) but a uop has {UOP_BITS}; "
                 "shrink LOG_ACC_BUFF_SIZE, LOG_INP_BUFF_SIZE or LOG_WGT_BUFF_SIZE")
         hi = 2 * self.uop_dst_bits + 2 * self.uop_src_bits + 2 * self.uop_wgt_bits
-        alu_hi = 2 * self.uop_dst_bits + 2 * self.uop_src_bits + 3 + 1 + ALU_IMM_BITS
+        alu_hi = (2 * self.uop_dst_bits + 2 * self.uop_src_bits + ALU_OPCODE_BITS + 1
+                  + ALU_IMM_BITS)
         if max(hi, alu_hi) > 64:
             raise ConfigError(
                 f"GEMM/ALU loop factors need {max(hi, alu_hi)} bits but the upper "

@@ -20,6 +20,26 @@ Records (all frozen):
 
 Every instruction carries the dependency flags ``pop_prev``, ``pop_next``,
 ``push_prev``, ``push_next`` (see ``vta_hw.timing`` and ``sim.functional``).
+
+Routing and tokens (DESIGN.md, "Four modules"), the one copy that the
+simulators, the compiler and the RTL's fetch read: ``module_of(insn)`` says
+which module runs an instruction (LOADs of ``LOAD_MODULE_MEMS`` on load,
+STOREs on store, every other instruction on compute), ``FLAG_QUEUES`` which
+token queue each (module, flag) pair pops or pushes, and ``LINKS`` the same
+table per (producer, consumer) pair:
+
+  ========  ==========  ==========  ===========  ===========
+  module    pop_prev    pop_next    push_prev    push_next
+  ========  ==========  ==========  ===========  ===========
+  load      (none)      pops c2l    (none)       pushes l2c
+  compute   pops l2c    pops s2c    pushes c2l   pushes c2s
+  store     pops c2s    (none)      pushes s2c   (none)
+  ========  ==========  ==========  ===========  ===========
+
+Field-width limits (``vta_hw.config``): the opcode, memory-id and ALU-opcode
+fields are 3 bits each, so the ISA holds at most 8 opcodes (5 used), 8
+memories (5 used) and 8 ALU ops (5 used); this module refuses an enum that
+outgrows its field at import.
 """
 from __future__ import annotations
 
@@ -27,9 +47,9 @@ import dataclasses
 import enum
 from functools import lru_cache
 
-from vta_hw.config import (ALU_IMM_BITS, INSN_BITS, LOOP_ITER_BITS, MEMOP_DRAM_BITS,
-                           MEMOP_PAD_BITS, MEMOP_SIZE_BITS, MEMOP_SRAM_BITS, UOP_BITS,
-                           VTAConfig)
+from vta_hw.config import (ALU_IMM_BITS, ALU_OPCODE_BITS, INSN_BITS,
+                           LOOP_ITER_BITS, MEMOP_DRAM_BITS, MEMOP_ID_BITS, MEMOP_PAD_BITS,
+                           MEMOP_SIZE_BITS, MEMOP_SRAM_BITS, OPCODE_BITS, UOP_BITS, VTAConfig)
 
 
 class Opcode(enum.IntEnum):
@@ -54,6 +74,12 @@ class AluOp(enum.IntEnum):
     ADD = 2
     SHR = 3  # arithmetic shift right; a negative amount shifts left
     MUL = 4
+
+
+for _enum, _bits in ((Opcode, OPCODE_BITS), (MemId, MEMOP_ID_BITS), (AluOp, ALU_OPCODE_BITS)):
+    if max(_enum) >= 1 << _bits:
+        raise AssertionError(f"{_enum.__name__} has {max(_enum) + 1} codes, more than its "
+                             f"{_bits}-bit field holds; widen the field in vta_hw/config.py")
 
 
 class DecodeError(ValueError):
@@ -143,6 +169,40 @@ class Uop:
 
 
 Insn = Load | Store | Gemm | Alu | Finish
+
+# ---- routing and dependency tokens (module docstring) ----------------------------------
+#: The modules that execute instructions, in fetch's dispatch order.
+MODULES = ("load", "compute", "store")
+#: The four one-bit token queues: load->compute, compute->load, compute->store, store->compute.
+QUEUES = ("l2c", "c2l", "c2s", "s2c")
+POP_FLAGS = ("pop_prev", "pop_next")
+PUSH_FLAGS = ("push_prev", "push_next")
+DEP_FLAGS = POP_FLAGS + PUSH_FLAGS
+#: (module, flag) -> the token queue it pops or pushes, as the hardware wires them; a pair
+#: missing here is a flag that module does not have (a bad program).
+FLAG_QUEUES = {
+    ("load", "pop_next"): "c2l", ("load", "push_next"): "l2c",
+    ("compute", "pop_prev"): "l2c", ("compute", "pop_next"): "s2c",
+    ("compute", "push_prev"): "c2l", ("compute", "push_next"): "c2s",
+    ("store", "pop_prev"): "c2s", ("store", "push_prev"): "s2c",
+}
+#: (producer, consumer) -> (queue, the producer's push flag, the consumer's pop flag), from
+#: ``FLAG_QUEUES``. Load and store have no queue between them.
+LINKS = {(pm, cm): (q, pf, cf)
+         for (pm, pf), q in FLAG_QUEUES.items() if pf in PUSH_FLAGS
+         for (cm, cf), q2 in FLAG_QUEUES.items() if cf in POP_FLAGS and q2 == q}
+#: LOADs of these memories run on the load module; LOADs of the others on compute.
+LOAD_MODULE_MEMS = (MemId.INP, MemId.WGT)
+
+
+def module_of(insn: "Insn") -> str:
+    """The module that executes ``insn``: "load" (LOAD of INP/WGT), "store" (STORE) or
+    "compute" (LOAD of UOP/ACC, GEMM, ALU, FINISH)."""
+    if isinstance(insn, Store):
+        return "store"
+    if isinstance(insn, Load) and insn.mem in LOAD_MODULE_MEMS:
+        return "load"
+    return "compute"
 KINDS: dict[Opcode, type] = {Opcode.LOAD: Load, Opcode.STORE: Store, Opcode.GEMM: Gemm,
                              Opcode.ALU: Alu, Opcode.FINISH: Finish}
 _ENUM_FIELDS = {"mem": MemId, "alu_op": AluOp}
@@ -178,9 +238,9 @@ def layout(opcode: Opcode, cfg: VTAConfig) -> tuple[Field, ...]:
     The lower word holds opcode, dependency flags and the kind's first fields
     from bit 7; the upper word (from bit 64) the rest, as in VTA.
     """
-    common = [("opcode", 3), ("pop_prev", 1), ("pop_next", 1), ("push_prev", 1), ("push_next", 1)]
+    common = [("opcode", OPCODE_BITS)] + [(flag, 1) for flag in DEP_FLAGS]
     if opcode in (Opcode.LOAD, Opcode.STORE):
-        lo = [("mem", 3), ("sram_base", MEMOP_SRAM_BITS), ("dram_base", MEMOP_DRAM_BITS)]
+        lo = [("mem", MEMOP_ID_BITS), ("sram_base", MEMOP_SRAM_BITS), ("dram_base", MEMOP_DRAM_BITS)]
         hi = [("y_size", MEMOP_SIZE_BITS), ("x_size", MEMOP_SIZE_BITS),
               ("x_stride", MEMOP_SIZE_BITS), ("y_pad_0", MEMOP_PAD_BITS),
               ("y_pad_1", MEMOP_PAD_BITS), ("x_pad_0", MEMOP_PAD_BITS),
@@ -193,7 +253,7 @@ def layout(opcode: Opcode, cfg: VTAConfig) -> tuple[Field, ...]:
         if opcode == Opcode.GEMM:
             hi += [("wgt_factor_out", cfg.uop_wgt_bits), ("wgt_factor_in", cfg.uop_wgt_bits)]
         else:
-            hi += [("alu_op", 3), ("use_imm", 1), ("imm", ALU_IMM_BITS)]
+            hi += [("alu_op", ALU_OPCODE_BITS), ("use_imm", 1), ("imm", ALU_IMM_BITS)]
     elif opcode == Opcode.FINISH:
         lo, hi = [], []
     else:
@@ -255,7 +315,7 @@ def decode(word: int, cfg: VTAConfig) -> Insn:
     """
     if not 0 <= word < (1 << INSN_BITS):
         raise DecodeError(f"an instruction is {INSN_BITS} bits; {word:#x} is out of range")
-    raw = word & 0b111
+    raw = word & ((1 << OPCODE_BITS) - 1)
     try:
         opcode = Opcode(raw)
     except ValueError:

@@ -18,23 +18,13 @@ def functional_chain(jobs) -> list:
 
     Returns the list of ``FunctionalResult``.
     """
-    import sim.functional as F
-    orig = F.Machine
-    carried = None
-    results = []
-    try:
-        for program, image in jobs:
-            def factory(cfg, counters=None, _c=carried):
-                if _c is None:
-                    return orig(cfg, counters)
-                _c.counters = counters
-                return _c
-            F.Machine = factory
-            r = F.run(program, program.dram_image() if image is None else image)
-            carried = r.machine
-            results.append(r)
-    finally:
-        F.Machine = orig
+    from sim import functional
+    machine, results = None, []
+    for program, image in jobs:
+        r = functional.run(program, program.dram_image() if image is None else image,
+                           machine=machine)
+        machine = r.machine
+        results.append(r)
     return results
 
 

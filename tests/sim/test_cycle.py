@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 
 from cycle_helpers import DEFAULT, gemm, program
+from hand_conv2d import hand_conv2d_program
 from sim import cycle, functional
 from sim.cycle import CycleDeadlockError, TimingParams
 from sim.random_program import random_program
-from sim.workloads import conv2d_program
 from vta_hw import timing as T
 from vta_hw.config import load_config
 from vta_hw.isa import Alu, AluOp, Finish, Gemm, Load, MemId, Store
@@ -244,7 +244,7 @@ def test_counters_add_up_and_values_match_functional():
 
 def test_conv_workload_is_correct_and_busy():
     cfg = load_config("1x4_i8w8a32_10_10_10_11_bus32")
-    prog, expected = conv2d_program(cfg, h=6, w=6, cin=8, cout=8, rows=2, shift=4)
+    prog, expected = hand_conv2d_program(cfg, h=6, w=6, cin=8, cout=8, rows=2, shift=4)
     r = cycle.run(prog)
     assert np.array_equal(prog.read(r.dram, "out"), expected)
     assert 0 < r.gemm_utilization < 1

@@ -26,11 +26,11 @@ from pathlib import Path
 import pytest
 
 from cycle_helpers import gemm, program
+from hand_conv2d import hand_conv2d_program
 from driver.examples.gemm import gemm_program
 from driver.rtl import run_programs
 from sim import cycle
 from sim.random_program import random_program
-from sim.workloads import conv2d_program
 from vta_hw.config import load_config
 from vta_hw.isa import Alu, AluOp, Finish, Gemm, Load, MemId, Store
 from vta_hw.timing import DramTiming
@@ -88,7 +88,7 @@ def directed(cfg) -> list[tuple[str, object]]:
     progs.append(("example gemm", gemm_program(cfg, 4 * cfg.BATCH, 2 * cfg.BLOCK,
                                                2 * cfg.BLOCK)[0]))
     if cfg.BATCH == 1:  # the convolution is written for batch 1
-        progs.append(("conv", conv2d_program(cfg, h=4, w=4, cin=2 * cfg.BLOCK,
+        progs.append(("conv", hand_conv2d_program(cfg, h=4, w=4, cin=2 * cfg.BLOCK,
                                              cout=cfg.BLOCK, rows=2)[0]))
     return progs + rtl_directed(cfg)
 

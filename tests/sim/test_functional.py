@@ -6,7 +6,7 @@ import pytest
 from conftest import Builder
 
 from sim.functional import run
-from sim.machine import alu_op
+from vta_hw.alu import alu_op
 from vta_hw.config import load_config, preset_names
 from vta_hw.isa import Alu, AluOp, Finish, Gemm, Load, MemId, Store, Uop
 
@@ -404,3 +404,29 @@ def test_vectorized_uop_decode_equals_isa_decode_uop(preset):
     got = Machine(cfg)._decode_uops(words.view(np.uint8).reshape(-1, 4))
     want = [[u.dst, u.src, u.wgt] for u in (decode_uop(int(w), cfg) for w in words)]
     assert got.tolist() == want
+
+
+def test_run_from_a_machine_keeps_its_srams(builder):
+    """``machine=`` starts a run from another run's SRAMs (the RTL keeps them between
+    programs): a program that only stores OUT reads what the first one left there."""
+    b = builder
+    cfg = b.cfg
+    acc = np.arange(2 * cfg.BATCH * cfg.BLOCK_OUT, dtype=np.int32).reshape(
+        2, cfg.BATCH, cfg.BLOCK_OUT) - 5
+    b.buf("acc", acc)
+    b.buf("out", shape=(2, cfg.BATCH, cfg.BLOCK_OUT), kind="output")
+    ub = b.uops([Uop(0, 0, 0), Uop(1, 0, 0)])
+    first = run(b.program([
+        Load(mem=ACC, dram_base=b.at("acc", "acc"), y_size=1, x_size=2, x_stride=2),
+        Load(mem=UOP, dram_base=ub, y_size=1, x_size=2, x_stride=2),
+        Alu(alu_op=AluOp.ADD, use_imm=True, imm=0, uop_bgn=0, uop_end=2, iter_out=1,
+            iter_in=1),          # OUT = ACC, truncated to int8
+        Finish()]))
+    store = b.program([
+        Load(mem=UOP, push_next=True),   # a compute sync: the STORE waits for it
+        Store(pop_prev=True, dram_base=b.at("out", "out"), y_size=1, x_size=2, x_stride=2),
+        Finish()])
+    assert not store.read(run(store).dram, "out").any()
+    again = run(store, machine=first.machine)
+    assert again.machine is first.machine and again.counters.steps == 3
+    assert np.array_equal(store.read(again.dram, "out"), acc.astype(np.int8))

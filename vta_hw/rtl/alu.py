@@ -1,13 +1,13 @@
 """The vector ALU: the one-cycle ops (combinational) and the multi-cycle MUL.
 
 ``Alu``: ``out[l] = op(a[l], b[l])`` for the ``lanes`` 32-bit lanes
-(``vta_hw.isa.AluOp``): MIN, MAX (signed), ADD (wrapping), SHR (``b >= 0``:
-arithmetic shift right by ``min(b, 31)``; ``b < 0``: shift left by
-``min(-b, 31)``, wrapping). MUL and unknown opcodes give ``a``: MUL is
-``SeqMul``'s. Per lane, ADD and the MIN/MAX comparison share one adder
+(``vta_hw.isa.AluOp``, semantics in ``vta_hw.alu``): MIN, MAX (signed), ADD
+(wrapping), SHR (``b >= 0``: arithmetic shift right by ``min(b, 31)``;
+``b < 0``: shift left by ``min(-b, 31)``, wrapping). MUL and unknown opcodes
+give ``a``: MUL is ``SeqMul``'s. Per lane, ADD and the MIN/MAX comparison share one adder
 (``a - b`` gives the comparison), and both shift directions share one
-right shifter (a left shift is a right shift of the bit-reversed operand):
-a lane maps to about 510 iCE40 cells (LUT4 + carry) instead of 600.
+right shifter (a left shift is a right shift of the bit-reversed operand),
+to save area on small FPGAs (``docs/fpga-timing.md``).
 
 ``SeqMul``: MUL (the low 32 bits of the signed product) with one registered
 16x16-bit multiplier per lane, used three times per product
@@ -24,6 +24,7 @@ from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from vta_hw.config import ALU_OPCODE_BITS
 from vta_hw.isa import AluOp
 
 #: Cycles from ``SeqMul.start`` (operands sampled in cycle T) to ``out`` holding
@@ -46,7 +47,7 @@ class Alu(wiring.Component):
     def __init__(self, lanes: int):
         _check_lanes(lanes)
         self.lanes = lanes
-        super().__init__({"op": In(3), "a": In(32 * lanes), "b": In(32 * lanes),
+        super().__init__({"op": In(ALU_OPCODE_BITS), "a": In(32 * lanes), "b": In(32 * lanes),
                           "out": Out(32 * lanes)})
 
     def elaborate(self, platform):

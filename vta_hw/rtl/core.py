@@ -42,18 +42,24 @@ from amaranth import Array, Cat, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from vta_hw.config import INSN_BITS, LOOP_ITER_BITS, VTAConfig
+from vta_hw.config import ALU_OPCODE_BITS, INSN_BITS, LOOP_ITER_BITS, VTAConfig
 from vta_hw.isa import AluOp, Opcode
 from vta_hw.rtl.alu import MUL_LATENCY, Alu, SeqMul
 from vta_hw.rtl.decode import field, uop_field
 from vta_hw.rtl.gemm import MacArray
 from vta_hw.rtl.memport import SramWriteSignature
 
+#: Cycles between uop issues (the initiation interval) of GEMM and of every ALU op
+#: but MUL (``timing.GEMM_CYCLES_PER_UOP``, ``timing.ALU_CYCLES_PER_UOP``).
+CYCLES_PER_UOP = 1
 #: Cycles spent draining after the last issue (stages S1..S5).
 DRAIN_CYCLES = 5
 #: Cycles per ALU MUL iteration: the iteration after it reads ACC in the cycle
-#: in which ``SeqMul``'s product is written.
+#: in which ``SeqMul``'s product is written (``timing.ALU_MUL_CYCLES_PER_UOP``).
 MUL_CYCLES = MUL_LATENCY + 1
+#: Cycles from the last uop issue to the compute module's RETIRE: the drain, then
+#: RETIRE the cycle after ``done`` (``timing.GEMM_PIPELINE_DEPTH``, ``ALU_PIPELINE_DEPTH``).
+PIPELINE_DEPTH = DRAIN_CYCLES + 1
 
 
 def _bits(n: int) -> int:
@@ -80,37 +86,52 @@ class UopCore(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        cfg, insn, lR = self.cfg, self.insn, self.log_banks
-        lanes = cfg.BATCH * cfg.BLOCK_OUT
+        p = _Pipe()
+        self._decode(m, p)
+        self._issue(m, p)          # S0
+        self._indices(m, p)        # S1, S2
+        self._acc_read(m, p)       # S3, S4
+        self._write(m, p)          # S5
+        return m
+
+    def _decode(self, m: Module, p: "_Pipe") -> None:
+        """The instruction's fields, and its opcode flags registered (``insn`` is stable from
+        a cycle before ``start``)."""
+        cfg, insn = self.cfg, self.insn
         G, A = Opcode.GEMM, Opcode.ALU
-        uop_bgn, uop_end = field(insn, cfg, G, "uop_bgn"), field(insn, cfg, G, "uop_end")
-        iter_out, iter_in = field(insn, cfg, G, "iter_out"), field(insn, cfg, G, "iter_in")
+        p.lanes = cfg.BATCH * cfg.BLOCK_OUT
+        p.uop_bgn, p.uop_end = field(insn, cfg, G, "uop_bgn"), field(insn, cfg, G, "uop_end")
+        p.iter_out, p.iter_in = field(insn, cfg, G, "iter_out"), field(insn, cfg, G, "iter_in")
         # (an ALU instruction has no wgt factors: its wgt offsets are junk and unused)
-        f_out = {k: field(insn, cfg, G, f"{k}_factor_out") for k in ("dst", "src", "wgt")}
-        f_in = {k: field(insn, cfg, G, f"{k}_factor_in") for k in ("dst", "src", "wgt")}
-        m.d.comb += self.empty.eq((iter_out == 0) | (iter_in == 0) | (uop_end <= uop_bgn))
+        p.f_out = {k: field(insn, cfg, G, f"{k}_factor_out") for k in ("dst", "src", "wgt")}
+        p.f_in = {k: field(insn, cfg, G, f"{k}_factor_in") for k in ("dst", "src", "wgt")}
+        m.d.comb += self.empty.eq((p.iter_out == 0) | (p.iter_in == 0) | (p.uop_end <= p.uop_bgn))
         # opcode flags, registered (here and in ``flags`` below): ``insn`` is stable from
         # a cycle before ``start``
         is_mul, use_imm = Signal(), Signal()
-        alu_op = Signal(3)
-        opcode, reset = field(insn, cfg, G, "opcode"), field(insn, cfg, G, "reset")
-        mul_now = (opcode == A) & (field(insn, cfg, A, "alu_op") == AluOp.MUL)
-        m.d.sync += [is_mul.eq(mul_now), use_imm.eq(field(insn, cfg, A, "use_imm")),
+        alu_op = Signal(ALU_OPCODE_BITS)
+        p.opcode, p.reset = field(insn, cfg, G, "opcode"), field(insn, cfg, G, "reset")
+        p.mul_now = (p.opcode == A) & (field(insn, cfg, A, "alu_op") == AluOp.MUL)
+        m.d.sync += [is_mul.eq(p.mul_now), use_imm.eq(field(insn, cfg, A, "use_imm")),
                      alu_op.eq(field(insn, cfg, A, "alu_op"))]
+        p.is_mul, p.use_imm, p.alu_op = is_mul, use_imm, alu_op
 
-        # ---- S0: uop loops ----------------------------------------------------------
+    def _issue(self, m: Module, p: "_Pipe") -> None:
+        """S0: the uop loops (IDLE -> EXEC -> DRAIN), ``issue`` high in each issue cycle."""
+        cfg, lR = self.cfg, self.log_banks
         u = Signal(cfg.uop_end_bits)
         i, o = Signal(LOOP_ITER_BITS), Signal(LOOP_ITER_BITS)
-        base = {k: Signal(32, name=f"base_{k}") for k in f_out}
-        base_o = {k: Signal(32, name=f"base_o_{k}") for k in f_out}
+        base = {k: Signal(32, name=f"base_{k}") for k in p.f_out}
+        base_o = {k: Signal(32, name=f"base_o_{k}") for k in p.f_out}
         issue = Signal()
         hold = Signal(range(MUL_CYCLES))          # cycles left before the next issue
         drain = Signal(range(DRAIN_CYCLES + MUL_CYCLES - 1))
+        f_out, f_in, mul_now = p.f_out, p.f_in, p.mul_now
         m.d.comb += self.uop_addr.eq(u >> lR)
         with m.FSM():
             with m.State("IDLE"):
                 with m.If(self.start):
-                    m.d.sync += [u.eq(uop_bgn), i.eq(0), o.eq(0), hold.eq(0)]
+                    m.d.sync += [u.eq(p.uop_bgn), i.eq(0), o.eq(0), hold.eq(0)]
                     m.d.sync += [s.eq(0) for s in (*base.values(), *base_o.values())]
                     m.next = "EXEC"
             with m.State("EXEC"):
@@ -119,13 +140,13 @@ class UopCore(wiring.Component):
                 with m.Else():
                     m.d.comb += issue.eq(1)
                     m.d.sync += hold.eq(Mux(mul_now, MUL_CYCLES - 1, 0))
-                    with m.If(u + 1 == uop_end):
-                        m.d.sync += u.eq(uop_bgn)
-                        with m.If(i + 1 == iter_in):
+                    with m.If(u + 1 == p.uop_end):
+                        m.d.sync += u.eq(p.uop_bgn)
+                        with m.If(i + 1 == p.iter_in):
                             m.d.sync += [i.eq(0), o.eq(o + 1)]
                             m.d.sync += [base_o[k].eq(base_o[k] + f_out[k]) for k in base]
                             m.d.sync += [base[k].eq(base_o[k] + f_out[k]) for k in base]
-                            with m.If(o + 1 == iter_out):
+                            with m.If(o + 1 == p.iter_out):
                                 m.d.sync += drain.eq(Mux(mul_now, DRAIN_CYCLES + MUL_CYCLES - 2,
                                                          DRAIN_CYCLES - 1))
                                 m.next = "DRAIN"
@@ -143,17 +164,22 @@ class UopCore(wiring.Component):
         s1_base = {k: Signal(32, name=f"s1_base_{k}") for k in base}
         m.d.sync += [s1_valid.eq(issue), s1_lane.eq(u[:lR] if lR else 0)]
         m.d.sync += [s1_base[k].eq(base[k]) for k in base]
+        p.s1_valid, p.s1_lane, p.s1_base = s1_valid, s1_lane, s1_base
 
+    def _indices(self, m: Module, p: "_Pipe") -> None:
+        """S1: uop fields + loop offsets give dst/src/wgt, INP and WGT are read; S2: their
+        data go into the MAC array's input registers."""
+        cfg, lR = self.cfg, self.log_banks
         # ---- S1: indices, INP/WGT read ------------------------------------------------
         uop = Signal(32)
-        m.d.comb += uop.eq(Array(self.uop_data)[s1_lane] if lR else self.uop_data[0])
-        dst = (uop_field(uop, cfg, "dst") + s1_base["dst"])[:_bits(cfg.log_acc_depth)]
-        src = (uop_field(uop, cfg, "src") + s1_base["src"])[:32]
-        wgt = (uop_field(uop, cfg, "wgt") + s1_base["wgt"])[:32]
+        m.d.comb += uop.eq(Array(self.uop_data)[p.s1_lane] if lR else self.uop_data[0])
+        dst = (uop_field(uop, cfg, "dst") + p.s1_base["dst"])[:_bits(cfg.log_acc_depth)]
+        src = (uop_field(uop, cfg, "src") + p.s1_base["src"])[:32]
+        wgt = (uop_field(uop, cfg, "wgt") + p.s1_base["wgt"])[:32]
         m.d.comb += [self.inp_addr.eq(src), self.wgt_addr.eq(wgt)]
         s2_valid = Signal()
         s2_dst, s2_src = Signal(_bits(cfg.log_acc_depth)), Signal(_bits(cfg.log_acc_depth))
-        m.d.sync += [s2_valid.eq(s1_valid), s2_dst.eq(dst), s2_src.eq(src)]
+        m.d.sync += [s2_valid.eq(p.s1_valid), s2_dst.eq(dst), s2_src.eq(src)]
 
         # ---- S2: INP/WGT data into the MAC array ---------------------------------------
         m.submodules.mac = mac = MacArray(cfg)
@@ -161,32 +187,33 @@ class UopCore(wiring.Component):
         s3_valid = Signal()
         s3_dst, s3_src = Signal(_bits(cfg.log_acc_depth)), Signal(_bits(cfg.log_acc_depth))
         m.d.sync += [s3_valid.eq(s2_valid), s3_dst.eq(s2_dst), s3_src.eq(s2_src)]
+        p.mac, p.s3_valid, p.s3_dst, p.s3_src = mac, s3_valid, s3_dst, s3_src
 
+    def _acc_read(self, m: Module, p: "_Pipe") -> None:
+        """S3: ACC is read at dst (port A) and src (port B); S4: the data registered, each
+        with the forwarding of the core's own writes (module docstring)."""
+        cfg, insn, lanes = self.cfg, self.insn, p.lanes
+        s3_dst, s3_src, use_imm = p.s3_dst, p.s3_src, p.use_imm
         # ---- S3: ACC reads ------------------------------------------------------------
         m.d.comb += [self.acc_a_addr.eq(s3_dst), self.acc_b_addr.eq(s3_src)]
         s4_valid = Signal()
         s4_dst, s4_src = Signal(_bits(cfg.log_acc_depth)), Signal(_bits(cfg.log_acc_depth))
-        m.d.sync += [s4_valid.eq(s3_valid), s4_dst.eq(s3_dst), s4_src.eq(s3_src)]
+        m.d.sync += [s4_valid.eq(p.s3_valid), s4_dst.eq(s3_dst), s4_src.eq(s3_src)]
         # forwarding: the core's write of each cycle (S5's or the multiplier's) ...
         last_w = Signal(8 * cfg.acc_elem_bytes)
         m.d.sync += last_w.eq(self.acc_w.data)
 
-        def flags(value, name):
-            """One register per lane holding ``value`` (copies: each drives 32 bits)."""
-            regs = [Signal(name=f"{name}_dup{k}") for k in range(lanes)]
-            m.d.sync += [r.eq(value) for r in regs]
-            return regs
-
         def forward(addr, data, name, enable=1):
             """``data`` (read at ``addr`` one cycle earlier) with that cycle's core write."""
-            hit = flags(self.acc_w.en & (self.acc_w.addr == addr) & enable, name)
+            hit = _lane_flags(m, self.acc_w.en & (self.acc_w.addr == addr) & enable, name,
+                              lanes)
             return Cat(*(Mux(hit[k], last_w.word_select(k, 32), data.word_select(k, 32))
                          for k in range(lanes)))
 
         # ---- S4: ACC data registered, with the write of the S3 cycle ----------------
         # (operand b is the immediate instead when ``use_imm``: no forwarding for it then)
         imm32 = Signal(32)
-        m.d.comb += imm32.eq(field(insn, cfg, A, "imm").as_signed())
+        m.d.comb += imm32.eq(field(insn, cfg, Opcode.ALU, "imm").as_signed())
         s4_a, s4_b = Signal(32 * lanes), Signal(32 * lanes)
         m.d.sync += [s4_a.eq(forward(s3_dst, self.acc_a_data, "fwd4a")),
                      s4_b.eq(Mux(use_imm, Cat(*([imm32] * lanes)),
@@ -197,12 +224,19 @@ class UopCore(wiring.Component):
         acc_a, operand_b = Signal(32 * lanes), Signal(32 * lanes)
         m.d.comb += [acc_a.eq(forward(s4_dst, s4_a, "fwd5a")),
                      operand_b.eq(forward(s4_src, s4_b, "fwd5b", ~use_imm))]
+        p.s5_valid, p.s5_dst, p.acc_a, p.operand_b = s5_valid, s5_dst, acc_a, operand_b
 
-        # ---- S5: adder / ALU / MUL start, write ---------------------------------------
+    def _write(self, m: Module, p: "_Pipe") -> None:
+        """S5: the adder, the ALU or the MUL's start; the result (or 0 for ``reset``) into
+        ACC[dst] and its low 8 bits per lane into OUT[dst]."""
+        cfg, lanes, mac = self.cfg, p.lanes, p.mac
+        s5_valid, s5_dst, acc_a, operand_b = p.s5_valid, p.s5_dst, p.acc_a, p.operand_b
+        is_mul, opcode, reset, mul_now, A = p.is_mul, p.opcode, p.reset, p.mul_now, Opcode.ALU
         m.submodules.alu = alu = Alu(lanes)
         m.submodules.mul = mul = SeqMul(lanes)
-        m.d.comb += [mac.acc.eq(acc_a), alu.op.eq(alu_op), alu.a.eq(acc_a), alu.b.eq(operand_b),
-                     mul.a.eq(acc_a), mul.b.eq(operand_b), mul.start.eq(s5_valid & is_mul)]
+        m.d.comb += [mac.acc.eq(acc_a), alu.op.eq(p.alu_op), alu.a.eq(acc_a),
+                     alu.b.eq(operand_b), mul.a.eq(acc_a), mul.b.eq(operand_b),
+                     mul.start.eq(s5_valid & is_mul)]
         # the multiplier's write: MUL_LATENCY cycles after its start
         mul_v = Signal(MUL_LATENCY)
         mul_dst = Signal(_bits(cfg.log_acc_depth))
@@ -210,9 +244,9 @@ class UopCore(wiring.Component):
         with m.If(s5_valid & is_mul):
             m.d.sync += mul_dst.eq(s5_dst)
         # the result: one of the three units, or 0 (``reset``); registered one-hot selects
-        sel_mac = flags(~reset & (opcode != A), "sel_mac")
-        sel_alu = flags(~reset & (opcode == A) & ~mul_now, "sel_alu")
-        sel_mul = flags(~reset & mul_now, "sel_mul")
+        sel_mac = _lane_flags(m, ~reset & (opcode != A), "sel_mac", lanes)
+        sel_alu = _lane_flags(m, ~reset & (opcode == A) & ~mul_now, "sel_alu", lanes)
+        sel_mul = _lane_flags(m, ~reset & mul_now, "sel_mul", lanes)
         result = Signal(32 * lanes)
         m.d.comb += result.eq(Cat(*(
             Mux(sel_mac[k], mac.out.word_select(k, 32), 0)
@@ -227,4 +261,15 @@ class UopCore(wiring.Component):
                      self.out_w.en.eq(w_en), self.out_w.addr.eq(w_addr),
                      self.out_w.data.eq(Cat(*(result.word_select(k, 32)[:8]
                                               for k in range(lanes))))]
-        return m
+
+
+def _lane_flags(m: Module, value, name: str, lanes: int) -> list[Signal]:
+    """One register per lane holding ``value`` (copies: each drives 32 multiplexers; the
+    FPGA build keeps them apart by the ``_dup`` in their names)."""
+    regs = [Signal(name=f"{name}_dup{k}") for k in range(lanes)]
+    m.d.sync += [r.eq(value) for r in regs]
+    return regs
+
+
+class _Pipe:
+    """The signals ``UopCore``'s pipeline stages hand on (attributes set as they are made)."""

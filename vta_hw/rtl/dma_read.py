@@ -98,65 +98,92 @@ class DmaRead(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        BB, lBB = self.bus_bytes, _log2(self.bus_bytes)
-        bus = self.mem
+        r = self._registers()
+        self._row_geometry(m, r)
+        self._strobes(m, r)
+        self._fsm(m, r)
+        for k, t in enumerate(self.targets):
+            if t.banks == 1:
+                self._write_whole(m, r, k, t)
+            else:
+                self._write_banked(m, r, k, t)
+        return m
+
+    def _registers(self) -> "_Regs":
+        """The engine's counters and address registers."""
+        BB = self.bus_bytes
         ts = self.targets
-        banked = any(t.banks > 1 for t in ts)
+        r = _Regs()
         # rows still to start, in order: top pad rows, data rows, bottom pad rows
-        top_left = Signal(MEMOP_PAD_BITS)
-        data_left = Signal(MEMOP_SIZE_BITS)
-        bot_left = Signal(MEMOP_PAD_BITS)
-        data_row = Signal()           # the current row is a data row
+        r.top_left = Signal(MEMOP_PAD_BITS)
+        r.data_left = Signal(MEMOP_SIZE_BITS)
+        r.bot_left = Signal(MEMOP_PAD_BITS)
+        r.data_row = Signal()           # the current row is a data row
         # Element address of the current row. Only its byte address modulo 2**addr_bits
         # (row_dram << log2(elem_bytes)) is used, and its lane in a beat, the low
         # log2(bus_bytes / elem_bytes) bits: it is kept modulo 2**(addr_bits - the smallest
         # log2(elem_bytes)), which covers both.
-        row_dram = Signal(max(self.addr_bits - min(_log2(t.elem_bytes) for t in ts), 1))
+        r.row_dram = Signal(max(self.addr_bits - min(_log2(t.elem_bytes) for t in ts), 1))
         # SRAM element of the next zero, and of the next element of a whole-element target;
         # a banked target's row starts at sidx, which moves past the row at its end
-        sidx = Signal(MEMOP_SRAM_BITS + 1)
-        zcnt = Signal(MEMOP_SIZE_BITS)  # zeros left in the segment: x_pad_0, x_size or x_pad_1
+        r.sidx = Signal(MEMOP_SRAM_BITS + 1)
+        r.zcnt = Signal(MEMOP_SIZE_BITS)  # zeros left in the segment: x_pad_0, x_size or x_pad_1
         # the memory address in beats (the byte address is cur_beat * bus_bytes)
-        cur_beat = Signal(self.addr_bits - lBB)
+        r.cur_beat = Signal(self.addr_bits - _log2(BB))
         # beats left in the row: at most the most beats a row of any target spans
-        row_left = Signal(range(max(_max_row_beats(t, BB) for t in ts) + 1))
-        burst_left = Signal(len_bits(self.max_burst_beats))
+        r.row_left = Signal(range(max(_max_row_beats(t, BB) for t in ts) + 1))
+        r.burst_left = Signal(len_bits(self.max_burst_beats))
+        return r
 
-        # the current data row, for the selected target: its first beat and its beat count,
-        # which depends only on the row's byte offset in a beat and its length
-        first_row_beat = Signal(self.addr_bits - lBB)
-        row_beats = Signal.like(row_left)
-        for k, t in enumerate(ts):
+    def _row_geometry(self, m: Module, r: "_Regs") -> None:
+        """The current data row, for the selected target: its first beat and its beat count,
+        which depends only on the row's byte offset in a beat and its length; and ``n``,
+        the beats of the next burst (``memport.burst_beats``)."""
+        BB, lBB = self.bus_bytes, _log2(self.bus_bytes)
+        r.first_row_beat = Signal(self.addr_bits - lBB)
+        r.row_beats = Signal.like(r.row_left)
+        for k, t in enumerate(self.targets):
             with m.If(self.sel == k):
                 lEB = _log2(t.elem_bytes)
-                ba = (row_dram << lEB)[:self.addr_bits]
-                m.d.comb += [first_row_beat.eq(ba[lBB:]),
-                             row_beats.eq((ba[:lBB] + (self.x_size << lEB) + BB - 1) >> lBB)]
-        n = burst_beats(m, cur_beat, row_left, self.max_burst_beats, self.page_bytes // BB)
+                ba = (r.row_dram << lEB)[:self.addr_bits]
+                m.d.comb += [r.first_row_beat.eq(ba[lBB:]),
+                             r.row_beats.eq((ba[:lBB] + (self.x_size << lEB) + BB - 1) >> lBB)]
+        r.n = burst_beats(m, r.cur_beat, r.row_left, self.max_burst_beats, self.page_bytes // BB)
 
-        pad_en = Signal()   # a ZERO_* state: one zero element written a cycle
-        with m.If(pad_en):  # (before the FSM: its own zcnt loads take precedence)
-            m.d.sync += [sidx.eq(sidx + 1), zcnt.eq(zcnt - 1)]
-        beat_en = Signal()
-        row_end = Signal()            # the row's last beat
-        m.d.comb += row_end.eq(beat_en & (row_left == 1))
-        if banked:
+    def _strobes(self, m: Module, r: "_Regs") -> None:
+        """``pad_en`` (one zero element written this cycle), ``beat_en`` (a beat arrives),
+        ``row_end`` (the row's last beat) and, with a banked target, the position of the
+        beat in its row."""
+        r.pad_en = Signal()   # a ZERO_* state: one zero element written a cycle
+        with m.If(r.pad_en):  # (before the FSM: its own zcnt loads take precedence)
+            m.d.sync += [r.sidx.eq(r.sidx + 1), r.zcnt.eq(r.zcnt - 1)]
+        r.beat_en = Signal()
+        r.row_end = Signal()            # the row's last beat
+        m.d.comb += r.row_end.eq(r.beat_en & (r.row_left == 1))
+        if any(t.banks > 1 for t in self.targets):
+            ts = self.targets
             # beats since the row's first, modulo 2**(the most bank address bits)
-            beat_in_row = Signal(max(t.bank_addr_bits for t in ts if t.banks > 1))
-            first_beat = Signal()     # the next beat is the row's first
-            row_lane = Signal(max(t.log_banks for t in ts))  # lane of the row's first element
-            with m.If(beat_en):
-                m.d.sync += [beat_in_row.eq(beat_in_row + 1), first_beat.eq(0)]
+            r.beat_in_row = Signal(max(t.bank_addr_bits for t in ts if t.banks > 1))
+            r.first_beat = Signal()     # the next beat is the row's first
+            r.row_lane = Signal(max(t.log_banks for t in ts))  # lane of the row's first element
+            with m.If(r.beat_en):
+                m.d.sync += [r.beat_in_row.eq(r.beat_in_row + 1), r.first_beat.eq(0)]
+
+    def _fsm(self, m: Module, r: "_Regs") -> None:
+        """IDLE -> ROW -> (ZERO_L) -> REQ/BEATS or ZERO_M -> (ZERO_R) -> ROW ... -> FIN."""
+        lBB = _log2(self.bus_bytes)
+        bus = self.mem
+        banked = any(t.banks > 1 for t in self.targets)
 
         def after_row():
-            with m.If((top_left == 0) & (data_left == 0) & (bot_left == 0)):
+            with m.If((r.top_left == 0) & (r.data_left == 0) & (r.bot_left == 0)):
                 m.next = "FIN"
             with m.Else():
                 m.next = "ROW"
 
         def right_pad():
             with m.If(self.x_pad_1 != 0):
-                m.d.sync += zcnt.eq(self.x_pad_1)
+                m.d.sync += r.zcnt.eq(self.x_pad_1)
                 m.next = "ZERO_R"
             with m.Else():
                 after_row()
@@ -166,124 +193,133 @@ class DmaRead(wiring.Component):
             with m.State("IDLE"):
                 m.d.comb += self.busy.eq(0)
                 with m.If(self.start):
-                    m.d.sync += [top_left.eq(self.y_pad_0), data_left.eq(self.y_size),
-                                 bot_left.eq(self.y_pad_1), row_dram.eq(self.dram_base),
-                                 sidx.eq(self.sram_base)]
+                    m.d.sync += [r.top_left.eq(self.y_pad_0), r.data_left.eq(self.y_size),
+                                 r.bot_left.eq(self.y_pad_1), r.row_dram.eq(self.dram_base),
+                                 r.sidx.eq(self.sram_base)]
                     with m.If((self.x_size == 0) | ((self.y_pad_0 == 0) & (self.y_size == 0)
                                                     & (self.y_pad_1 == 0))):
                         m.next = "FIN"
                     with m.Else():
                         m.next = "ROW"
             with m.State("ROW"):
-                is_data = (top_left == 0) & (data_left != 0)
-                m.d.sync += data_row.eq(is_data)
-                with m.If(top_left != 0):
-                    m.d.sync += top_left.eq(top_left - 1)
-                with m.Elif(data_left != 0):
-                    m.d.sync += data_left.eq(data_left - 1)
+                is_data = (r.top_left == 0) & (r.data_left != 0)
+                m.d.sync += r.data_row.eq(is_data)
+                with m.If(r.top_left != 0):
+                    m.d.sync += r.top_left.eq(r.top_left - 1)
+                with m.Elif(r.data_left != 0):
+                    m.d.sync += r.data_left.eq(r.data_left - 1)
                 with m.Else():
-                    m.d.sync += bot_left.eq(bot_left - 1)
+                    m.d.sync += r.bot_left.eq(r.bot_left - 1)
                 with m.If(is_data):
-                    m.d.sync += [row_dram.eq(row_dram + self.x_stride),
-                                 cur_beat.eq(first_row_beat), row_left.eq(row_beats)]
+                    m.d.sync += [r.row_dram.eq(r.row_dram + self.x_stride),
+                                 r.cur_beat.eq(r.first_row_beat), r.row_left.eq(r.row_beats)]
                     if banked:
-                        m.d.sync += [beat_in_row.eq(0), first_beat.eq(1),
-                                     row_lane.eq(row_dram)]
+                        m.d.sync += [r.beat_in_row.eq(0), r.first_beat.eq(1),
+                                     r.row_lane.eq(r.row_dram)]
                 with m.If(self.x_pad_0 != 0):
-                    m.d.sync += zcnt.eq(self.x_pad_0)
+                    m.d.sync += r.zcnt.eq(self.x_pad_0)
                     m.next = "ZERO_L"
                 with m.Elif(is_data):
                     m.next = "REQ"
                 with m.Else():
-                    m.d.sync += zcnt.eq(self.x_size)
+                    m.d.sync += r.zcnt.eq(self.x_size)
                     m.next = "ZERO_M"
             # the zeros of a row: its left pad; a pad row's x_size middle ones (x_size >= 1:
             # rows run only then); its right pad. Each segment is left in its last cycle.
             with m.State("ZERO_L"):
-                m.d.comb += pad_en.eq(1)
-                with m.If(zcnt == 1):
-                    with m.If(data_row):
+                m.d.comb += r.pad_en.eq(1)
+                with m.If(r.zcnt == 1):
+                    with m.If(r.data_row):
                         m.next = "REQ"
                     with m.Else():
-                        m.d.sync += zcnt.eq(self.x_size)
+                        m.d.sync += r.zcnt.eq(self.x_size)
                         m.next = "ZERO_M"
             with m.State("ZERO_M"):
-                m.d.comb += pad_en.eq(1)
-                with m.If(zcnt == 1):
+                m.d.comb += r.pad_en.eq(1)
+                with m.If(r.zcnt == 1):
                     right_pad()
             with m.State("ZERO_R"):
-                m.d.comb += pad_en.eq(1)
-                with m.If(zcnt == 1):
+                m.d.comb += r.pad_en.eq(1)
+                with m.If(r.zcnt == 1):
                     after_row()
             with m.State("REQ"):
-                m.d.comb += [bus.cmd_valid.eq(1), bus.cmd_addr.eq(cur_beat << lBB),
-                             bus.cmd_len.eq(n), bus.cmd_write.eq(0)]
+                m.d.comb += [bus.cmd_valid.eq(1), bus.cmd_addr.eq(r.cur_beat << lBB),
+                             bus.cmd_len.eq(r.n), bus.cmd_write.eq(0)]
                 with m.If(bus.cmd_ready):
-                    m.d.sync += burst_left.eq(n)
+                    m.d.sync += r.burst_left.eq(r.n)
                     m.next = "BEATS"
             with m.State("BEATS"):
                 with m.If(bus.rd_valid):
-                    m.d.comb += beat_en.eq(1)
-                    m.d.sync += [cur_beat.eq(cur_beat + 1), row_left.eq(row_left - 1),
-                                 burst_left.eq(burst_left - 1)]
-                    with m.If(row_left == 1):
+                    m.d.comb += r.beat_en.eq(1)
+                    m.d.sync += [r.cur_beat.eq(r.cur_beat + 1), r.row_left.eq(r.row_left - 1),
+                                 r.burst_left.eq(r.burst_left - 1)]
+                    with m.If(r.row_left == 1):
                         right_pad()
-                    with m.Elif(burst_left == 1):
+                    with m.Elif(r.burst_left == 1):
                         m.next = "REQ"
             with m.State("FIN"):
                 m.d.comb += self.done.eq(1)
                 m.next = "IDLE"
 
-        # ---- SRAM writes, per target ----------------------------------------
-        beat = bus.rd_data
-        for k, t in enumerate(self.targets):
-            ports = getattr(self, f"w_{t.name}")
-            active = self.sel == k
-            R, lR = t.banks, t.log_banks
-            if R == 1:
-                # Element e of the row is beats e*K .. e*K+K-1 of it; the row has x_size*K
-                # beats (it starts at a beat), so beat i is an element's last when
-                # row_left = x_size*K - i is 1 modulo K.
-                K = t.elem_bytes // BB
-                lK = _log2(K)
-                p = ports[0]
-                if K > 1:
-                    asm = Signal(8 * t.elem_bytes - 8 * BB, name=f"asm_{t.name}")
-                    full = Cat(asm, beat)
-                    with m.If(active & beat_en):
-                        m.d.sync += asm.eq(full[8 * BB:])
-                    last = row_left[:lK] == 1
-                else:
-                    full = beat
-                    last = 1
-                with m.If(active & pad_en):
-                    m.d.comb += [p.en.eq(1), p.addr.eq(sidx), p.data.eq(0)]
-                with m.If(active & beat_en & last):
-                    m.d.comb += [p.en.eq(1), p.addr.eq(sidx), p.data.eq(full)]
-                    m.d.sync += sidx.eq(sidx + 1)
-            else:
-                # Element e of the row sits in lane j of the row's beat b, e = b*R + j - off
-                # (off: the lane of its first element), and goes to SRAM element sidx + e.
-                # Lanes before off in the first beat and after the row's last element in
-                # its last beat are not the row's. Positions, not addresses: the same
-                # whatever the address width and wherever the row lies in memory.
-                EB = t.elem_bytes
-                lanes = Array(beat[8 * EB * j:8 * EB * (j + 1)] for j in range(R))
-                off = row_lane[:lR]
-                last_lane = Signal(lR, name=f"last_lane_{t.name}")
-                delta = Signal(lR, name=f"delta_{t.name}")
-                m.d.comb += [last_lane.eq(off + self.x_size - 1), delta.eq(sidx - off)]
-                for b in range(R):
-                    p = ports[b]
-                    j = Signal(lR, name=f"lane_{t.name}_{b}")
-                    s = Signal(lR + t.bank_addr_bits, name=f"selem_{t.name}_{b}")
-                    m.d.comb += [j.eq(b - delta),
-                                 s.eq(Cat(j, beat_in_row[:t.bank_addr_bits]) + sidx - off)]
-                    ok = (~first_beat | (j >= off)) & ((row_left != 1) | (j <= last_lane))
-                    with m.If(active & pad_en & (sidx[:lR] == b)):
-                        m.d.comb += [p.en.eq(1), p.addr.eq(sidx[lR:]), p.data.eq(0)]
-                    with m.If(active & beat_en & ok):
-                        m.d.comb += [p.en.eq(1), p.addr.eq(s[lR:]), p.data.eq(lanes[j])]
-                with m.If(active & row_end):
-                    m.d.sync += sidx.eq(sidx + self.x_size)
-        return m
+    def _write_whole(self, m: Module, r: "_Regs", k: int, t: DmaTarget) -> None:
+        """SRAM writes of target ``k``, whose element is one or more whole beats.
+
+        Element e of the row is beats e*K .. e*K+K-1 of it; the row has x_size*K beats (it
+        starts at a beat), so beat i is an element's last when row_left = x_size*K - i is 1
+        modulo K."""
+        BB = self.bus_bytes
+        beat = self.mem.rd_data
+        p = getattr(self, f"w_{t.name}")[0]
+        active = self.sel == k
+        K = t.elem_bytes // BB
+        lK = _log2(K)
+        if K > 1:
+            asm = Signal(8 * t.elem_bytes - 8 * BB, name=f"asm_{t.name}")
+            full = Cat(asm, beat)
+            with m.If(active & r.beat_en):
+                m.d.sync += asm.eq(full[8 * BB:])
+            last = r.row_left[:lK] == 1
+        else:
+            full = beat
+            last = 1
+        with m.If(active & r.pad_en):
+            m.d.comb += [p.en.eq(1), p.addr.eq(r.sidx), p.data.eq(0)]
+        with m.If(active & r.beat_en & last):
+            m.d.comb += [p.en.eq(1), p.addr.eq(r.sidx), p.data.eq(full)]
+            m.d.sync += r.sidx.eq(r.sidx + 1)
+
+    def _write_banked(self, m: Module, r: "_Regs", k: int, t: DmaTarget) -> None:
+        """SRAM writes of target ``k``, whose ``t.banks`` elements share a beat.
+
+        Element e of the row sits in lane j of the row's beat b, e = b*R + j - off (off:
+        the lane of its first element), and goes to SRAM element sidx + e. Lanes before off
+        in the first beat and after the row's last element in its last beat are not the
+        row's. Positions, not addresses: the same whatever the address width and wherever
+        the row lies in memory."""
+        beat = self.mem.rd_data
+        ports = getattr(self, f"w_{t.name}")
+        active = self.sel == k
+        R, lR = t.banks, t.log_banks
+        EB = t.elem_bytes
+        lanes = Array(beat[8 * EB * j:8 * EB * (j + 1)] for j in range(R))
+        off = r.row_lane[:lR]
+        last_lane = Signal(lR, name=f"last_lane_{t.name}")
+        delta = Signal(lR, name=f"delta_{t.name}")
+        m.d.comb += [last_lane.eq(off + self.x_size - 1), delta.eq(r.sidx - off)]
+        for b in range(R):
+            p = ports[b]
+            j = Signal(lR, name=f"lane_{t.name}_{b}")
+            s = Signal(lR + t.bank_addr_bits, name=f"selem_{t.name}_{b}")
+            m.d.comb += [j.eq(b - delta),
+                         s.eq(Cat(j, r.beat_in_row[:t.bank_addr_bits]) + r.sidx - off)]
+            ok = (~r.first_beat | (j >= off)) & ((r.row_left != 1) | (j <= last_lane))
+            with m.If(active & r.pad_en & (r.sidx[:lR] == b)):
+                m.d.comb += [p.en.eq(1), p.addr.eq(r.sidx[lR:]), p.data.eq(0)]
+            with m.If(active & r.beat_en & ok):
+                m.d.comb += [p.en.eq(1), p.addr.eq(s[lR:]), p.data.eq(lanes[j])]
+        with m.If(active & r.row_end):
+            m.d.sync += r.sidx.eq(r.sidx + self.x_size)
+
+
+class _Regs:
+    """The signals ``DmaRead``'s elaboration steps share (attributes set as they are made)."""

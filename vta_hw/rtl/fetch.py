@@ -26,17 +26,25 @@ staging memory's 128-bit read.
 """
 from __future__ import annotations
 
+import functools
+import operator
+
 from amaranth import Cat, Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from vta_hw import isa
 from vta_hw.config import INSN_BITS, VTAConfig
-from vta_hw.isa import MemId, Opcode
+from vta_hw.isa import Opcode
 from vta_hw.rtl.control import REG_BITS
 from vta_hw.rtl.memport import (ADDR_BITS, MemPortSignature, burst_beats, check_addr_bits,
                                 len_bits)
 from vta_hw.rtl.queue import SyncQueue
+
+
+#: Instructions the dispatcher moves per cycle is one: cycles per instruction
+#: (``timing.FETCH_CYCLES_PER_INSN``).
+DISPATCH_CYCLES_PER_INSN = 1
 
 
 def _log2(n: int) -> int:
@@ -48,12 +56,14 @@ def queue_write_signature():
 
 
 def _destination(insn):
-    """``Cat(to_load, to_store)`` of a 128-bit instruction (else compute)."""
+    """``Cat(to_load, to_store)`` of a 128-bit instruction (else compute): the routing of
+    ``vta_hw.isa.module_of``."""
     # opcode and memory id sit at the same bits on every config (isa.layout)
     where = {f.name: f for f in isa.layout(Opcode.LOAD, VTAConfig())}
     opcode = insn[where["opcode"].lsb:where["opcode"].msb + 1]
     mem = insn[where["mem"].lsb:where["mem"].msb + 1]
-    return Cat((opcode == Opcode.LOAD) & ((mem == MemId.INP) | (mem == MemId.WGT)),
+    on_load = functools.reduce(operator.or_, (mem == m for m in isa.LOAD_MODULE_MEMS))
+    return Cat((opcode == Opcode.LOAD) & on_load,
                opcode == Opcode.STORE)
 
 

@@ -1,7 +1,7 @@
 """The load module: LOAD INP / LOAD WGT, 2-D strided DMA with zero padding.
 
-Instruction flow (as every module; ``vta_hw.timing`` has the cycle counts):
-IDLE pops its command queue -> TOKENS waits for and pops the ``pop_next``
+Instruction flow (``dma_module``, shared with store; ``vta_hw.timing`` has the
+cycle counts): IDLE pops its command queue -> TOKENS waits for and pops the ``pop_next``
 token (compute->load queue) -> DMA (``DmaRead``) -> RETIRE pushes the
 ``push_next`` token (load->compute queue) once there is room -> IDLE.
 """
@@ -14,6 +14,7 @@ from amaranth.lib.wiring import Out
 from vta_hw.config import INSN_BITS, VTAConfig
 from vta_hw.isa import MemId, Opcode
 from vta_hw.rtl.decode import field, memop_fields
+from vta_hw.rtl.dma_module import dma_module_fsm
 from vta_hw.rtl.dma_read import DmaRead, DmaTarget
 from vta_hw.rtl.memport import ADDR_BITS, MemPortSignature, SramWriteSignature
 from vta_hw.rtl.ports import cmd_read_signature, token_pop_signature, token_push_signature
@@ -66,22 +67,6 @@ class Load(wiring.Component):
         pop_next = field(insn, cfg, Opcode.LOAD, "pop_next")
         push_next = field(insn, cfg, Opcode.LOAD, "push_next")
 
-        m.d.comb += self.busy.eq(1)
-        with m.FSM():
-            with m.State("IDLE"):
-                m.d.comb += [self.busy.eq(0), self.cmd.r_ready.eq(1)]
-                with m.If(self.cmd.r_valid):
-                    m.d.sync += insn.eq(self.cmd.r_data)
-                    m.next = "TOKENS"
-            with m.State("TOKENS"):
-                with m.If(~pop_next | self.c2l.pop_valid):
-                    m.d.comb += [self.c2l.pop_ready.eq(pop_next), dma.start.eq(1)]
-                    m.next = "DMA"
-            with m.State("DMA"):
-                with m.If(dma.done):
-                    m.next = "RETIRE"
-            with m.State("RETIRE"):
-                with m.If(~push_next | self.l2c.push_ready):
-                    m.d.comb += self.l2c.push_valid.eq(push_next)
-                    m.next = "IDLE"
+        dma_module_fsm(m, self, insn, dma, pop=pop_next, pop_port=self.c2l, push=push_next,
+                       push_port=self.l2c)
         return m

@@ -17,6 +17,9 @@ from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
+#: Cycles from a write to the entry being readable (``timing.CMD_QUEUE_LATENCY``).
+LATENCY = 1
+
 
 class SyncQueue(wiring.Component):
     """``depth`` entries of ``width`` bits.

@@ -1,9 +1,9 @@
 """The store module: STORE from the OUT SRAM to memory.
 
-Instruction flow: IDLE pops its command queue -> TOKENS waits for and pops
-the ``pop_prev`` token (compute->store queue) -> DMA (``DmaWrite``) ->
-RETIRE pushes the ``push_prev`` token (store->compute queue) once there is
-room -> IDLE.
+Instruction flow (``dma_module``, shared with load): IDLE pops its command
+queue -> TOKENS waits for and pops the ``pop_prev`` token (compute->store
+queue) -> DMA (``DmaWrite``) -> RETIRE pushes the ``push_prev`` token
+(store->compute queue) once there is room -> IDLE.
 """
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from amaranth.lib.wiring import In, Out
 from vta_hw.config import INSN_BITS, VTAConfig
 from vta_hw.isa import Opcode
 from vta_hw.rtl.decode import field, memop_fields
+from vta_hw.rtl.dma_module import dma_module_fsm
 from vta_hw.rtl.dma_write import DmaWrite
 from vta_hw.rtl.memport import ADDR_BITS, MemPortSignature
 from vta_hw.rtl.ports import cmd_read_signature, token_pop_signature, token_push_signature
@@ -53,22 +54,6 @@ class Store(wiring.Component):
         pop_prev = field(insn, cfg, Opcode.STORE, "pop_prev")
         push_prev = field(insn, cfg, Opcode.STORE, "push_prev")
 
-        m.d.comb += self.busy.eq(1)
-        with m.FSM():
-            with m.State("IDLE"):
-                m.d.comb += [self.busy.eq(0), self.cmd.r_ready.eq(1)]
-                with m.If(self.cmd.r_valid):
-                    m.d.sync += insn.eq(self.cmd.r_data)
-                    m.next = "TOKENS"
-            with m.State("TOKENS"):
-                with m.If(~pop_prev | self.c2s.pop_valid):
-                    m.d.comb += [self.c2s.pop_ready.eq(pop_prev), dma.start.eq(1)]
-                    m.next = "DMA"
-            with m.State("DMA"):
-                with m.If(dma.done):
-                    m.next = "RETIRE"
-            with m.State("RETIRE"):
-                with m.If(~push_prev | self.s2c.push_ready):
-                    m.d.comb += self.s2c.push_valid.eq(push_prev)
-                    m.next = "IDLE"
+        dma_module_fsm(m, self, insn, dma, pop=pop_prev, pop_port=self.c2s, push=push_prev,
+                       push_port=self.s2c)
         return m

@@ -10,6 +10,9 @@ from amaranth import Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+#: Cycles from a push to the token being poppable (``timing.TOKEN_LATENCY``).
+LATENCY = 1
+
 
 class TokenQueue(wiring.Component):
     """Holds up to ``depth`` tokens.

@@ -16,11 +16,15 @@ from vta_hw.config import INSN_BITS, VTAConfig
 from vta_hw.rtl.arbiter import Arbiter
 from vta_hw.rtl.compute import Compute
 from vta_hw.rtl.control import Control, csr_signature
-from vta_hw.rtl.fetch import Fetch
+from vta_hw.rtl.core import CYCLES_PER_UOP, MUL_CYCLES, PIPELINE_DEPTH
+from vta_hw.rtl.dma_module import DECODE_CYCLES
+from vta_hw.rtl.fetch import DISPATCH_CYCLES_PER_INSN, Fetch
 from vta_hw.rtl.load import Load
 from vta_hw.rtl.memport import ADDR_BITS, MemPortSignature, check_addr_bits
+from vta_hw.rtl.queue import LATENCY as CMD_QUEUE_LATENCY
 from vta_hw.rtl.queue import SyncQueue
 from vta_hw.rtl.store import Store
+from vta_hw.rtl.token_queue import LATENCY as TOKEN_LATENCY
 from vta_hw.rtl.token_queue import TokenQueue
 
 
@@ -56,14 +60,23 @@ class RtlParams:
         return cls(t.max_burst_beats, t.page_bytes, addr_bits)
 
 
-#: The contract values this RTL implements (``vta_hw.timing``); a different value
-#: there needs an RTL change first.
-IMPLEMENTED = {"FETCH_CYCLES_PER_INSN": 1, "TOKEN_LATENCY": 1, "INSN_DECODE_CYCLES": 1,
-               "GEMM_CYCLES_PER_UOP": 1, "ALU_CYCLES_PER_UOP": 1,
-               "ALU_MUL_CYCLES_PER_UOP": 6,
-               "GEMM_PIPELINE_DEPTH": 6, "ALU_PIPELINE_DEPTH": 6,
-               "CMD_QUEUE_LATENCY": 1, "CMD_RENDEZVOUS_LATENCY": 0,
-               "ARBITER_PRIORITY": ("fetch", "load", "compute", "store")}
+#: Cycles from fetch's dispatch to the module taking the instruction with no command
+#: queues (depth 0): the same cycle, wired below.
+RENDEZVOUS_LATENCY = 0
+#: The arbiter's clients, highest priority first.
+ARBITER_ORDER = ("fetch", "load", "compute", "store")
+
+#: The contract values this RTL implements (``vta_hw.timing``), each read from the unit
+#: that implements it; a different value there needs an RTL change first.
+IMPLEMENTED = {"FETCH_CYCLES_PER_INSN": DISPATCH_CYCLES_PER_INSN,
+               "TOKEN_LATENCY": TOKEN_LATENCY,
+               "INSN_DECODE_CYCLES": DECODE_CYCLES,
+               "GEMM_CYCLES_PER_UOP": CYCLES_PER_UOP, "ALU_CYCLES_PER_UOP": CYCLES_PER_UOP,
+               "ALU_MUL_CYCLES_PER_UOP": MUL_CYCLES,
+               "GEMM_PIPELINE_DEPTH": PIPELINE_DEPTH, "ALU_PIPELINE_DEPTH": PIPELINE_DEPTH,
+               "CMD_QUEUE_LATENCY": CMD_QUEUE_LATENCY,
+               "CMD_RENDEZVOUS_LATENCY": RENDEZVOUS_LATENCY,
+               "ARBITER_PRIORITY": ARBITER_ORDER}
 
 
 def check_contract() -> None:
@@ -148,7 +161,7 @@ class VTA(wiring.Component):
         wiring.connect(m, load.w_wgt, compute.w_wgt)
         m.d.comb += [compute.out_addr.eq(store.out_addr), store.out_data.eq(compute.out_data)]
 
-        order = [name for name in timing.ARBITER_PRIORITY]
+        order = ARBITER_ORDER
         m.submodules.arbiter = arb = Arbiter(cfg.BUS_WIDTH, p.max_burst_beats, len(order),
                                              p.addr_bits)
         for k, name in enumerate(order):

@@ -3,7 +3,8 @@
 The three modules (load, compute, store) each run their instructions in
 program order; four one-bit token queues order them across modules
 (DESIGN.md): ``l2c`` load->compute, ``c2l`` compute->load, ``c2s``
-compute->store, ``s2c`` store->compute.
+compute->store, ``s2c`` store->compute. Which module runs an instruction and
+which queue each flag uses are the contract's tables (``vta_hw.isa``).
 
 ``insert_tokens(entries)`` takes the instructions in program order, each with
 the SRAM buffers it reads and writes (names; the virtual threads of a kernel
@@ -28,36 +29,15 @@ from __future__ import annotations
 
 import dataclasses
 
-from vta_hw.isa import Finish, Load, MemId, Store
+from vta_hw.isa import (DEP_FLAGS, FLAG_QUEUES, LINKS, MODULES, POP_FLAGS, PUSH_FLAGS, QUEUES,
+                        Finish, module_of)
 from vta_hw.timing import TOKEN_QUEUE_DEPTH
 
 from .eval import CodegenError
 
-#: (module, flag) -> queue, as the hardware wires them.
-FLAG_QUEUES = {
-    ("load", "pop_next"): "c2l", ("load", "push_next"): "l2c",
-    ("compute", "pop_prev"): "l2c", ("compute", "pop_next"): "s2c",
-    ("compute", "push_prev"): "c2l", ("compute", "push_next"): "c2s",
-    ("store", "pop_prev"): "c2s", ("store", "push_prev"): "s2c",
-}
-#: (from, to) module pair -> (queue, push flag on `from`, pop flag on `to`).
-EDGES = {("load", "compute"): ("l2c", "push_next", "pop_prev"),
-         ("compute", "load"): ("c2l", "push_prev", "pop_next"),
-         ("compute", "store"): ("c2s", "push_next", "pop_prev"),
-         ("store", "compute"): ("s2c", "push_prev", "pop_next")}
-
 
 class TokenError(CodegenError):
     """A dependency-token stream that could deadlock or does not balance."""
-
-
-def module_of(insn) -> str:
-    """"load" (INP/WGT loads), "store", or "compute" (everything else)."""
-    if isinstance(insn, Store):
-        return "store"
-    if isinstance(insn, Load) and insn.mem in (MemId.INP, MemId.WGT):
-        return "load"
-    return "compute"
 
 
 @dataclasses.dataclass
@@ -74,23 +54,23 @@ def insert_tokens(entries: list[Entry]) -> list:
     Raises:
         TokenError: a load and a store touch the same buffer (no queue joins them).
     """
-    local = {m: [] for m in ("load", "compute", "store")}  # module -> program indices
+    local = {m: [] for m in MODULES}  # module -> program indices
     mod = [module_of(e.insn) for e in entries]
     last_w: dict[tuple[str, str], int] = {}  # (module, buffer) -> module-local index
     last_r: dict[tuple[str, str], int] = {}
-    done = {pair: -1 for pair in EDGES}
+    done = {pair: -1 for pair in LINKS}
     flags = [set() for _ in entries]
 
     def need(k: int, src: str, dst: str, req: int) -> None:
         if req > done[(src, dst)]:
-            _, push, pop = EDGES[(src, dst)]
+            _, push, pop = LINKS[(src, dst)]
             flags[local[src][req]].add(push)
             flags[k].add(pop)
             done[(src, dst)] = req
 
     for k, e in enumerate(entries):
         m = mod[k]
-        for (src, dst) in EDGES:
+        for (src, dst) in LINKS:
             if dst != m:
                 continue
             req = -1
@@ -117,7 +97,7 @@ def insert_tokens(entries: list[Entry]) -> list:
     fin = set()
     for src in ("load", "store"):
         if local[src] and len(local[src]) - 1 > done[(src, "compute")]:
-            _, push, pop = EDGES[(src, "compute")]
+            _, push, pop = LINKS[(src, "compute")]
             k = local[src][-1]
             out[k] = dataclasses.replace(out[k], **{push: True})
             fin.add(pop)
@@ -134,15 +114,15 @@ def verify_tokens(insns: list) -> dict[str, int]:
             push (could deadlock), a queue deeper than ``TOKEN_QUEUE_DEPTH``,
             or tokens left at the end (unbalanced).
     """
-    count = {q: 0 for q in ("l2c", "c2l", "c2s", "s2c")}
+    count = {q: 0 for q in QUEUES}
     peak = dict(count)
     for k, insn in enumerate(insns):
         m = module_of(insn)
-        for flag in ("pop_prev", "pop_next", "push_prev", "push_next"):
+        for flag in DEP_FLAGS:
             if getattr(insn, flag) and (m, flag) not in FLAG_QUEUES:
                 raise TokenError(f"instruction {k} ({insn.opcode.name}) runs on the {m} module, "
                                  f"which has no {flag} queue")
-        for flag in ("pop_prev", "pop_next"):
+        for flag in POP_FLAGS:
             if getattr(insn, flag):
                 q = FLAG_QUEUES[(m, flag)]
                 if count[q] == 0:
@@ -150,7 +130,7 @@ def verify_tokens(insns: list) -> dict[str, int]:
                                      "earlier instruction pushed an unconsumed token: this "
                                      "stream can deadlock")
                 count[q] -= 1
-        for flag in ("push_prev", "push_next"):
+        for flag in PUSH_FLAGS:
             if getattr(insn, flag):
                 q = FLAG_QUEUES[(m, flag)]
                 count[q] += 1

@@ -38,6 +38,7 @@ from typing import Callable
 
 import numpy as np
 
+from compiler import te
 from compiler.codegen.vta import codegen as vta_codegen
 from compiler.tir import dtype as dt
 from compiler.tir import ir
@@ -79,6 +80,189 @@ def _unguard(st: ir.Stmt) -> ir.Stmt:
     return st
 
 
+@dataclasses.dataclass(frozen=True)
+class _Buffers:
+    """The kernel's DRAM parameters and its SRAM tiles (shapes in ``conv2d_ir``)."""
+    data: ir.Buffer
+    kernel: ir.Buffer
+    bias: ir.Buffer
+    shift: ir.Buffer
+    out: ir.Buffer
+    inp: ir.Buffer        # the input tile of one reduction step, ``local.inp_buffer``
+    wgt: ir.Buffer        # the weight tile (all the reduction with ``Tiling.wres``)
+    acc: ir.Buffer        # the accumulator tile
+    acc_bias: ir.Buffer   # one ACC vector of bias per output-channel block of the tile
+    acc_shift: ir.Buffer  # one ACC vector of per-channel shifts likewise
+
+
+def _buffers(env: Env, s: Conv2dShape, t: Tiling) -> _Buffers:
+    B, BI, BO = env.BATCH, env.BLOCK_IN, env.BLOCK_OUT
+    rows_max, cols_max = t.rows_in(s), t.cols_in(s)
+    wgt_n = t.toc * (s.CB * s.KH if t.wres else t.tic * t.tkh) * s.KW
+    return _Buffers(
+        data=ir.Buffer("data", "int8", (s.NB, s.CB, s.H, s.W, B, BI)),
+        kernel=ir.Buffer("kernel", "int8", (s.OB, s.CB, s.KH, s.KW, BO, BI)),
+        bias=ir.Buffer("bias", "int32", (s.OB, B, BO)),
+        shift=ir.Buffer("shift", "int32", (s.OB, B, BO)),
+        out=ir.Buffer("out", "int8", (s.NB, s.OB, s.OH, s.OW, B, BO)),
+        inp=ir.Buffer("inp", "int8", (t.tic * rows_max * cols_max, B, BI), scope=INP_SCOPE),
+        wgt=ir.Buffer("wgt", "int8", (wgt_n, BO, BI), scope=WGT_SCOPE),
+        acc=ir.Buffer("acc", "int32", (t.toc * t.th * t.tw, B, BO), scope=ACC_SCOPE),
+        acc_bias=ir.Buffer("acc_bias", "int32", (t.toc, B, BO), scope=ACC_SCOPE),
+        acc_shift=ir.Buffer("acc_shift", "int32", (t.toc, B, BO), scope=ACC_SCOPE))
+
+
+class _Tile:
+    """Where the current tile and reduction step lie, as loop-IR expressions.
+
+    Loop variables: ``outer`` and ``vt`` (the tile is ``outer * vt_count + vt``; with
+    ``Tiling.wres`` also ``oc_tile``, the output-channel tile) and ``red`` (the reduction
+    step: an input-channel block range times a kernel-row range). Output origin ``n``,
+    ``oh0``, ``ow0``, ``oc0`` (rows, columns, channel blocks) and extents ``h``, ``w``,
+    ``oc`` (clipped at the edges); the step's ``ic0``, ``kh0``, extents ``ic``, ``kh`` and
+    its input window ``in_rows`` x ``in_cols`` from ``ih0``, ``iw0`` (may be negative: the
+    padding). ``count`` tiles in all (per output-channel tile with ``wres``), ``steps``
+    reduction steps.
+    """
+
+    def __init__(self, s: Conv2dShape, t: Tiling):
+        n_oh, n_ow, n_oc = -(-s.OH // t.th), -(-s.OW // t.tw), -(-s.OB // t.toc)
+        n_ic, n_kh = -(-s.CB // t.tic), -(-s.KH // t.tkh)
+        self.n_oc = n_oc
+        self.steps = n_ic * n_kh
+        self.outer, self.vt, self.red = ir.var("tile.outer"), ir.var("vt"), ir.var("red")
+        tile = self.index = self.outer * t.vt + self.vt
+        if t.wres:
+            # weights resident: an outer loop over output-channel tiles loads their weights
+            # once (one buffer both threads read); the threads split the spatial tiles
+            self.oc_tile = ir.var("oc.tile")
+            self.count = s.NB * n_oh * n_ow
+            self.n = tile // (n_oh * n_ow)
+            self.oh0 = (tile // n_ow) % n_oh * t.th
+            self.ow0 = tile % n_ow * t.tw
+            self.oc0 = self.oc_tile * t.toc
+        else:
+            self.count = s.NB * n_oh * n_ow * n_oc
+            self.n = tile // (n_oh * n_ow * n_oc)
+            self.oh0 = (tile // (n_ow * n_oc)) % n_oh * t.th
+            self.ow0 = (tile // n_oc) % n_ow * t.tw
+            self.oc0 = tile % n_oc * t.toc
+        self.h, self.w = ir.min_(t.th, s.OH - self.oh0), ir.min_(t.tw, s.OW - self.ow0)
+        self.oc = ir.min_(t.toc, s.OB - self.oc0)
+        self.ic0, self.kh0 = self.red // n_kh * t.tic, self.red % n_kh * t.tkh
+        self.ic, self.kh = ir.min_(t.tic, s.CB - self.ic0), ir.min_(t.tkh, s.KH - self.kh0)
+        self.in_rows, self.in_cols = (self.h - 1) * s.sh + self.kh, (self.w - 1) * s.sw + s.KW
+        self.ih0, self.iw0 = self.oh0 * s.sh - s.ph + self.kh0, self.ow0 * s.sw - s.pw
+
+    def acc_at(self, o, y, x):
+        """The accumulator tile's element for channel block ``o``, row ``y``, column ``x``."""
+        return o * self.h * self.w + y * self.w + x
+
+
+class _Stmts:
+    """The statements of one tile; every piece of work is guarded by its tile (the guard
+    sits at the leaves, so the virtual threads interleave inside the reduction loop)."""
+
+    def __init__(self, env: Env, s: Conv2dShape, t: Tiling, bufs: _Buffers, tile: _Tile):
+        self.env, self.s, self.t, self.b, self.tile = env, s, t, bufs, tile
+        self.gemm_intrin = I.gemm_intrin(env)
+        self.inp_lanes = env.BATCH * env.BLOCK_IN     # values per INP element
+        self.wgt_lanes = env.BLOCK_OUT * env.BLOCK_IN
+        self.acc_lanes = env.BATCH * env.BLOCK_OUT
+
+    def guard(self, st: ir.Stmt) -> ir.Stmt:
+        return ir.IfThenElse(self.tile.index < self.tile.count, st)
+
+    def dma(self, st: ir.Stmt, guarded: bool = True) -> ir.Stmt:
+        st = ir.AttrStmt("pragma_dma_copy", True, st)
+        return self.guard(st) if guarded else st
+
+    def kern(self, st: ir.Stmt) -> ir.Stmt:
+        return self.guard(ir.AttrStmt("pragma_uop_scope", True, st))
+
+    def ev(self, buf: ir.Buffer, i) -> te.BufferView:
+        return I.element_view(self.env, buf, i)
+
+    def acc_nest(self, leaf) -> ir.Stmt:
+        """``leaf(o, y, x)`` over the accumulator tile."""
+        tl = self.tile
+        return _nest([("o", tl.oc), ("y", tl.h), ("x", tl.w)], leaf)
+
+    def reset(self) -> ir.Stmt:
+        """GEMM reset of the accumulator tile."""
+        tl = self.tile
+        return self.kern(self.acc_nest(lambda o, y, x: I.gemm(
+            self.env, self.gemm_intrin, self.ev(self.b.acc, tl.acc_at(o, y, x)))))
+
+    def load_inp(self) -> ir.Stmt:
+        """The reduction step's input window into INP, zeros outside the image."""
+        s, tl, b = self.s, self.tile, self.b
+
+        def copy(c, y, x):
+            ih, iw = tl.ih0 + y, tl.iw0 + x
+            cond = ir.logical_and(ih >= 0, ih < s.H, iw >= 0, iw < s.W)
+            src = ir.load(b.data, (tl.n, tl.ic0 + c, ih, iw, 0, 0), self.inp_lanes)
+            val = ir.select(cond, src, ir.broadcast(ir.const(0, "int8"), self.inp_lanes))
+            return _store(b.inp, val, (c * tl.in_rows * tl.in_cols + y * tl.in_cols + x, 0, 0))
+
+        return self.dma(_nest([("c", tl.ic), ("y", tl.in_rows), ("x", tl.in_cols)], copy),
+                        False)
+
+    def load_all_wgt(self) -> ir.Stmt:
+        """With ``Tiling.wres``: the output-channel tile's weights, the whole reduction."""
+        s, tl, b = self.s, self.tile, self.b
+        return ir.AttrStmt("pragma_dma_copy", True, _nest(
+            [("o", tl.oc), ("c", s.CB), ("x", s.KH * s.KW)],
+            lambda o, c, x: _store(b.wgt, ir.load(b.kernel, (tl.oc0 + o, c, x // s.KW,
+                                                             x % s.KW, 0, 0), self.wgt_lanes),
+                                   ((o * s.CB + c) * s.KH * s.KW + x, 0, 0))))
+
+    def load_wgt(self) -> ir.Stmt:
+        """The reduction step's weights."""
+        s, tl, b = self.s, self.tile, self.b
+        return self.dma(_nest(
+            [("o", tl.oc), ("c", tl.ic), ("x", tl.kh * s.KW)],
+            lambda o, c, x: _store(b.wgt, ir.load(b.kernel, (tl.oc0 + o, tl.ic0 + c,
+                                                             tl.kh0 + x // s.KW, x % s.KW, 0, 0),
+                                                  self.wgt_lanes),
+                                   ((o * tl.ic + c) * tl.kh * s.KW + x, 0, 0))), False)
+
+    def update(self) -> ir.Stmt:
+        """The reduction step's GEMMs over ``(oc, ic, kh, kw, y, x)`` in one uop scope."""
+        s, t, tl, b = self.s, self.t, self.tile, self.b
+        return self.kern(_nest(
+            [("o", tl.oc), ("c", tl.ic), ("kh", tl.kh), ("kw", s.KW), ("y", tl.h), ("x", tl.w)],
+            lambda o, c, kh, kw, y, x: I.gemm(
+                self.env, self.gemm_intrin, self.ev(b.acc, tl.acc_at(o, y, x)),
+                self.ev(b.inp, c * tl.in_rows * tl.in_cols + (y * s.sh + kh) * tl.in_cols
+                        + x * s.sw + kw),
+                self.ev(b.wgt, (((o * s.CB + tl.ic0 + c) * s.KH + tl.kh0 + kh) if t.wres
+                                else ((o * tl.ic + c) * tl.kh + kh)) * s.KW + kw))))
+
+    def load_vector(self, vec: ir.Buffer, dram: ir.Buffer) -> ir.Stmt:
+        """One ACC vector (bias or shifts) per output-channel block of the tile."""
+        tl = self.tile
+        return self.dma(_nest([("o", tl.oc)], lambda o: _store(
+            vec, ir.load(dram, (tl.oc0 + o, 0, 0), self.acc_lanes), (o, 0, 0))))
+
+    def alu(self, op: str, **operand) -> ir.Stmt:
+        """ALU ``op`` over the accumulator tile; ``vec=`` an ACC vector per channel block as
+        the tensor operand, or ``imm=``."""
+        tl, b = self.tile, self.b
+        vec = operand.pop("vec", None)
+        return self.kern(self.acc_nest(lambda o, y, x: I.alu(
+            op, self.ev(b.acc, tl.acc_at(o, y, x)),
+            **({"src": self.ev(vec, o)} if vec is not None else operand))))
+
+    def store_out(self) -> ir.Stmt:
+        """The int8 truncation of the accumulator tile (exact after the clip) to ``out``."""
+        tl, b = self.tile, self.b
+        return self.dma(self.acc_nest(lambda o, y, x: _store(
+            b.out, ir.cast(ir.load(b.acc, (tl.acc_at(o, y, x), 0, 0), self.acc_lanes),
+                           dt.with_lanes("int8", self.acc_lanes)),
+            (tl.n, tl.oc0 + o, tl.oh0 + y, tl.ow0 + x, 0, 0))))
+
+
 def conv2d_ir(env: Env, s: Conv2dShape, t: Tiling, *, shift: int = 0, relu: bool = False,
               bias: bool = True, shifts: bool = False, name: str = "conv2d") -> ir.PrimFunc:
     """The scheduled conv2d as loop IR for ``compiler.codegen.vta`` (module docstring).
@@ -88,129 +272,39 @@ def conv2d_ir(env: Env, s: Conv2dShape, t: Tiling, *, shift: int = 0, relu: bool
     ``(OB, B, BO)`` int32: per-output-channel right shifts, with ``shifts``; then
     ``shift`` is ignored], out ``(NB, OB, OH, OW, B, BO)`` int8.
     """
-    B, BI, BO = env.BATCH, env.BLOCK_IN, env.BLOCK_OUT
-    EI, EW, EA = B * BI, BO * BI, B * BO
-    data = ir.Buffer("data", "int8", (s.NB, s.CB, s.H, s.W, B, BI))
-    kernel = ir.Buffer("kernel", "int8", (s.OB, s.CB, s.KH, s.KW, BO, BI))
-    bias_d = ir.Buffer("bias", "int32", (s.OB, B, BO))
-    shift_d = ir.Buffer("shift", "int32", (s.OB, B, BO))
-    out = ir.Buffer("out", "int8", (s.NB, s.OB, s.OH, s.OW, B, BO))
-    rows_max, cols_max = t.rows_in(s), t.cols_in(s)
-    inp = ir.Buffer("inp", "int8", (t.tic * rows_max * cols_max, B, BI), scope=INP_SCOPE)
-    wgt_n = t.toc * (s.CB * s.KH if t.wres else t.tic * t.tkh) * s.KW
-    wgt = ir.Buffer("wgt", "int8", (wgt_n, BO, BI), scope=WGT_SCOPE)
-    acc = ir.Buffer("acc", "int32", (t.toc * t.th * t.tw, B, BO), scope=ACC_SCOPE)
-    accb = ir.Buffer("acc_bias", "int32", (t.toc, B, BO), scope=ACC_SCOPE)
-    accs = ir.Buffer("acc_shift", "int32", (t.toc, B, BO), scope=ACC_SCOPE)
-    gemm = I.gemm_intrin(env)
-
-    n_oh, n_ow, n_oc = -(-s.OH // t.th), -(-s.OW // t.tw), -(-s.OB // t.toc)
-    n_ic, n_kh = -(-s.CB // t.tic), -(-s.KH // t.tkh)
-    R = n_ic * n_kh
-    to, vt, r = ir.var("tile.outer"), ir.var("vt"), ir.var("red")
-    tile = to * t.vt + vt
-    if t.wres:
-        # weights resident: an outer loop over output-channel tiles loads their weights
-        # once (one buffer both threads read); the threads split the spatial tiles
-        oct_ = ir.var("oc.tile")
-        T = s.NB * n_oh * n_ow
-        n = tile // (n_oh * n_ow)
-        oh0 = (tile // n_ow) % n_oh * t.th
-        ow0 = tile % n_ow * t.tw
-        oc0 = oct_ * t.toc
-    else:
-        T = s.NB * n_oh * n_ow * n_oc
-        n = tile // (n_oh * n_ow * n_oc)
-        oh0 = (tile // (n_ow * n_oc)) % n_oh * t.th
-        ow0 = (tile // n_oc) % n_ow * t.tw
-        oc0 = tile % n_oc * t.toc
-    TH, TW, TOC = ir.min_(t.th, s.OH - oh0), ir.min_(t.tw, s.OW - ow0), ir.min_(t.toc, s.OB - oc0)
-    ic0, kh0 = r // n_kh * t.tic, r % n_kh * t.tkh
-    TIC, TKH = ir.min_(t.tic, s.CB - ic0), ir.min_(t.tkh, s.KH - kh0)
-    ROWS, COLS = (TH - 1) * s.sh + TKH, (TW - 1) * s.sw + s.KW
-    ih0, iw0 = oh0 * s.sh - s.ph + kh0, ow0 * s.sw - s.pw
-
-    def guard(st: ir.Stmt) -> ir.Stmt:
-        # every piece of work checks its tile; the guard sits at the leaves so
-        # the virtual threads interleave inside the reduction loop
-        return ir.IfThenElse(tile < T, st)
-
-    def dma(st, guarded=True):
-        st = ir.AttrStmt("pragma_dma_copy", True, st)
-        return guard(st) if guarded else st
-
-    def kern(st):
-        return guard(ir.AttrStmt("pragma_uop_scope", True, st))
-
-    def ev(buf, i):
-        return I.element_view(env, buf, i)
-
-    acc_at = lambda o, y, x: o * TH * TW + y * TW + x  # noqa: E731
-    reset = kern(_nest([("o", TOC), ("y", TH), ("x", TW)],
-                       lambda o, y, x: I.gemm(env, gemm, ev(acc, acc_at(o, y, x)))))
-
-    def inp_copy(c, y, x):
-        ih, iw = ih0 + y, iw0 + x
-        cond = ir.logical_and(ih >= 0, ih < s.H, iw >= 0, iw < s.W)
-        src = ir.load(data, (n, ic0 + c, ih, iw, 0, 0), EI)
-        val = ir.select(cond, src, ir.broadcast(ir.const(0, "int8"), EI))
-        return _store(inp, val, (c * ROWS * COLS + y * COLS + x, 0, 0))
-
-    load_inp = dma(_nest([("c", TIC), ("y", ROWS), ("x", COLS)], inp_copy), False)
-    load_all_wgt = ir.AttrStmt("pragma_dma_copy", True, _nest(
-        [("o", TOC), ("c", s.CB), ("x", s.KH * s.KW)],
-        lambda o, c, x: _store(wgt, ir.load(kernel, (oc0 + o, c, x // s.KW, x % s.KW, 0, 0), EW),
-                               ((o * s.CB + c) * s.KH * s.KW + x, 0, 0))))
-    load_wgt = dma(_nest(
-        [("o", TOC), ("c", TIC), ("x", TKH * s.KW)],
-        lambda o, c, x: _store(wgt, ir.load(kernel, (oc0 + o, ic0 + c, kh0 + x // s.KW,
-                                                       x % s.KW, 0, 0), EW),
-                                 ((o * TIC + c) * TKH * s.KW + x, 0, 0))), False)
-    update = kern(_nest(
-        [("o", TOC), ("c", TIC), ("kh", TKH), ("kw", s.KW), ("y", TH), ("x", TW)],
-        lambda o, c, kh, kw, y, x: I.gemm(
-            env, gemm, ev(acc, acc_at(o, y, x)),
-            ev(inp, c * ROWS * COLS + (y * s.sh + kh) * COLS + x * s.sw + kw),
-            ev(wgt, (((o * s.CB + ic0 + c) * s.KH + kh0 + kh) if t.wres
-                     else ((o * TIC + c) * TKH + kh)) * s.KW + kw))))
-    body = [reset]
-    alu_nest = [("o", TOC), ("y", TH), ("x", TW)]
-    for on, vec, dram in ((bias, accb, bias_d), (shifts, accs, shift_d)):
+    b, tl = _buffers(env, s, t), _Tile(s, t)
+    st = _Stmts(env, s, t, b, tl)
+    body = [st.reset()]
+    for on, vec, dram in ((bias, b.acc_bias, b.bias), (shifts, b.acc_shift, b.shift)):
         if on:
-            body.append(dma(_nest([("o", TOC)], lambda o, vec=vec, dram=dram: _store(
-                vec, ir.load(dram, (oc0 + o, 0, 0), EA), (o, 0, 0)))))
+            body.append(st.load_vector(vec, dram))
     # one statement for both loads: each virtual thread's loads stay together, so
     # thread 0's next tile loads while thread 1 computes
-    loads = load_inp if t.wres else ir.seq(load_inp, load_wgt)
-    body.append(_for(r, R, ir.seq(guard(loads), update)))
+    loads = st.load_inp() if t.wres else ir.seq(st.load_inp(), st.load_wgt())
+    body.append(_for(tl.red, tl.steps, ir.seq(st.guard(loads), st.update())))
     if bias:
-        body.append(kern(_nest(alu_nest, lambda o, y, x: I.alu(
-            "ADD", ev(acc, acc_at(o, y, x)), src=ev(accb, o)))))
+        body.append(st.alu("ADD", vec=b.acc_bias))
     if shifts:
-        body.append(kern(_nest(alu_nest, lambda o, y, x: I.alu(
-            "SHR", ev(acc, acc_at(o, y, x)), src=ev(accs, o)))))
+        body.append(st.alu("SHR", vec=b.acc_shift))
     elif shift:
-        body.append(kern(_nest(alu_nest, lambda o, y, x: I.alu(
-            "SHR", ev(acc, acc_at(o, y, x)), imm=shift))))
-    for op, imm in (("MAX", 0 if relu else -128), ("MIN", 127)):
-        body.append(kern(_nest(alu_nest, lambda o, y, x, op=op, imm=imm: I.alu(
-            op, ev(acc, acc_at(o, y, x)), imm=imm))))
-    body.append(dma(_nest(alu_nest, lambda o, y, x: _store(
-        out, ir.cast(ir.load(acc, (acc_at(o, y, x), 0, 0), EA), dt.with_lanes("int8", EA)),
-        (n, oc0 + o, oh0 + y, ow0 + x, 0, 0)))))
-    if R == 1:
+        body.append(st.alu("SHR", imm=shift))
+    body.append(st.alu("MAX", imm=0 if relu else -128))
+    body.append(st.alu("MIN", imm=127))
+    body.append(st.store_out())
+    if tl.steps == 1:
         # a single reduction step: keep each virtual thread's whole tile together
         # (one guarded statement), so thread 0's ALU ops and store overlap
         # thread 1's GEMM instead of delaying the next reset
-        body = [guard(ir.seq(*(_unguard(b) for b in body)))]
+        body = [st.guard(ir.seq(*(_unguard(x) for x in body)))]
     stmt = ir.seq(*body)
-    vecs = ([accb] if bias else []) + ([accs] if shifts else [])
-    for b in vecs + [acc] + ([] if t.wres else [wgt]) + [inp]:
-        stmt = ir.Allocate(b, stmt)
-    stmt = _for(to, -(-T // t.vt), _for(vt, t.vt, stmt, thread="vthread"))
+    vecs = ([b.acc_bias] if bias else []) + ([b.acc_shift] if shifts else [])
+    for buf in vecs + [b.acc] + ([] if t.wres else [b.wgt]) + [b.inp]:
+        stmt = ir.Allocate(buf, stmt)
+    stmt = _for(tl.outer, -(-tl.count // t.vt), _for(tl.vt, t.vt, stmt, thread="vthread"))
     if t.wres:
-        stmt = _for(oct_, n_oc, ir.Allocate(wgt, ir.seq(load_all_wgt, stmt)))
-    params = (data, kernel) + ((bias_d,) if bias else ()) + ((shift_d,) if shifts else ()) + (out,)
+        stmt = _for(tl.oc_tile, tl.n_oc, ir.Allocate(b.wgt, ir.seq(st.load_all_wgt(), stmt)))
+    params = ((b.data, b.kernel) + ((b.bias,) if bias else ()) + ((b.shift,) if shifts else ())
+              + (b.out,))
     return inject_virtual_thread(ir.PrimFunc(name, params, stmt))
 
 

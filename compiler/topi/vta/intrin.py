@@ -20,10 +20,32 @@ from __future__ import annotations
 
 from compiler import te
 from compiler.tir import ir
+from vta_hw.alu import parse_alu_op
 from vta_hw.config import ALU_IMM_BITS
 from vta_hw.isa import AluOp
 
 from .environment import ACC_SCOPE, ALU_PREFIX, GEMM, INP_SCOPE, WGT_SCOPE, Env
+
+
+def _shr(a, b):
+    """SHR as ``vta_hw.alu`` states it, for a constant amount ``b`` (the compiler only
+    shifts by immediates): floor division is the arithmetic right shift."""
+    n = max(-31, min(int(b.value), 31))   # the hardware shifts by at most 31 either way
+    return a // (1 << n) if n >= 0 else a * (1 << -n)
+
+
+#: The te form of each ALU op (``b`` a te expression, a constant for an immediate), one
+#: entry per ``AluOp`` with the semantics of ``vta_hw.alu.SEMANTICS``; a test checks both
+#: tables agree.
+TE_OPS = {
+    AluOp.MIN: te.minimum,
+    AluOp.MAX: te.maximum,
+    AluOp.ADD: lambda a, b: a + b,
+    AluOp.SHR: _shr,
+    AluOp.MUL: lambda a, b: a * b,
+}
+#: The ops that take a tensor operand in ``alu_intrin`` (SHR shifts by an immediate).
+TENSOR_OPS = (AluOp.MIN, AluOp.MAX, AluOp.ADD, AluOp.MUL)
 
 
 def _ptr(view: te.BufferView) -> ir.Stmt:
@@ -71,8 +93,7 @@ def alu(op: str, dst: te.BufferView, src: te.BufferView | None = None,
         ValueError: unknown ``op``, neither or both of ``src``/``imm``, or an
             immediate that does not fit the signed 16-bit field.
     """
-    if op not in AluOp.__members__:
-        raise ValueError(f"ALU op must be one of {', '.join(AluOp.__members__)}, not {op!r}")
+    op = parse_alu_op(op).name
     if (src is None) == (imm is None):
         raise ValueError(f"ALU {op}: give exactly one of src= (an ACC element) or imm=")
     if imm is not None:
@@ -92,25 +113,30 @@ def alu_intrin(env: Env, op: str, imm: int | None = None) -> te.TensorIntrin:
     Its statement names the result, the left operand and the right operand (or the
     immediate); the code generator runs it in place (the result stage takes the left
     operand's entries), as the ALU writes ``acc[dst] = op(acc[dst], ...)``.
+
+    Raises:
+        ValueError: an unknown ``op`` (the message lists the ALU ops), or SHR without
+            ``imm``.
     """
+    alu_op = parse_alu_op(op)
     B, BO = env.BATCH, env.BLOCK_OUT
     x = te.placeholder((B, BO), "int32", name="x")
     if imm is None:
+        if alu_op not in TENSOR_OPS:
+            raise ValueError(f"ALU op {alu_op.name} with a tensor operand must be one of "
+                             f"{', '.join(o.name for o in TENSOR_OPS)}, not {alu_op.name!r}; "
+                             "give imm= for SHR")
         y = te.placeholder((B, BO), "int32", name="y")
-        fn = {"ADD": lambda a, b: a + b, "MIN": te.minimum, "MAX": te.maximum,
-              "MUL": lambda a, b: a * b}[op]
-        out = te.compute((B, BO), lambda b, o: fn(x[b, o], y[b, o]), name="out")
+        out = te.compute((B, BO), lambda b, o: TE_OPS[alu_op](x[b, o], y[b, o]), name="out")
     else:
-        k = ir.const(int(imm), "int32")
-        fn = {"ADD": lambda a: a + k, "MIN": lambda a: te.minimum(a, k),
-              "MAX": lambda a: te.maximum(a, k), "MUL": lambda a: a * k,
-              "SHR": lambda a: a // (1 << int(imm)) if imm >= 0 else a * (1 << -int(imm))}[op]
-        out = te.compute((B, BO), lambda b, o: fn(x[b, o]), name="out")
+        imm = int(imm)
+        k = ir.const(imm, "int32")
+        out = te.compute((B, BO), lambda b, o: TE_OPS[alu_op](x[b, o], k), name="out")
     layout = te.Layout(ACC_SCOPE, B * BO)
     layouts = {t.name: layout for t in out.op.reads()} | {"out": layout}
 
     def impl(ins, outs):
-        operand = _ptr(ins[1]) if imm is None else ir.Evaluate(ir.const(int(imm), "int32"))
+        operand = _ptr(ins[1]) if imm is None else ir.Evaluate(ir.const(imm, "int32"))
         return ir.seq(_ptr(outs[0]), _ptr(ins[0]), operand)
 
-    return te.decl_tensor_intrin(out, impl, ALU_PREFIX + op, layouts)
+    return te.decl_tensor_intrin(out, impl, ALU_PREFIX + alu_op.name, layouts)

@@ -12,15 +12,9 @@ import dataclasses
 
 import numpy as np
 
-from sim.tokens import LINKS, sync_insn
-from vta_hw.isa import Alu, AluOp, Finish, Gemm, Load, MemId, Store, Uop
+from sim.tokens import sync_insn
+from vta_hw.isa import LINKS, Alu, AluOp, Finish, Gemm, Load, MemId, Store, Uop, module_of
 from vta_hw.program import DramLayout, Program, alignment
-
-
-def module_of(insn) -> str:
-    if isinstance(insn, Load):
-        return "load" if insn.mem in (MemId.INP, MemId.WGT) else "compute"
-    return "store" if isinstance(insn, Store) else "compute"
 
 
 class Serial:
@@ -90,7 +84,7 @@ class Serial:
 
 
 def _link(chain, producer, consumer):
-    push, pop = LINKS[(producer, consumer)]
+    _, push, pop = LINKS[(producer, consumer)]
     chain[-2] = dataclasses.replace(chain[-2], **{push: True})
     chain[-1] = dataclasses.replace(chain[-1], **{pop: True})
 

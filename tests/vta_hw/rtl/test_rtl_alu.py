@@ -1,4 +1,4 @@
-"""The vector ALU and the multi-cycle MUL against ``sim.machine.alu_op``, in Amaranth's simulator."""
+"""The vector ALU and the multi-cycle MUL against ``vta_hw.alu.alu_op`` (the one ALU reference), in Amaranth's simulator."""
 import random
 
 import numpy as np
@@ -7,7 +7,7 @@ from amaranth.sim import Simulator
 
 from rtl_quiet import assert_raises
 
-from sim.machine import alu_op
+from vta_hw.alu import alu_op
 from vta_hw.isa import AluOp
 from vta_hw.rtl.alu import MUL_LATENCY, Alu, SeqMul
 

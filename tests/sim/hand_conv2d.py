@@ -1,7 +1,9 @@
-"""Realistic instruction streams for benchmarks and tests, written by hand until
-the compiler emits them.
+"""A test fixture: a convolution's instruction stream written by hand (before the
+compiler emitted programs), kept because its schedule differs from the
+compiler's (``compiler.topi.vta.conv2d_program``) and so gives the cycle model
+and the RTL another mix of overlaps.
 
-``conv2d_program(cfg, ...)`` is a 2-D convolution (stride 1, square kernel,
+``hand_conv2d_program(cfg, ...)`` is a 2-D convolution (stride 1, square kernel,
 zero padding) as the accelerator runs it, with int8 data and requantization
 ``clip(acc >> shift, -127, 127)``. Default shapes: ResNet-18's 3x3 conv of
 stage 2 (56x56, 64 -> 64 channels, pad 1).
@@ -32,7 +34,7 @@ from vta_hw.isa import Alu, AluOp, Finish, Gemm, Load, MemId, Store, Uop
 from vta_hw.program import DramLayout, Program
 
 
-def conv2d_reference(x: np.ndarray, w: np.ndarray, pad: int, shift: int) -> np.ndarray:
+def hand_conv2d_reference(x: np.ndarray, w: np.ndarray, pad: int, shift: int) -> np.ndarray:
     """``clip(conv(x, w) >> shift, -127, 127)``: x (C_in, H, W) int8, w (C_out, C_in, K, K)
     int8 -> (C_out, H', W') int8, accumulated in int32 (stride 1)."""
     cin, h, wd = x.shape
@@ -48,7 +50,7 @@ def conv2d_reference(x: np.ndarray, w: np.ndarray, pad: int, shift: int) -> np.n
     return np.clip(acc >> shift, -127, 127).astype(np.int8)
 
 
-def conv2d_program(cfg: VTAConfig, h: int = 56, w: int = 56, cin: int = 64, cout: int = 64,
+def hand_conv2d_program(cfg: VTAConfig, h: int = 56, w: int = 56, cin: int = 64, cout: int = 64,
                    k: int = 3, pad: int = 1, rows: int = 2, shift: int = 8,
                    seed: int = 0) -> tuple[Program, np.ndarray]:
     """The convolution's program, with random int8 input and weights stored in it.
@@ -68,7 +70,7 @@ def conv2d_program(cfg: VTAConfig, h: int = 56, w: int = 56, cin: int = 64, cout
     """
     B = cfg.BLOCK
     if cfg.BATCH != 1:
-        raise ValueError(f"conv2d_program needs BATCH=1, not {cfg.BATCH}")
+        raise ValueError(f"hand_conv2d_program needs BATCH=1, not {cfg.BATCH}")
     if cin % B or cout % B:
         raise ValueError(f"cin={cin} and cout={cout} must be multiples of BLOCK={B}")
     ho, wo = h + 2 * pad - k + 1, w + 2 * pad - k + 1
@@ -90,7 +92,7 @@ def conv2d_program(cfg: VTAConfig, h: int = 56, w: int = 56, cin: int = 64, cout
     rng = np.random.default_rng(seed)
     x = rng.integers(-128, 128, (cin, h, w), dtype=np.int8)
     wt = rng.integers(-128, 128, (cout, cin, k, k), dtype=np.int8)
-    expected = conv2d_reference(x, wt, pad, shift)
+    expected = hand_conv2d_reference(x, wt, pad, shift)
     x_blk = x.reshape(icb, B, h, w).transpose(0, 2, 3, 1)[:, :, :, None, :]
     w_blk = wt.reshape(ocb, B, icb, B, k, k).transpose(0, 2, 4, 5, 1, 3)
     exp_blk = expected.reshape(ocb, B, ho, wo).transpose(0, 2, 3, 1)[:, :, :, None, :]
