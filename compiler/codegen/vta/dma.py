@@ -107,20 +107,24 @@ class DmaMixin:
             for v in range(lo, lo + n):
                 self._dma_outer(outer[1:], inner, st, {**env, f.var.name: v}, elem)
             return
-        shape, grid = [], {**env, **(elem or {})}
+        shape, grid, names = [], {**env, **(elem or {})}, []
         for axis, f in enumerate([None] * (2 - len(inner)) + list(inner)):
             if f is None:
                 shape.append(1)
+                names.append(None)
                 continue
+            names.append(f.var.name)
             lo, n = int(evaluate(f.min, env)), int(evaluate(f.extent, env))
             shape.append(n)
             grid[f.var.name] = (np.arange(n) + lo).reshape((n, 1) if axis == 0 else (1, n))
         Y, X = shape
         if Y * X == 0:
             return
-        self._dma_2d(st, grid, Y, X)
+        self._dma_2d(st, grid, Y, X, names)
 
-    def _dma_2d(self, st: ir.Store, grid: dict, Y: int, X: int) -> None:
+    def _dma_2d(self, st: ir.Store, grid: dict, Y: int, X: int, names=(None, None)) -> None:
+        """One LOAD/STORE of ``Y`` rows of ``X`` elements; ``grid`` maps loop names to their
+        values (arrays shaped ``(Y, 1)`` / ``(1, X)``), ``names`` the row and element loops."""
         value, cond = st.value, None
         while value.op is Op.CAST:
             value = value.src[0]
@@ -150,6 +154,14 @@ class DmaMixin:
             raise CodegenError(f"SRAM buffer {sram_buf.name!r} is used outside its Allocate")
         ev = self.env_.elem_values(sram_buf.scope)
         s_idx = np.broadcast_to(element_index(sram_buf, sram_idx, ev, grid), (Y, X))
+        d_idx = np.broadcast_to(element_index(dram_buf, dram_idx, ev, grid), (Y, X))
+        valid = np.ones((Y, X), bool) if cond is None else np.broadcast_to(
+            np.asarray(evaluate(cond, grid), bool), (Y, X))
+        if Y == 1 and X > 1 and _strided_not_contiguous(d_idx[0]):
+            # one loop whose DRAM side strides (a copy computed at a reduction loop: one
+            # element of each row): rows of one element, y_size X, x_size 1, the stride
+            s_idx, d_idx, valid, (Y, X), names = s_idx.T, d_idx.T, valid.T, (X, 1), names[::-1]
+            yy, xx = np.arange(Y)[:, None], np.arange(X)[None, :]
         base = int(s_idx[0, 0])
         if not np.array_equal(s_idx, base + yy * X + xx):
             raise CodegenError(f"the SRAM side of a DMA copy ({sram_buf.name!r}) must be dense "
@@ -159,9 +171,6 @@ class DmaMixin:
         spec = self.dram[dram_buf.name]
         if spec.offset % eb:
             raise CodegenError(f"DRAM buffer {dram_buf.name!r} is not aligned to {eb}-byte elements")
-        d_idx = np.broadcast_to(element_index(dram_buf, dram_idx, ev, grid), (Y, X))
-        valid = np.ones((Y, X), bool) if cond is None else np.broadcast_to(
-            np.asarray(evaluate(cond, grid), bool), (Y, X))
         rows, cols = np.flatnonzero(valid.any(axis=1)), np.flatnonzero(valid.any(axis=0))
         if rows.size == 0:
             y0 = y1 = x0 = 0
@@ -181,8 +190,7 @@ class DmaMixin:
             ry = np.arange(y1 - y0)[:, None]
             rx = np.arange(x1 - x0)[None, :]
             if not np.array_equal(d, d[0, 0] + ry * stride + rx) or stride < 0:
-                raise CodegenError(f"the DRAM side of a DMA copy ({dram_buf.name!r}) must be rows of "
-                                   "contiguous elements at a fixed non-negative stride")
+                raise CodegenError(_dram_side_error(dram_buf.name, sram_buf.name, d, names))
             dram_base = self.layout.elem(spec, mem.name.lower()) + int(d[0, 0])
             if int(d.min()) < 0 or (int(d.max()) + 1) * ev > int(np.prod(dram_buf.shape)):
                 raise CodegenError(f"DMA copy reads/writes {dram_buf.name!r} out of bounds")
@@ -201,3 +209,23 @@ class DmaMixin:
             self.entries.append(Entry(insn, reads=frozenset({self._root(sram_buf.name)})))
 
     # ------------------------------------------------------------------ GEMM / ALU kernels
+
+
+def _strided_not_contiguous(d: np.ndarray) -> bool:
+    """DRAM element indices ``d`` (1-D) at one fixed stride > 1 (not contiguous)."""
+    step = int(d[1] - d[0])
+    return step > 1 and np.array_equal(d, d[0] + step * np.arange(d.size))
+
+
+def _dram_side_error(dram: str, sram: str, d: np.ndarray, names) -> str:
+    """The message for a DRAM side that is not rows of contiguous elements at one stride:
+    it names the copy, the loops (row, element) and the steps they take in DRAM elements."""
+    y, x = (n or "(none)" for n in names)
+    x_steps = sorted({int(v) for v in np.diff(d, axis=1).ravel()}) if d.shape[1] > 1 else [1]
+    y_steps = sorted({int(v) for v in np.diff(d[:, 0])}) if d.shape[0] > 1 else []
+    return (f"DMA copy between {dram!r} (DRAM) and {sram!r}: a LOAD/STORE moves rows of "
+            f"contiguous elements at one fixed non-negative row stride, but the element loop "
+            f"{x!r} steps {x_steps[:4]} elements in DRAM (must be 1) and the row loop {y!r} "
+            f"steps {y_steps[:4]} (must be one value); reorder or split the copy's loops so its "
+            f"two innermost walk rows of {dram!r} (compute the cache at an outer loop), or "
+            f"copy it in a separate stage")
