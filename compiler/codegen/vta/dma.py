@@ -16,13 +16,14 @@ from compiler.tir import dtype as dt
 from compiler.tir import ir
 from compiler.tir.ops import Op
 from compiler.topi.vta.environment import ACC_SCOPE, INP_SCOPE, SCOPE_MEM, WGT_SCOPE
-from vta_hw.config import MEMOP_PAD_BITS
+from vta_hw.config import MEMOP_PAD_BITS, MEMOP_SIZE_BITS
 from vta_hw.isa import Load, MemId, Store
 
 from .eval import CodegenError, element_index, evaluate, flat_offset
 from .tokens import Entry
 
 _PAD_MAX = (1 << MEMOP_PAD_BITS) - 1
+_SIZE_MAX = (1 << MEMOP_SIZE_BITS) - 1
 
 
 class DmaMixin:
@@ -198,6 +199,11 @@ class DmaMixin:
             raise CodegenError(f"DMA copy into {sram_buf.name!r} needs pads {pads}; each pad field "
                                f"holds at most {_PAD_MAX} (reduce the padding or tile it)")
         sram_base = self.sram[self._root(sram_buf.name)] + base
+        if stride == x1 - x0 == X and not any(pads) and 1 < Y * X <= _SIZE_MAX:
+            # rows back to back in DRAM (and dense in SRAM): one row, so the memory port
+            # moves it in long bursts instead of one burst, and one latency, per row
+            X, Y, x1, y1, stride = Y * X, 1, Y * X, 1, Y * X
+            x0 = y0 = 0
         if load:
             insn = Load(mem=mem, sram_base=sram_base, dram_base=dram_base, y_size=y1 - y0,
                         x_size=x1 - x0, x_stride=stride, y_pad_0=pads[0], y_pad_1=pads[1],
