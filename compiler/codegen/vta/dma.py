@@ -225,13 +225,17 @@ def _strided_not_contiguous(d: np.ndarray) -> bool:
 
 def _dram_side_error(dram: str, sram: str, d: np.ndarray, names) -> str:
     """The message for a DRAM side that is not rows of contiguous elements at one stride:
-    it names the copy, the loops (row, element) and the steps they take in DRAM elements."""
+    it names the copy, the loop at fault, the steps it takes (DRAM elements) and the fix."""
     y, x = (n or "(none)" for n in names)
     x_steps = sorted({int(v) for v in np.diff(d, axis=1).ravel()}) if d.shape[1] > 1 else [1]
-    y_steps = sorted({int(v) for v in np.diff(d[:, 0])}) if d.shape[0] > 1 else []
+    y_steps = sorted({int(v) for v in np.diff(d[:, 0])}) if d.shape[0] > 1 else [0]
+    wrong = []
+    if x_steps != [1]:
+        wrong.append(f"its element loop {x!r} steps {x_steps[:4]} elements in DRAM (must be 1)")
+    if len(y_steps) > 1 or y_steps[0] < 0:
+        wrong.append(f"its row loop {y!r} steps {y_steps[:4]} (must be one value >= 0)")
     return (f"DMA copy between {dram!r} (DRAM) and {sram!r}: a LOAD/STORE moves rows of "
-            f"contiguous elements at one fixed non-negative row stride, but the element loop "
-            f"{x!r} steps {x_steps[:4]} elements in DRAM (must be 1) and the row loop {y!r} "
-            f"steps {y_steps[:4]} (must be one value); reorder or split the copy's loops so its "
-            f"two innermost walk rows of {dram!r} (compute the cache at an outer loop), or "
-            f"copy it in a separate stage")
+            f"contiguous elements at one row stride, but {' and '.join(wrong)}; reorder or "
+            f"split the copy's loops so the innermost walks consecutive elements of {dram!r} "
+            f"and the one outside it a fixed stride, or compute the copy at a loop that leaves "
+            f"one strided loop (rows of one element: x_size 1)")
