@@ -94,8 +94,8 @@ def test_a_copy_the_load_cannot_express_names_the_loops_and_the_fix():
     with pytest.raises(CodegenError) as e:
         compiler.build(s, args, target="vta", config=env.cfg)
     msg = str(e.value)
-    assert "'A'" in msg and "A_buf" in msg and "element loop" in msg and "row loop" in msg
-    assert "reorder or split" in msg
+    assert "'A'" in msg and "A_buf" in msg and "element loop 'j' steps [4]" in msg
+    assert "reorder or split" in msg and "x_size 1" in msg
 
 
 def test_build_vta_options_and_errors():
