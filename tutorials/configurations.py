@@ -14,6 +14,7 @@ Run it with ``python tutorials/configurations.py`` (about 30 s).
 # %%
 import dataclasses
 import json
+import os
 
 import numpy as np
 
@@ -29,9 +30,10 @@ from vta_hw.config import load_config
 # A config of our own: any subset of the fields in a JSON file (the rest keep
 # their defaults; ``docs/config.md`` lists each field's range and meaning).
 default = load_config("1x16_i8w8a32_15_15_18_17")
-with open("wide_bus.json", "w") as f:
+os.makedirs("out", exist_ok=True)
+with open("out/wide_bus.json", "w") as f:
     json.dump({**default.to_dict(), "BUS_WIDTH": 128}, f)
-configs = ["1x16_i8w8a32_15_15_18_17", "wide_bus.json", "1x8_i8w8a32_11_12_13_14",
+configs = ["1x16_i8w8a32_15_15_18_17", "out/wide_bus.json", "1x8_i8w8a32_11_12_13_14",
            "2x16_i8w8a32_15_15_18_18", "1x32_i8w8a32_15_16_19_18_bus128"]
 
 # %%
@@ -71,4 +73,4 @@ for name, peak, cycles, util, tiling in rows:
 cycles = {name: c for name, _, c, _, _ in rows}
 assert cycles["1x16_i8w8a32_15_15_18_17_bus128"] <= cycles["1x16_i8w8a32_15_15_18_17"]
 assert cycles["1x32_i8w8a32_15_16_19_18_bus128"] < cycles["1x16_i8w8a32_15_15_18_17"]
-assert dataclasses.replace(default, BUS_WIDTH=128) == load_config("wide_bus.json")
+assert dataclasses.replace(default, BUS_WIDTH=128) == load_config("out/wide_bus.json")

@@ -9,7 +9,8 @@ runs it on the functional simulator (values, no timing) and on the
 cycle-accurate one (values and cycles, equal to the RTL's), and writes the
 run's timeline for Perfetto.
 
-Run it with ``python tutorials/getting_started.py``.
+Run it from the repository root with ``python tutorials/getting_started.py``; it writes
+into ``out/``.
 """
 # %%
 # The configuration
@@ -17,6 +18,8 @@ Run it with ``python tutorials/getting_started.py``.
 # A config is a handful of base-2 logarithms (``vta_hw.config.VTAConfig``); a
 # preset names one, and every size is derived from it. ``vta info --config
 # PRESET|FILE`` prints the same table.
+import os
+
 import numpy as np
 
 from sim import cycle, functional
@@ -89,6 +92,7 @@ for name, stats in c.modules.items():
 # ``trace=True`` kept every instruction's span, the tokens and the memory
 # bursts. Open the file at https://ui.perfetto.dev (or chrome://tracing): one
 # track per module and one for the memory port; 1 us on its axis is 1 cycle.
-c.trace.write_chrome("getting_started.trace.json")
-print("wrote getting_started.trace.json")
-program.save("getting_started.vtaprog")   # vta sim / vta disasm getting_started.vtaprog
+os.makedirs("out", exist_ok=True)
+c.trace.write_chrome("out/getting_started.trace.json")
+print("wrote out/getting_started.trace.json")
+program.save("out/getting_started.vtaprog")   # vta sim / vta disasm out/getting_started.vtaprog

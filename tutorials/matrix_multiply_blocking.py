@@ -18,6 +18,8 @@ cycle-accurate simulator:
 Run it with ``python tutorials/matrix_multiply_blocking.py`` (about a second).
 """
 # %%
+import os
+
 import numpy as np
 
 import compiler
@@ -132,5 +134,6 @@ assert best.gemm_utilization >= 0.60, best.summary()
 # compute, store) and one for the memory port, and an arrow per dependency token.
 s, args = schedule(m_blocks // 2, k_blocks // 2, 2)
 r = driver.run_kernel(compiler.build(s, args, target="vta", config=env.cfg), inputs, trace=True)
-r.trace.write_chrome("matmul_vthreads.trace.json")
-print("wrote matmul_vthreads.trace.json: open it in https://ui.perfetto.dev")
+os.makedirs("out", exist_ok=True)
+r.trace.write_chrome("out/matmul_vthreads.trace.json")
+print("wrote out/matmul_vthreads.trace.json: open it in https://ui.perfetto.dev")

@@ -74,7 +74,8 @@ prog = kernel.program
 (rtl,) = run_programs(env.cfg, [(prog, prog.dram_image(inputs))], vcd=True)
 np.testing.assert_array_equal(unpack_matrix(prog.read(rtl.dram, "C")), want)
 assert rtl.cycles == tsim.cycles, (rtl.cycles, tsim.cycles)
-vcd = Path("matmul_rtl.vcd")
+vcd = Path("out/matmul_rtl.vcd")
+vcd.parent.mkdir(exist_ok=True)
 vcd.write_bytes(Path(rtl.vcd).read_bytes())
 print(f"RTL: {rtl.cycles} cycles (equal to the cycle model's), busy {rtl.busy}; "
       f"waveform {vcd} ({vcd.stat().st_size} bytes)")
