@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 VTA    := $(VENV)/bin/vta
 OUT    := out
 
-.PHONY: setup demo test clean
+.PHONY: setup demo test docs clean
 
 setup: $(VENV)/.installed
 
@@ -13,7 +13,7 @@ $(VENV)/.installed: pyproject.toml
 	@bash tools/system_deps.sh
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev,rtl,gpu,fpga,torch]'
+	$(PY) -m pip install --quiet -e '.[dev,rtl,gpu,fpga,torch,docs]'
 	touch $@
 
 demo: setup
@@ -29,5 +29,11 @@ demo: setup
 test: setup
 	$(PY) -m pytest -m "not slow" -q
 
+# the site from docs/, the docstrings and tutorials/ into docs/_build/html; a warning (a broken
+# reference) fails it, as tests/test_docs_site.py does in CI
+docs: setup
+	$(PY) -m sphinx -W --keep-going -b html docs docs/_build/html
+	@echo "open docs/_build/html/index.html"
+
 clean:
-	rm -rf $(VENV) $(OUT) build sim_build .pytest_cache
+	rm -rf $(VENV) $(OUT) build sim_build .pytest_cache docs/_build docs/_tutorials

@@ -186,8 +186,11 @@ class Device:
     def peak_macs_per_cycle(self) -> int:
         return self.cfg.macs_per_cycle
 
-    def gemm_utilization(self) -> float:
-        """Total GEMM MACs / (total cycles x peak MACs per cycle), over every run."""
+    def gemm_utilization(self) -> float | None:
+        """Total GEMM MACs / (total cycles x peak MACs per cycle), over every run: 0..1;
+        None on an untimed backend (fsim: not timed), 0.0 before the first run."""
+        if not self.backend.timed:
+            return None
         c = self.counters
         return c["gemm_macs"] / (c["cycles"] * self.cfg.macs_per_cycle) if c["cycles"] else 0.0
 

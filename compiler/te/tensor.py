@@ -146,8 +146,11 @@ def reduce_axis(dom, name: str = "k") -> IterVar:
 
 
 def thread_axis(tag: str) -> IterVar:
-    """A thread axis for `Stage.bind`: "blockIdx.x", "threadIdx.y", ..., or "vthread"."""
-    return IterVar(ir.var(tag), None, "vthread" if tag == "vthread" else "thread")
+    """A thread axis for `Stage.bind`: "blockIdx.x", "threadIdx.y", ..., or "vthread"
+    ("cthread", the name VTA's tutorials use, is the same virtual thread)."""
+    if tag in ("vthread", "cthread"):
+        return IterVar(ir.var("vthread"), None, "vthread")
+    return IterVar(ir.var(tag), None, "thread")
 
 
 def compute(shape, fcompute: Callable[..., ir.Expr], name: str = "compute") -> Tensor:

@@ -304,10 +304,13 @@ class Lowering:
             view = BufferView(buf, start, tuple(want))
             offset = simplify_expr(view.elem_offset, self.ranges)
             if not ir.is_const(simplify_expr(offset % layout.offset_factor, self.ranges), 0):
-                raise ScheduleError(f"tensorize: operand {key!r} of intrinsic {intrin.name!r} starts at "
-                                    f"element {offset} of {buf.name!r}, not always a multiple of its "
-                                    f"offset_factor {layout.offset_factor}; tile by multiples of it or "
-                                    "storage_align the buffer")
+                raise ScheduleError(f"tensorize: in stage {st.name!r} at axis {axis_name!r}, operand "
+                                    f"{key!r} of intrinsic {intrin.name!r} starts at element {offset} "
+                                    f"of {buf.name!r}, not always a multiple of its offset_factor "
+                                    f"{layout.offset_factor} (one whole {layout.scope or 'memory'} "
+                                    f"element); split the loops over {t.name!r}'s inner dimensions "
+                                    f"by multiples of their extents, tensorize at an axis whose inner "
+                                    f"loops cover whole elements, or storage_align {buf.name!r}")
             return view
 
         ins_t = tensors_read(nest.body)

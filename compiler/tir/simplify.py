@@ -197,14 +197,16 @@ def mod_rules(ctx, node, x, c):
     if k == 1:
         return ir.const(0, node.dtype)
     lo, hi = const_bounds(x, ctx.ranges)
-    if lo >= 0 and hi < math.inf and lo // k == hi // k:
-        return x if lo // k == 0 else x - (lo // k) * k
+    if lo == hi and lo > -math.inf:     # one value (a loop of extent 1): (bo*16) % 16, bo in [0, 0]
+        return ir.const(lo % k, node.dtype)
     if x.op is Op.FLOORMOD and x.src[1].op is Op.CONST and x.src[1].arg % k == 0:
         return ir.Expr(Op.FLOORMOD, node.dtype, (x.src[0], c))
     q, qc, r, rc = _split_multiples(x, k)
-    if not q and qc == 0:
-        return None
-    return ir.Expr(Op.FLOORMOD, node.dtype, (build(r, rc, node.dtype), c))
+    if q or qc != 0:                    # multiples of k drop out whatever the ranges
+        return ir.Expr(Op.FLOORMOD, node.dtype, (build(r, rc, node.dtype), c))
+    if lo >= 0 and hi < math.inf and lo // k == hi // k:   # within one period
+        return x if lo // k == 0 else x - (lo // k) * k
+    return None
 
 
 # ------------------------------------------------------------ comparisons, min/max

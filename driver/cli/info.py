@@ -13,6 +13,7 @@ import click
 from driver.cli.errors import friendly
 from driver.cli.options import config_option
 from vta_hw.config import load_config
+from vta_hw.config_fields import table
 
 #: tool label -> (candidate executables, version flag)
 TOOLS = {
@@ -66,7 +67,8 @@ def llvm_version() -> str | None:
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
 @friendly
 def info(config_name: str, as_json: bool) -> None:
-    """Show the accelerator config in use and which tools are found.
+    """Show the accelerator config in use (every field: value, range, meaning) and which
+    tools are found. --config takes a preset name or a config JSON file.
 
     A missing tool is reported as "not found"; it is not an error.
     """
@@ -81,8 +83,8 @@ def info(config_name: str, as_json: bool) -> None:
                                "tools": tools}))
         return
     click.echo(f"config: {cfg.name}")
-    for k, v in cfg.to_dict().items():
-        click.echo(f"  {k:<18} {v}")
+    for line in table(cfg):
+        click.echo(line)
     click.echo("  " + "  ".join(f"{k}={v}" for k, v in derived.items()))
     click.echo("tools:")
     for label, ver in tools.items():

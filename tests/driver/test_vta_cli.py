@@ -79,6 +79,9 @@ def test_sim_text_report(gemm_files):
     assert "cycle model" in res.output and "cycles" in res.output
     res = run("sim", gemm_files[0], "--model", "functional")
     assert "functional model" in res.output and "gemm_uops" in res.output
+    assert "not timed" in res.output and "0 cycles" not in res.output
+    report = json.loads(run("sim", gemm_files[0], "--model", "functional", "--json").output)
+    assert report["cycles"] is None
 
 
 def test_disasm_one_line_per_instruction(gemm_files):

@@ -212,7 +212,10 @@ class _Gen(DmaMixin):
                 if mask.all():
                     self._gemm(acc_b, dst, None)
                 elif mask.any():
-                    self._gemm(acc_b, np.unique(dst[mask]).reshape(-1, 1, 1), None)
+                    # the entries to zero, as loops where they allow (fold falls back to uops)
+                    d = np.unique(dst[mask])
+                    inner = ext[-1] if d.size % ext[-1] == 0 else 1
+                    self._gemm(acc_b, d.reshape(1, d.size // inner, inner), None)
             ops_by = self._gemm_operands(ops, idx_of)
             acc_b, dst = ops_by[ACC_SCOPE]
             self._gemm(acc_b, dst, ops_by if INP_SCOPE in ops_by else None)

@@ -16,13 +16,14 @@ from compiler.tir import dtype as dt
 from compiler.tir import ir
 from compiler.tir.ops import Op
 from compiler.topi.vta.environment import ACC_SCOPE, INP_SCOPE, SCOPE_MEM, WGT_SCOPE
-from vta_hw.config import MEMOP_PAD_BITS
+from vta_hw.config import MEMOP_PAD_BITS, MEMOP_SIZE_BITS
 from vta_hw.isa import Load, MemId, Store
 
 from .eval import CodegenError, element_index, evaluate, flat_offset
 from .tokens import Entry
 
 _PAD_MAX = (1 << MEMOP_PAD_BITS) - 1
+_SIZE_MAX = (1 << MEMOP_SIZE_BITS) - 1
 
 
 class DmaMixin:
@@ -107,20 +108,24 @@ class DmaMixin:
             for v in range(lo, lo + n):
                 self._dma_outer(outer[1:], inner, st, {**env, f.var.name: v}, elem)
             return
-        shape, grid = [], {**env, **(elem or {})}
+        shape, grid, names = [], {**env, **(elem or {})}, []
         for axis, f in enumerate([None] * (2 - len(inner)) + list(inner)):
             if f is None:
                 shape.append(1)
+                names.append(None)
                 continue
+            names.append(f.var.name)
             lo, n = int(evaluate(f.min, env)), int(evaluate(f.extent, env))
             shape.append(n)
             grid[f.var.name] = (np.arange(n) + lo).reshape((n, 1) if axis == 0 else (1, n))
         Y, X = shape
         if Y * X == 0:
             return
-        self._dma_2d(st, grid, Y, X)
+        self._dma_2d(st, grid, Y, X, names)
 
-    def _dma_2d(self, st: ir.Store, grid: dict, Y: int, X: int) -> None:
+    def _dma_2d(self, st: ir.Store, grid: dict, Y: int, X: int, names=(None, None)) -> None:
+        """One LOAD/STORE of ``Y`` rows of ``X`` elements; ``grid`` maps loop names to their
+        values (arrays shaped ``(Y, 1)`` / ``(1, X)``), ``names`` the row and element loops."""
         value, cond = st.value, None
         while value.op is Op.CAST:
             value = value.src[0]
@@ -150,6 +155,14 @@ class DmaMixin:
             raise CodegenError(f"SRAM buffer {sram_buf.name!r} is used outside its Allocate")
         ev = self.env_.elem_values(sram_buf.scope)
         s_idx = np.broadcast_to(element_index(sram_buf, sram_idx, ev, grid), (Y, X))
+        d_idx = np.broadcast_to(element_index(dram_buf, dram_idx, ev, grid), (Y, X))
+        valid = np.ones((Y, X), bool) if cond is None else np.broadcast_to(
+            np.asarray(evaluate(cond, grid), bool), (Y, X))
+        if Y == 1 and X > 1 and _strided_not_contiguous(d_idx[0]):
+            # one loop whose DRAM side strides (a copy computed at a reduction loop: one
+            # element of each row): rows of one element, y_size X, x_size 1, the stride
+            s_idx, d_idx, valid, (Y, X), names = s_idx.T, d_idx.T, valid.T, (X, 1), names[::-1]
+            yy, xx = np.arange(Y)[:, None], np.arange(X)[None, :]
         base = int(s_idx[0, 0])
         if not np.array_equal(s_idx, base + yy * X + xx):
             raise CodegenError(f"the SRAM side of a DMA copy ({sram_buf.name!r}) must be dense "
@@ -159,9 +172,6 @@ class DmaMixin:
         spec = self.dram[dram_buf.name]
         if spec.offset % eb:
             raise CodegenError(f"DRAM buffer {dram_buf.name!r} is not aligned to {eb}-byte elements")
-        d_idx = np.broadcast_to(element_index(dram_buf, dram_idx, ev, grid), (Y, X))
-        valid = np.ones((Y, X), bool) if cond is None else np.broadcast_to(
-            np.asarray(evaluate(cond, grid), bool), (Y, X))
         rows, cols = np.flatnonzero(valid.any(axis=1)), np.flatnonzero(valid.any(axis=0))
         if rows.size == 0:
             y0 = y1 = x0 = 0
@@ -181,8 +191,7 @@ class DmaMixin:
             ry = np.arange(y1 - y0)[:, None]
             rx = np.arange(x1 - x0)[None, :]
             if not np.array_equal(d, d[0, 0] + ry * stride + rx) or stride < 0:
-                raise CodegenError(f"the DRAM side of a DMA copy ({dram_buf.name!r}) must be rows of "
-                                   "contiguous elements at a fixed non-negative stride")
+                raise CodegenError(_dram_side_error(dram_buf.name, sram_buf.name, d, names))
             dram_base = self.layout.elem(spec, mem.name.lower()) + int(d[0, 0])
             if int(d.min()) < 0 or (int(d.max()) + 1) * ev > int(np.prod(dram_buf.shape)):
                 raise CodegenError(f"DMA copy reads/writes {dram_buf.name!r} out of bounds")
@@ -190,6 +199,11 @@ class DmaMixin:
             raise CodegenError(f"DMA copy into {sram_buf.name!r} needs pads {pads}; each pad field "
                                f"holds at most {_PAD_MAX} (reduce the padding or tile it)")
         sram_base = self.sram[self._root(sram_buf.name)] + base
+        if stride == x1 - x0 == X and not any(pads) and 1 < Y * X <= _SIZE_MAX:
+            # rows back to back in DRAM (and dense in SRAM): one row, so the memory port
+            # moves it in long bursts instead of one burst, and one latency, per row
+            X, Y, x1, y1, stride = Y * X, 1, Y * X, 1, Y * X
+            x0 = y0 = 0
         if load:
             insn = Load(mem=mem, sram_base=sram_base, dram_base=dram_base, y_size=y1 - y0,
                         x_size=x1 - x0, x_stride=stride, y_pad_0=pads[0], y_pad_1=pads[1],
@@ -201,3 +215,27 @@ class DmaMixin:
             self.entries.append(Entry(insn, reads=frozenset({self._root(sram_buf.name)})))
 
     # ------------------------------------------------------------------ GEMM / ALU kernels
+
+
+def _strided_not_contiguous(d: np.ndarray) -> bool:
+    """DRAM element indices ``d`` (1-D) at one fixed stride > 1 (not contiguous)."""
+    step = int(d[1] - d[0])
+    return step > 1 and np.array_equal(d, d[0] + step * np.arange(d.size))
+
+
+def _dram_side_error(dram: str, sram: str, d: np.ndarray, names) -> str:
+    """The message for a DRAM side that is not rows of contiguous elements at one stride:
+    it names the copy, the loop at fault, the steps it takes (DRAM elements) and the fix."""
+    y, x = (n or "(none)" for n in names)
+    x_steps = sorted({int(v) for v in np.diff(d, axis=1).ravel()}) if d.shape[1] > 1 else [1]
+    y_steps = sorted({int(v) for v in np.diff(d[:, 0])}) if d.shape[0] > 1 else [0]
+    wrong = []
+    if x_steps != [1]:
+        wrong.append(f"its element loop {x!r} steps {x_steps[:4]} elements in DRAM (must be 1)")
+    if len(y_steps) > 1 or y_steps[0] < 0:
+        wrong.append(f"its row loop {y!r} steps {y_steps[:4]} (must be one value >= 0)")
+    return (f"DMA copy between {dram!r} (DRAM) and {sram!r}: a LOAD/STORE moves rows of "
+            f"contiguous elements at one row stride, but {' and '.join(wrong)}; reorder or "
+            f"split the copy's loops so the innermost walks consecutive elements of {dram!r} "
+            f"and the one outside it a fixed stride, or compute the copy at a loop that leaves "
+            f"one strided loop (rows of one element: x_size 1)")

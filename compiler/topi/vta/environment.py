@@ -17,12 +17,27 @@ The OUT SRAM mirrors ACC entry by entry (GEMM/ALU write both; OUT holds the
 int8 truncation), so a STORE reads an ``acc_buffer`` tile by its ACC indices.
 Loop IR buffers in these scopes keep their value shape ``(entries, rows,
 cols)``; instruction operands address whole elements.
+
+TVM's names, for schedules written as VTA's tutorials teach::
+
+    env = Env.from_config("1x16_i8w8a32_15_15_18_17")   # or Env(VTAConfig)
+    env.BATCH, env.BLOCK_IN, env.BLOCK_OUT                # 1, 16, 16
+    env.inp_dtype, env.wgt_dtype, env.acc_dtype            # "int8", "int8", "int32"
+    env.inp_scope, env.wgt_scope, env.acc_scope            # the scopes above
+    s[A_buf].pragma(axis, env.dma_copy)                    # a DMA copy (LOAD/STORE)
+    s[C_buf].tensorize(axis, env.gemm)                     # the GEMM intrinsic
+    s[R].tensorize(axis, env.alu("SHR", 8))                # an ALU intrinsic (op, imm)
+    s[C_buf].pragma(axis, env.uop_pragma)                  # loops folded into one GEMM/ALU
+
+Unlike TVM, ALU work is tensorized (``env.alu(op, imm)`` returns the intrinsic)
+rather than marked with a pragma that the back end pattern-matches.
 """
 from __future__ import annotations
 
 import dataclasses
+import functools
 
-from vta_hw.config import VTAConfig
+from vta_hw.config import VTAConfig, load_config
 from vta_hw.isa import MemId
 
 INP_SCOPE = "local.inp_buffer"
@@ -38,6 +53,8 @@ ALU_PREFIX = "vta.alu."
 #: Pragma keys understood by ``compiler.codegen.vta``.
 DMA_COPY = "dma_copy"
 UOP_SCOPE_PRAGMA = "uop_scope"
+#: Element dtypes of the SRAMs (fixed by the ISA: int8 operands, int32 accumulators).
+INP_DTYPE, WGT_DTYPE, ACC_DTYPE, OUT_DTYPE = "int8", "int8", "int32", "int8"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,6 +79,38 @@ class Env:
     wgt_scope = WGT_SCOPE
     acc_scope = ACC_SCOPE
     uop_scope = UOP_SCOPE
+    #: pragma key: the loop nest below (with one tensorized intrinsic at its leaf) is one
+    #: GEMM/ALU instruction, its loops folded into the instruction's two loops and its uops
+    uop_pragma = UOP_SCOPE_PRAGMA
+    inp_dtype = INP_DTYPE
+    wgt_dtype = WGT_DTYPE
+    acc_dtype = ACC_DTYPE
+    out_dtype = OUT_DTYPE
+    #: pragma key: the loop nest below is a DMA copy (LOAD into an SRAM, or STORE from ACC)
+    dma_copy = DMA_COPY
+
+    @classmethod
+    def from_config(cls, config: "str | VTAConfig") -> "Env":
+        """``Env`` of a preset name, a JSON config path, or a ``VTAConfig``."""
+        return cls(config if isinstance(config, VTAConfig) else load_config(config))
+
+    @functools.cached_property
+    def gemm(self):
+        """The GEMM tensor intrinsic (``"vta.gemm"``) for ``tensorize``: one ACC element
+        ``(BATCH, BLOCK_OUT)`` int32 += INP ``(BATCH, BLOCK_IN)`` int8 . WGT ``(BLOCK_OUT,
+        BLOCK_IN)`` int8, transposed."""
+        from .intrin import gemm_intrin
+        return gemm_intrin(self)
+
+    def alu(self, op: str, imm: "int | None" = None):
+        """The ALU tensor intrinsic over one ACC element: ``out = op(x, imm)``, or with
+        ``imm`` None ``out = op(x, y)`` of two ACC tensors; ``op`` one of MIN, MAX, ADD,
+        SHR (``x >> imm``; negative shifts left), MUL. Raises ValueError for another op."""
+        from vta_hw.isa import AluOp
+        if op not in AluOp.__members__:
+            raise ValueError(f"ALU op must be one of {', '.join(AluOp.__members__)}, not {op!r}")
+        from .intrin import alu_intrin
+        return alu_intrin(self, op, imm)
 
     @property
     def inp_elem(self) -> tuple[int, int]:

@@ -6,7 +6,10 @@ Layouts (channels zero-padded to block multiples, batch to BATCH):
 - weights OIHW -> ``OIHW{BLOCK_OUT}o{BLOCK_IN}i``: ``(O/BO, C/BI, KH, KW, BO, BI)``;
 - bias (O,) int32 -> ``(O/BO, B, BO)`` (the same row for every batch lane: one ACC element per
   output-channel block); per-channel shifts (O,) pack the same way;
-- outputs ``(N/B, O/BO, OH, OW, B, BO)`` -> NCHW, cropped to the real N and O.
+- outputs ``(N/B, O/BO, OH, OW, B, BO)`` -> NCHW, cropped to the real N and O;
+- matrices ``(M, K)`` -> tiles ``(M/r, K/c, r, c)`` (``pack_matrix``): a GEMM's input as
+  ``(M/BATCH, K/BLOCK_IN, BATCH, BLOCK_IN)``, its weights ``(N, K)`` as ``(N/BLOCK_OUT,
+  K/BLOCK_IN, BLOCK_OUT, BLOCK_IN)``, its result ``(M/BATCH, N/BLOCK_OUT, BATCH, BLOCK_OUT)``.
 
 ``conv2d_reference`` is the op the accelerator computes, on the unpacked
 tensors: int8 x int8 products summed in int32 (wrapping), plus bias, arithmetic
@@ -48,6 +51,20 @@ def pack_bias(b: np.ndarray, batch: int, block_out: int) -> np.ndarray:
     p[:O] = b
     return np.ascontiguousarray(np.broadcast_to(p.reshape(-1, 1, block_out),
                                                 (p.size // block_out, batch, block_out)))
+
+
+def pack_matrix(a: np.ndarray, rows: int, cols: int) -> np.ndarray:
+    """(M, K) -> (ceil(M/rows), ceil(K/cols), rows, cols) tiles, zero-padded; dtype kept."""
+    M, K = a.shape
+    p = np.zeros((_ceil(M, rows) * rows, _ceil(K, cols) * cols), a.dtype)
+    p[:M, :K] = a
+    return np.ascontiguousarray(p.reshape(-1, rows, p.shape[1] // cols, cols).transpose(0, 2, 1, 3))
+
+
+def unpack_matrix(t: np.ndarray, m: int | None = None, k: int | None = None) -> np.ndarray:
+    """(M/r, K/c, r, c) tiles -> (M, K), cropped to ``m`` rows and ``k`` columns if given."""
+    MB, KB, r, c = t.shape
+    return np.ascontiguousarray(t.transpose(0, 2, 1, 3).reshape(MB * r, KB * c)[:m, :k])
 
 
 def unpack_nchw(y: np.ndarray, n: int, c: int) -> np.ndarray:

@@ -50,6 +50,27 @@ def test_simplify_expr(before, expected):
     assert simplify_expr(before, R) == expected
 
 
+# modulo and division by the bounds of their operand: a loop of extent 1 (b in [0, 0])
+# makes the operand one value; multiples of the divisor drop out before ranges are used
+b, m = ir.var("b"), ir.var("m")
+BOUNDED = [
+    ((b * 16) % 16, ir.const(0)),            # Simple Matrix Multiply at batch 1
+    ((b * 16 + 5) % 16, ir.const(5)),
+    ((b * 16) // 16, ir.const(0)),
+    ((b * 16 + k) % 16, k),                  # k in [0, 15]: b*16 drops out, then k < 16
+    ((m * 32 + k) % 16, k),                  # m unbounded: still k
+    ((k + 16) % 16, k),                      # k + 16 in [16, 31]: one period
+    ((k + 16) // 16, ir.const(1)),
+    ((b * 16 + m) % 16, m % 16),             # m unbounded: stays
+]
+RB = R | {b: (0, 0)}
+
+
+@pytest.mark.parametrize("before,expected", BOUNDED, ids=[repr(c[0]) for c in BOUNDED])
+def test_simplify_uses_bounds_for_mod_and_div(before, expected):
+    assert simplify_expr(before, RB) == expected
+
+
 def test_undecidable_check_stays():
     e = i * 4 + j < 15
     assert simplify_expr(e, R) == e
