@@ -38,6 +38,8 @@ import subprocess
 import sys
 import tempfile
 
+from timing import timed
+
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, ROOT)
 
@@ -60,19 +62,6 @@ def compile_in_child(onnx_path: str, out_dir: str, threads: int) -> dict:
     if proc.returncode != 0:
         raise SystemExit(f"compiling {onnx_path} failed:\n{proc.stderr}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
-def timed(fn, repeat: int) -> list:
-    """Seconds of each of ``repeat`` calls of ``fn``, after two warm-up calls."""
-    import time
-    fn()
-    fn()
-    out = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        out.append(time.perf_counter() - t)
-    return out
 
 
 def main() -> None:

@@ -34,20 +34,10 @@ import sys
 import tempfile
 import time
 
+from timing import timed
+
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 ROUTES = ("export", "vta_compile", "eager", "inductor")
-
-
-def _best(fn, repeat: int) -> list:
-    """Seconds of each of ``repeat`` calls of ``fn`` after two warm-up calls."""
-    fn()
-    fn()
-    out = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        out.append(time.perf_counter() - t)
-    return out
 
 
 def _routes(model, x):
@@ -93,7 +83,7 @@ def child(args) -> dict:
             times = {r: [] for r in routes}
             for _ in range(args.rounds):
                 for r, (_, fn) in routes.items():
-                    times[r] += _best(fn, args.repeat)
+                    times[r] += timed(fn, args.repeat)
             line = []
             for r, (compile_s, fn) in routes.items():
                 err = float((fn() - ref).abs().max() / ref.abs().max())
