@@ -5,7 +5,7 @@ A target string follows TVM's form::
     "llvm"                                   # the host: JIT and shared libraries
     "llvm -mtriple=aarch64-linux-gnu"        # cross: object files only
     "llvm -mtriple=armv7-linux-gnueabihf -mattr=+neon"
-    "llvm -mtriple=wasm32-unknown-unknown"
+    "llvm -mtriple=wasm32-unknown-unknown -mattr=+simd128"   # SIMD128: 4 x f32
     "llvm -mcpu=skylake-avx512 -mattr=+avx512f"
 
 The host target takes its CPU name and feature string from LLVM's host
@@ -26,7 +26,7 @@ import llvmlite.binding as llvm
 # Named cross targets the test-suite and the CLI know by a short name.
 AARCH64 = "llvm -mtriple=aarch64-linux-gnu"
 ARMV7 = "llvm -mtriple=armv7-linux-gnueabihf -mattr=+neon"
-WASM32 = "llvm -mtriple=wasm32-unknown-unknown"
+WASM32 = "llvm -mtriple=wasm32-unknown-unknown -mattr=+simd128"
 _ALIASES = {"host": "llvm", "aarch64": AARCH64, "armv7": ARMV7, "wasm32": WASM32}
 
 
