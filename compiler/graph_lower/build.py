@@ -37,6 +37,7 @@ import numpy as np
 from compiler.graph import Graph, Op
 from compiler.graph.ops import LEAVES
 
+from .aot import aot_files
 from .link import kernel_files
 from .lower import lower_group, pack_param, signature
 
@@ -94,6 +95,10 @@ class CompiledModel:
         vta: ``{"config": VTAConfig.to_dict(), "config_name": name}`` (accelerator models).
         plan: the accelerator ``compiler.quant.Plan`` it was built from (in memory
             only, for inspection and the oracle; not saved).
+        executor: ``"graph"`` (``driver.runtime`` runs the plan's calls) or ``"aot"``
+            (one C-callable entry runs them: ``files`` holds ``model.so`` or ``model.o``
+            and ``model.h``, ``params`` is empty: the constants are in the object).
+        aot: the manifest's ``aot`` entry of AOT modules (``aot.aot_files``), else None.
     """
 
     graph_json: dict
@@ -105,6 +110,8 @@ class CompiledModel:
     programs: dict = field(default_factory=dict)
     vta: "dict | None" = None
     plan: object = None
+    executor: str = "graph"
+    aot: "dict | None" = None
 
     def manifest(self) -> dict:
         """The manifest.json this model saves with (hashes of every file)."""
@@ -127,8 +134,22 @@ def _safe(name: str) -> str:
     return "".join(c if c.isalnum() else "_" for c in name)[:40]
 
 
+def _graph_executor(funcs, graph_json, params, tgt, opt_level):
+    return kernel_files(funcs, tgt, fp_contract=True, opt_level=opt_level), params, None
+
+
+def _aot_executor(funcs, graph_json, params, tgt, opt_level):
+    files, info = aot_files(funcs, graph_json, params, tgt, opt_level)
+    return files, {}, info
+
+
+#: executor name -> ``(funcs, graph_json, params, target, opt_level) -> (files, params to
+#: save, manifest "aot" entry or None)``: what a module holds besides its plan
+EXECUTORS = {"graph": _graph_executor, "aot": _aot_executor}
+
+
 def compile_graph(graph: Graph, params: dict, memory_plan, target="llvm", progress=None,
-                  opt_level: int = 3) -> CompiledModel:
+                  opt_level: int = 3, executor: str = "graph") -> CompiledModel:
     """Lower, build and link every kernel of a fused ``graph`` (see the module docstring).
 
     Args:
@@ -140,11 +161,17 @@ def compile_graph(graph: Graph, params: dict, memory_plan, target="llvm", progre
             ``kernels.o``, to link for that machine).
         progress: optional callable ``(iterable, total, desc) -> iterable`` (e.g. tqdm).
         opt_level: LLVM optimisation level.
+        executor: a key of ``EXECUTORS``: ``"graph"`` (kernels for ``driver.runtime`` to
+            call) or ``"aot"`` (the same kernels and plan as one C-callable entry,
+            ``compiler/graph_lower/aot.py``).
 
     Raises:
         compiler.graph_lower.LoweringError: an operator without a CPU lowering.
-        ValueError: a bad target string, or a graph that is not fully fused.
+        ValueError: a bad target string or executor, or a graph that is not fully fused.
     """
+    if executor not in EXECUTORS:
+        raise ValueError(f"executor must be one of {', '.join(map(repr, EXECUTORS))}, not "
+                         f"{executor!r}")
     from compiler.codegen.llvm.target import parse_target
     from compiler.tir import lower
 
@@ -157,9 +184,6 @@ def compile_graph(graph: Graph, params: dict, memory_plan, target="llvm", progre
     it = progress(todo, len(todo), "lowering") if progress else todo
     funcs = [lower(kdef.schedule, kdef.args, kname) for kname, kdef in it]
     t2 = time.perf_counter()
-    files = kernel_files(funcs, tgt, fp_contract=True, opt_level=opt_level)
-    t3 = time.perf_counter()
-
     gj = {
         "inputs": [{"name": n.name, "shape": list(n.shape), "dtype": n.dtype} for n in graph.inputs],
         "outputs": graph_outputs(graph, params, memory_plan, out_params),
@@ -169,10 +193,12 @@ def compile_graph(graph: Graph, params: dict, memory_plan, target="llvm", progre
         "kernels": {kname: [{"shape": list(t.shape), "dtype": t.dtype} for t in kdef.args]
                     for kname, kdef in kernels.values()},
     }
+    files, saved_params, aot = EXECUTORS[executor](funcs, gj, out_params, tgt, opt_level)
+    t3 = time.perf_counter()
     stats = {"kernels": len(kernels), "calls": len(calls), "lower_s": t1 - t0 + t2 - t1,
              "llvm_s": t3 - t2}
-    return CompiledModel(gj, files, out_params, stats, targets=[str(tgt)],
-                         cpu=cpu_record(tgt))
+    return CompiledModel(gj, files, saved_params, stats, targets=[str(tgt)],
+                         cpu=cpu_record(tgt), executor=executor, aot=aot)
 
 
 def plan_calls(graph: Graph, params: dict, memory_plan, progress=None, target=None):

@@ -11,7 +11,8 @@ naming the file and the fix:
 - the graph is valid JSON.
 
 :func:`from_memory` wraps a ``compiler.graph_lower.CompiledModel`` (any object with
-its attributes: nothing here imports the compiler) so that it runs without a
+its attributes, ``executor`` and ``aot`` of AOT modules: nothing here imports the
+compiler) so that it runs without a
 save/load round trip.
 """
 from __future__ import annotations
@@ -70,11 +71,12 @@ class ModuleSource:
         with open(data, "rb") as f:
             return f.read()
 
-    def library(self):
-        """What ``native.open_library`` takes for kernels.so: its path on disk, or bytes."""
-        data = self._files.get("kernels.so")
+    def library(self, name: str = "kernels.so"):
+        """What ``native.open_library`` takes for the shared library ``name`` (kernels.so;
+        model.so of AOT modules): its path on disk, or bytes."""
+        data = self._files.get(name)
         if data is None:
-            raise RuntimeModuleError(f"module {self.where!r} has no kernels.so; {RECOMPILE}")
+            raise RuntimeModuleError(f"module {self.where!r} has no {name}; {RECOMPILE}")
         return data
 
     def params(self) -> dict:
@@ -216,5 +218,7 @@ def from_memory(cm) -> ModuleSource:
         manifest["cpu"] = cm.cpu
     if getattr(cm, "vta", None) is not None:
         manifest["vta"] = cm.vta
+    if getattr(cm, "aot", None) is not None:
+        manifest.update(executor="aot", aot=cm.aot)
     return ModuleSource("<in-memory module>", manifest, cm.graph_json, dict(cm.files),
                         dict(cm.params), dict(getattr(cm, "programs", {}) or {}))
