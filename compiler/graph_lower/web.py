@@ -1,134 +1,109 @@
-"""A wasm32 model -> the three files a browser or Node loads: model.wasm, model.json, params.bin.
+"""A wasm32 AOT model -> one self-contained WebAssembly file that browsers, Node and wasmtime run.
 
-::
+``web_module(cm)`` links the AOT module's object (``model.o``: the kernels, the
+entry ``vtamod_run`` and the parameters as constant data, ``aot.py``) with wasm-ld
+(``compiler/codegen/llvm/wasm_link.py``) and appends a custom section
+``vta.model`` holding the interface as JSON::
 
-    web/
-      model.wasm    the kernels linked by wasm-ld (``compiler/codegen/llvm/wasm_link.py``);
-                    exports memory, __heap_base and every kernel
-      model.json    format "vta-web", version 1: a static memory plan and the calls
-      params.bin    every parameter, laid out as the plan's parameter region
+    {"format": "vta-web", "version": 1, "entry": "vtamod_run",
+     "inputs":  [{"name", "shape", "dtype", "offset"}, ...],
+     "outputs": [{"name", "shape", "dtype", "offset"}, ...],
+     "input_ptrs": offset, "output_ptrs": offset, "workspace": offset,
+     "workspace_bytes": n, "constant_bytes": n, "memory_bytes": n}
 
-model.json places every buffer at a fixed byte offset from a base that the runtime
-picks (``__heap_base`` rounded up to 64 bytes): the parameters from offset 0
-(``params_bytes``, the size of params.bin), then the activation slots, the kernels'
-shared workspace and the inputs; ``memory_bytes`` is the whole plan. ``calls`` lists,
-in execution order, ``{"kernel": name, "args": [offset, ...], "node": label}``: each
-call is ``int32 name(void *, ...)`` on those addresses and returns 0 on success.
-``inputs`` / ``outputs`` hold ``name``, ``shape``, ``dtype`` and ``offset``. Running
-the model allocates nothing: ``driver/web/vta_runtime.mjs`` (JavaScript) and
-``driver.runtime.wasm`` (Python, wasmtime) read this format.
+Offsets are bytes from a base the runtime picks (the module's exported
+``__heap_base`` rounded up to 64): every input and output buffer, the two arrays of
+4-byte wasm32 pointers the entry takes (``inputs[i]``, ``outputs[i]``) and the
+workspace, each 64-byte aligned; ``memory_bytes`` is the end of the plan. The
+runtime grows the memory once, writes the pointer arrays once, and a run is: copy
+the inputs in, call ``vtamod_run(base + input_ptrs, base + output_ptrs, base +
+workspace)`` (0 on success), copy the outputs out. ``driver/web/vta_runtime.mjs``
+(JavaScript) and ``driver.runtime.wasm`` (Python, wasmtime) read it. A truncated
+file fails WebAssembly validation or lacks the section (it is the last one), so
+both runtimes refuse it with a message.
 """
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 
 import numpy as np
 
-from .build import ALIGN, CompiledModel
+from .build import CompiledModel
 
 FORMAT = "vta-web"
 VERSION = 1
-FILES = ("model.wasm", "model.json", "params.bin")
+SECTION = "vta.model"
+ALIGN = 64
+POINTER_BYTES = 4          # wasm32
 
 
 def _align(n: int) -> int:
     return (n + ALIGN - 1) // ALIGN * ALIGN
 
 
-def _nbytes(shape, dtype) -> int:
-    return int(np.prod(shape)) * np.dtype(dtype).itemsize
+def _leb128(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte, n = n & 0x7F, n >> 7
+        out.append(byte | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
 
 
-def memory_plan(graph_json: dict, params: dict) -> tuple:
-    """``(plan, params_blob)``: byte offsets of every buffer of ``graph_json`` (see the
-    module docstring) and the parameter region's bytes.
-
-    Raises:
-        ValueError: the plan names a parameter that ``params`` lacks, or holds a call that
-            is not a CPU kernel (accelerator and GPU modules do not run in WebAssembly).
-    """
-    g = graph_json
-    used = []
-    for call in g["calls"]:
-        if call.get("kind", "kernel") != "kernel":
-            raise ValueError(f"call {call.get('node')!r} is a {call.get('kind')!r} call; a web "
-                             "module runs CPU kernels only: build the model with target='wasm32'")
-        used += [r["name"] for r in call["args"] if r["kind"] == "param"]
-    used += [o["ref"]["name"] for o in g["outputs"] if o["ref"]["kind"] == "param"]
-    blob, param_at = bytearray(), {}
-    for name in dict.fromkeys(used):
-        if name not in params:
-            raise ValueError(f"graph.json names parameter {name!r}, which the model's params lack")
-        param_at[name] = len(blob)
-        data = np.ascontiguousarray(params[name]).tobytes()
-        blob += data + bytes(_align(len(data)) - len(data))
-    at = len(blob)
-    slot_at = []
-    for nbytes in g["slots"]:
-        slot_at.append(at)
-        at += _align(nbytes)
-    workspace_at = at
-    at += _align(g.get("workspace_bytes", 0))
-    inputs = []
-    for i in g["inputs"]:
-        inputs.append({"name": i["name"], "shape": list(i["shape"]), "dtype": i["dtype"],
-                       "offset": at})
-        at += _align(_nbytes(i["shape"], i["dtype"]))
-
-    def offset(ref: dict) -> int:
-        kind = ref["kind"]
-        if kind == "slot":
-            return slot_at[ref["slot"]]
-        if kind == "input":
-            return inputs[ref["index"]]["offset"]
-        if kind == "param":
-            return param_at[ref["name"]]
-        if kind == "workspace":
-            return workspace_at + ref["offset"]
-        raise ValueError(f"graph.json has a buffer of kind {kind!r}; recompile the model")
-
-    plan = {"format": FORMAT, "version": VERSION, "params_bytes": len(blob),
-            "memory_bytes": at, "inputs": inputs,
-            "outputs": [{"name": o["name"], "shape": list(o["shape"]), "dtype": o["dtype"],
-                         "offset": offset(o["ref"])} for o in g["outputs"]],
-            "calls": [{"kernel": c["kernel"], "args": [offset(r) for r in c["args"]],
-                       "node": c.get("node", c["kernel"])} for c in g["calls"]]}
-    return plan, bytes(blob)
+def custom_section(name: str, payload: bytes) -> bytes:
+    """A WebAssembly custom section (id 0) named ``name`` holding ``payload``."""
+    body = _leb128(len(name.encode())) + name.encode() + payload
+    return b"\0" + _leb128(len(body)) + body
 
 
-def web_files(cm: CompiledModel) -> dict:
-    """The web module of ``cm`` (built with a wasm32 target): file name -> bytes.
+def interface(graph_json: dict, aot: dict) -> dict:
+    """The ``vta.model`` section's content (module docstring) of an AOT plan and its
+    manifest entry ``aot`` (``workspace_bytes``, ``constant_bytes``, ``entry``)."""
+    at, doc = 0, {"format": FORMAT, "version": VERSION, "entry": aot["entry"]}
+    for kind in ("inputs", "outputs"):
+        doc[kind] = []
+        for spec in graph_json[kind]:
+            doc[kind].append({"name": spec["name"], "shape": list(spec["shape"]),
+                              "dtype": spec["dtype"], "offset": at})
+            at += _align(int(np.prod(spec["shape"])) * np.dtype(spec["dtype"]).itemsize)
+    for kind in ("inputs", "outputs"):
+        doc[kind[:-1] + "_ptrs"] = at
+        at += _align(POINTER_BYTES * len(graph_json[kind]))
+    doc["workspace"] = at
+    at += _align(aot["workspace_bytes"])
+    doc.update(workspace_bytes=aot["workspace_bytes"], constant_bytes=aot["constant_bytes"],
+               memory_bytes=at)
+    return doc
+
+
+def web_module(cm: CompiledModel) -> bytes:
+    """The ``.wasm`` file of ``cm``, a model built with ``target="wasm32", executor="aot"``.
+
+    Returns:
+        the module's bytes: exports ``memory``, ``__heap_base`` and ``vtamod_run``;
+        imports only libm functions from ``env`` (``expf``, ``tanhf``, ...) when the
+        kernels call them; ends with the ``vta.model`` section.
 
     Raises:
-        ValueError: ``cm`` was not built for wasm32 (the message says how to build it).
-        compiler.codegen.llvm.wasm_link.WasmLinkError: wasm-ld is missing or failed.
+        ValueError: ``cm`` is not a wasm32 AOT model (the message says how to build one).
+        compiler.codegen.llvm.wasm_link.WasmLinkError: wasm-ld is missing (names the
+            Debian package ``lld``) or failed.
     """
     from compiler.codegen.llvm.wasm_link import link_wasm
 
     triple = (cm.cpu or {}).get("triple", "")
-    if not triple.startswith("wasm32") or "kernels.o" not in cm.files:
-        raise ValueError(f"a web module needs a model built for wasm32, not {cm.targets!r}; "
-                         "use build_model(model, target='wasm32')")
-    plan, blob = memory_plan(cm.graph_json, cm.params)
-    kernels = sorted({c["kernel"] for c in plan["calls"]})
-    wasm = link_wasm([cm.files["kernels.o"]], kernels)
-    plan["wasm_sha256"] = hashlib.sha256(wasm).hexdigest()
-    plan["params_sha256"] = hashlib.sha256(blob).hexdigest()
-    return {"model.wasm": wasm, "model.json": json.dumps(plan, indent=1).encode(),
-            "params.bin": blob}
+    if not triple.startswith("wasm32") or cm.aot is None or "model.o" not in cm.files:
+        raise ValueError(f"a web module is built from a wasm32 AOT model, not one for "
+                         f"{cm.targets!r} with executor {cm.executor!r}; use "
+                         "build_model(model, target='wasm32', executor='aot')")
+    wasm = link_wasm([cm.files["model.o"]], [cm.aot["entry"]])
+    doc = json.dumps(interface(cm.graph_json, cm.aot), separators=(",", ":")).encode()
+    return wasm + custom_section(SECTION, doc)
 
 
-def save_web(cm: CompiledModel, folder: str) -> str:
-    """Write :func:`web_files` of ``cm`` into ``folder`` (created if absent); returns it.
+def build_web(model, **options) -> bytes:
+    """``web_module(build_model(model, target="wasm32", executor="aot", **options))``:
+    any model ``build_model`` takes (ONNX, PyTorch with ``example_inputs``, a graph)."""
+    from compiler.build_model import build_model
 
-    Raises:
-        as :func:`web_files`; OSError when the folder cannot be written.
-    """
-    files = web_files(cm)
-    os.makedirs(folder, exist_ok=True)
-    for name, data in files.items():
-        with open(os.path.join(folder, name), "wb") as f:
-            f.write(data)
-    return folder
+    return web_module(build_model(model, target="wasm32", executor="aot", **options))

@@ -1,29 +1,29 @@
-"""Run a web module (model.wasm + model.json + params.bin) from Python through wasmtime.
+"""Run a web module (one .wasm file, ``compiler/graph_lower/web.py``) from Python through wasmtime.
 
-The same format and memory plan as the JavaScript runtime (``driver/web/vta_runtime.mjs``;
-the format is described in ``compiler/graph_lower/web.py``): it lets tests and scripts
-check a WebAssembly build against the native module without Node. Needs PyPI
-``wasmtime`` (in the ``dev`` extra); nothing here imports the compiler.
+The same file and static memory plan as the JavaScript runtime
+(``driver/web/vta_runtime.mjs``): it lets tests and scripts check a WebAssembly build
+against the native module without Node. Needs PyPI ``wasmtime`` (in the ``dev``
+extra); nothing here imports the compiler.
 
 Usage::
 
     from driver.runtime.wasm import load_wasm
-    m = load_wasm("out/digits_web")                 # the folder of the three files
+    m = load_wasm("out/digits.wasm")                # a path or the file's bytes
     y = m.run(image=x)["logits"]                    # x: numpy float32[1, 1, 8, 8]
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import math
-import os
 
 import numpy as np
 
 from .errors import RuntimeModuleError
 
+SECTION = "vta.model"
 ALIGN = 64
 PAGE = 65536
+_STATUS = {-1: "a NULL pointer", -2: "a pointer that is not 64-byte aligned"}
 
 # name (without the float "f" suffix) -> Python function, for the kernels' libm imports
 _LIBM = {"exp": math.exp, "exp2": lambda x: 2.0 ** x, "log": math.log, "log2": math.log2,
@@ -38,90 +38,132 @@ _LIBM = {"exp": math.exp, "exp2": lambda x: 2.0 ** x, "log": math.log, "log2": m
 
 
 def _libm(name: str):
-    if name in _LIBM:
-        return _LIBM[name]
-    if name.endswith("f") and name[:-1] in _LIBM:
-        return _LIBM[name[:-1]]
+    return _LIBM.get(name) or (_LIBM.get(name[:-1]) if name.endswith("f") else None)
+
+
+def _leb128(data: bytes, at: int) -> tuple:
+    value = shift = 0
+    while True:
+        if at >= len(data):
+            raise IndexError("LEB128 runs past the end")
+        byte = data[at]
+        value |= (byte & 0x7F) << shift
+        at, shift = at + 1, shift + 7
+        if not byte & 0x80:
+            return value, at
+
+
+def custom_section(wasm: bytes, name: str) -> "bytes | None":
+    """The payload of the custom section ``name`` of a WebAssembly binary, or None.
+
+    Raises:
+        IndexError: the binary ends inside a section (truncated).
+    """
+    at = 8
+    while at < len(wasm):
+        sid = wasm[at]
+        size, body = _leb128(wasm, at + 1)
+        if body + size > len(wasm):
+            raise IndexError(f"section {sid} runs past the end")
+        if sid == 0:
+            nlen, nat = _leb128(wasm, body)
+            if wasm[nat:nat + nlen] == name.encode():
+                return wasm[nat + nlen:body + size]
+        at = body + size
     return None
+
+
+def read_interface(wasm: bytes, where: str) -> dict:
+    """The ``vta.model`` interface of a web module's bytes.
+
+    Raises:
+        RuntimeModuleError: not WebAssembly, truncated, or no/foreign ``vta.model`` section.
+    """
+    if wasm[:4] != b"\0asm":
+        raise RuntimeModuleError(f"{where} is not a WebAssembly file (starts {wasm[:4]!r}); "
+                                 "build one with compiler.graph_lower.web.build_web")
+    try:
+        payload = custom_section(wasm, SECTION)
+    except IndexError as exc:
+        raise RuntimeModuleError(f"{where} ({len(wasm)} bytes) is truncated ({exc}): build or "
+                                 "copy it again") from None
+    if payload is None:
+        raise RuntimeModuleError(f"{where} has no {SECTION!r} section: it is truncated, or not "
+                                 "a model built by compiler.graph_lower.web")
+    doc = json.loads(payload)
+    if doc.get("format") != "vta-web" or doc.get("version") != 1:
+        raise RuntimeModuleError(f"{where}: section {SECTION!r} is not format 'vta-web' version 1;"
+                                 " rebuild the module")
+    return doc
 
 
 class WasmModule:
     """A web module instantiated in wasmtime: ``run(**inputs)`` -> outputs by name.
 
     Args:
-        folder: the folder of model.wasm, model.json and params.bin.
+        wasm: the .wasm file's path or bytes.
 
     Attributes:
-        inputs, outputs: ``[(name, shape, dtype)]``.
+        inputs, outputs: ``[(name, shape, dtype)]``; ``workspace_bytes``,
+        ``constant_bytes``: bytes of scratch and of parameters in the module.
 
     Raises:
         ImportError: wasmtime is not installed (``pip install wasmtime``).
-        RuntimeModuleError: a file is missing, truncated or from another build, or the
-            module imports something this runtime does not provide.
+        RuntimeModuleError: the file is missing, truncated or foreign, or imports something
+            this runtime does not provide.
     """
 
-    def __init__(self, folder: str):
+    def __init__(self, wasm: "str | bytes"):
         import wasmtime
 
-        def read(name):
-            path = os.path.join(folder, name)
+        where = "the module" if isinstance(wasm, bytes) else str(wasm)
+        if not isinstance(wasm, bytes):
             try:
-                with open(path, "rb") as f:
-                    return f.read()
+                with open(wasm, "rb") as f:
+                    wasm = f.read()
             except OSError as exc:
-                raise RuntimeModuleError(f"{path}: cannot read it ({exc.strerror}); a web "
-                                         "module folder holds model.wasm, model.json and "
-                                         "params.bin") from None
-
-        plan = json.loads(read("model.json"))
-        if plan.get("format") != "vta-web" or plan.get("version") != 1:
-            raise RuntimeModuleError(f"{folder}/model.json is not format 'vta-web' version 1; "
-                                     "rebuild the web module")
-        wasm, blob = read("model.wasm"), read("params.bin")
-        if hashlib.sha256(wasm).hexdigest() != plan.get("wasm_sha256"):
-            raise RuntimeModuleError(f"{folder}/model.wasm ({len(wasm)} bytes) is not the module "
-                                     "model.json was built with (sha256 differs): truncated "
-                                     "or from another build; copy the files again")
-        if len(blob) != plan["params_bytes"]:
-            raise RuntimeModuleError(f"{folder}/params.bin holds {len(blob)} bytes, the plan "
-                                     f"needs {plan['params_bytes']}; copy it again")
-        self.plan, self.folder = plan, folder
+                raise RuntimeModuleError(f"{where}: cannot read it ({exc.strerror})") from None
+        doc = read_interface(wasm, where)
+        self.doc = doc
         self._store = wasmtime.Store()
-        module = wasmtime.Module(self._store.engine, wasm)
+        try:
+            module = wasmtime.Module(self._store.engine, wasm)
+        except wasmtime.WasmtimeError as exc:
+            raise RuntimeModuleError(f"{where} is not a valid WebAssembly module ({exc}); build "
+                                     "or copy it again") from None
         imports = []
         for imp in module.imports:
             fn = _libm(imp.name) if imp.module == "env" else None
             if fn is None or not isinstance(imp.type, wasmtime.FuncType):
-                raise RuntimeModuleError(f"{folder}/model.wasm imports {imp.module}.{imp.name}, "
-                                         "which this runtime does not provide; rebuild it")
+                raise RuntimeModuleError(f"{where} imports {imp.module}.{imp.name}, which this "
+                                         "runtime does not provide; rebuild it")
             imports.append(wasmtime.Func(self._store, imp.type, fn))
-        inst = wasmtime.Instance(self._store, module, imports)
-        ex = inst.exports(self._store)
-        self._memory = ex["memory"]
+        ex = wasmtime.Instance(self._store, module, imports).exports(self._store)
+        self._memory, self._entry = ex["memory"], ex[doc["entry"]]
         self._base = -(-ex["__heap_base"].value(self._store) // ALIGN) * ALIGN
-        need = self._base + plan["memory_bytes"]
-        have = self._memory.data_len(self._store)
+        need, have = self._base + doc["memory_bytes"], self._memory.data_len(self._store)
         if need > have:
             self._memory.grow(self._store, -(-(need - have) // PAGE))
-        self._calls = [(ex[c["kernel"]], [self._base + a for a in c["args"]], c)
-                       for c in plan["calls"]]
-        self._memory.write(self._store, blob, self._base)
-        self.inputs = [(i["name"], tuple(i["shape"]), i["dtype"]) for i in plan["inputs"]]
-        self.outputs = [(o["name"], tuple(o["shape"]), o["dtype"]) for o in plan["outputs"]]
+        for kind in ("input", "output"):
+            ptrs = np.array([self._base + e["offset"] for e in doc[kind + "s"]], "<u4")
+            self._memory.write(self._store, ptrs.tobytes(), self._base + doc[kind + "_ptrs"])
+        self.inputs = [(i["name"], tuple(i["shape"]), i["dtype"]) for i in doc["inputs"]]
+        self.outputs = [(o["name"], tuple(o["shape"]), o["dtype"]) for o in doc["outputs"]]
+        self.workspace_bytes, self.constant_bytes = doc["workspace_bytes"], doc["constant_bytes"]
 
     def run(self, **inputs) -> dict:
-        """Run once; ``inputs``: every input by name (numpy arrays of the plan's shape,
+        """Run once; ``inputs``: every input by name (numpy arrays of the declared shape,
         cast to its dtype). Returns ``{name: numpy array}`` of the outputs (copies).
 
         Raises:
-            RuntimeModuleError: an unknown or missing input, a wrong shape, a kernel
-                that returns non-zero.
+            RuntimeModuleError: an unknown or missing input, a wrong shape, a non-zero status.
         """
-        names = [i["name"] for i in self.plan["inputs"]]
+        doc, base = self.doc, self._base
+        names = [i["name"] for i in doc["inputs"]]
         unknown = sorted(set(inputs) - set(names))
         if unknown:
             raise RuntimeModuleError(f"unknown input(s) {unknown}; the model's inputs are {names}")
-        for entry in self.plan["inputs"]:
+        for entry in doc["inputs"]:
             if entry["name"] not in inputs:
                 raise RuntimeModuleError(f"input {entry['name']!r} is missing; pass "
                                          f"{entry['dtype']}{entry['shape']}")
@@ -130,21 +172,20 @@ class WasmModule:
                 raise RuntimeModuleError(f"input {entry['name']!r} must have shape "
                                          f"{entry['shape']}, not {list(x.shape)}")
             data = np.ascontiguousarray(x, dtype=entry["dtype"]).tobytes()
-            self._memory.write(self._store, data, self._base + entry["offset"])
-        for fn, args, call in self._calls:
-            rc = fn(self._store, *args)
-            if rc != 0:
-                raise RuntimeModuleError(f"kernel {call['kernel']} (node {call['node']}) "
-                                         f"returned {rc}, not 0")
+            self._memory.write(self._store, data, base + entry["offset"])
+        rc = self._entry(self._store, base + doc["input_ptrs"], base + doc["output_ptrs"],
+                         base + doc["workspace"])
+        if rc != 0:
+            raise RuntimeModuleError(f"{doc['entry']} returned {rc} "
+                                     f"({_STATUS.get(rc, 'a kernel failed')}), not 0")
         out = {}
-        for o in self.plan["outputs"]:
+        for o in doc["outputs"]:
             n = int(np.prod(o["shape"])) * np.dtype(o["dtype"]).itemsize
-            at = self._base + o["offset"]
-            raw = self._memory.read(self._store, at, at + n)
+            raw = self._memory.read(self._store, base + o["offset"], base + o["offset"] + n)
             out[o["name"]] = np.frombuffer(bytes(raw), o["dtype"]).reshape(o["shape"])
         return out
 
 
-def load_wasm(folder: str) -> WasmModule:
-    """Load the web module in ``folder`` (see :class:`WasmModule`)."""
-    return WasmModule(folder)
+def load_wasm(wasm: "str | bytes") -> WasmModule:
+    """Load a web module from its path or bytes (see :class:`WasmModule`)."""
+    return WasmModule(wasm)

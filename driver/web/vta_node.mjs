@@ -1,13 +1,12 @@
 // Run a web module in Node from the command line (used by the tests and bench/):
 //
-//   node driver/web/vta_node.mjs MODEL_DIR INPUTS.bin OUTPUTS.bin [--repeat N]
+//   node driver/web/vta_node.mjs MODEL.wasm INPUTS.bin OUTPUTS.bin [--repeat N]
 //
 // INPUTS.bin holds every input's raw bytes (little-endian, row-major) one after the other
-// in model.json's order; OUTPUTS.bin receives every output's bytes the same way. With
+// in the model's order; OUTPUTS.bin receives every output's bytes the same way. With
 // --repeat N the model runs N more times and one JSON line {"median_ms": ...} is printed.
 // Exit status 0 on success, 2 with the runtime's message on stderr on bad input.
 import { readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { loadModel, VtaModelError } from "./vta_runtime.mjs";
 
 const ARRAYS = {
@@ -16,14 +15,11 @@ const ARRAYS = {
 };
 
 async function main(argv) {
-  const [dir, inPath, outPath, flag, count] = argv;
-  if (!dir || !inPath || !outPath || (flag !== undefined && flag !== "--repeat")) {
-    throw new VtaModelError("usage: vta_node.mjs MODEL_DIR INPUTS.bin OUTPUTS.bin [--repeat N]");
+  const [wasmPath, inPath, outPath, flag, count] = argv;
+  if (!wasmPath || !inPath || !outPath || (flag !== undefined && flag !== "--repeat")) {
+    throw new VtaModelError("usage: vta_node.mjs MODEL.wasm INPUTS.bin OUTPUTS.bin [--repeat N]");
   }
-  const model = await loadModel(readFileSync(join(dir, "model.wasm")), {
-    plan: readFileSync(join(dir, "model.json"), "utf8"),
-    params: readFileSync(join(dir, "params.bin")),
-  });
+  const model = await loadModel(readFileSync(wasmPath));
   const raw = readFileSync(inPath);
   const inputs = {};
   let at = 0;

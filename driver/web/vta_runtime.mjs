@@ -1,19 +1,20 @@
-// The JavaScript runtime of web modules (model.wasm + model.json + params.bin, written by
-// compiler.graph_lower.web): an ES module for Node (>= 18) and browsers, no dependencies.
+// The JavaScript runtime of web modules: one .wasm file (compiler.graph_lower.web: a model
+// compiled ahead of time for wasm32, parameters inside, its interface in the custom section
+// "vta.model"). An ES module for Node (>= 18) and browsers, no dependencies.
 //
 //   import { loadModel, fetchModel } from "./vta_runtime.mjs";
-//   const m = await loadModel(wasmBytes, { plan, params });   // plan: model.json (object or text),
-//                                                              // params: params.bin (bytes)
-//   const m = await fetchModel("model/");                      // the same three files by URL
-//   const out = m.run({ image: new Float32Array(64) });        // name -> typed array
-//   out.logits                                                 // Float32Array(10), a copy
+//   const m = await loadModel(wasmBytes);                // ArrayBuffer or Uint8Array
+//   const m = await fetchModel("model.wasm");            // the same by URL
+//   m.inputs, m.outputs                                  // [{name, shape, dtype}]
+//   const out = m.run({ image: new Float32Array(64) });  // every input by name
+//   out.logits                                           // Float32Array(10), a copy
 //
-// Every buffer lives at a fixed place in the module's linear memory (the plan's static
-// memory plan above __heap_base); run() copies the inputs in, calls the kernels in order
-// and copies the outputs out; it allocates nothing in WebAssembly memory. Bad input (an
+// Every buffer lives at a fixed place in the module's linear memory (the static plan in
+// "vta.model", above __heap_base): run() copies the inputs in, calls vtamod_run once and
+// copies the outputs out; it allocates nothing in WebAssembly memory. Bad input (an
 // unknown or missing input name, a typed array of the wrong type or length, a truncated
-// or foreign wasm file, a params.bin of the wrong size) throws a VtaModelError whose
-// message names the thing, the bad value and the fix.
+// or foreign wasm file) throws a VtaModelError whose message names the thing, the bad
+// value and the fix.
 
 export class VtaModelError extends Error {
   constructor(message) {
@@ -55,95 +56,87 @@ const LIBM = {
 export const MATH_IMPORTS = Object.fromEntries(Object.entries(LIBM).flatMap(
   ([name, fn]) => [[name, fn], [name + "f", fn]]));
 
+
+const SECTION = "vta.model";
 const ALIGN = 64;
 const PAGE = 65536;
+// vtamod_run's own status codes (compiler/graph_lower/aot.py)
+const STATUS = { "-1": "a NULL pointer", "-2": "a pointer that is not 64-byte aligned" };
 
-async function sha256Hex(bytes) {
-  const subtle = globalThis.crypto && globalThis.crypto.subtle;
-  if (!subtle) return null;                           // an insecure browser context
-  const digest = new Uint8Array(await subtle.digest("SHA-256", bytes));
-  return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
-}
-
-function asBytes(what, data) {
+function asBytes(data) {
   if (data instanceof Uint8Array) return data;
   if (data instanceof ArrayBuffer) return new Uint8Array(data);
   if (ArrayBuffer.isView(data)) return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
-  throw new VtaModelError(`${what} must be an ArrayBuffer or Uint8Array, not ${typeof data}`);
+  throw new VtaModelError(`the model must be the .wasm file's bytes (ArrayBuffer or ` +
+    `Uint8Array), not ${data === null ? "null" : typeof data}`);
 }
 
-function checkPlan(plan) {
-  if (typeof plan === "string") {
-    try {
-      plan = JSON.parse(plan);
-    } catch (err) {
-      throw new VtaModelError(`model.json is not JSON (${err.message}); rebuild the web module`);
-    }
-  }
-  if (!plan || plan.format !== "vta-web" || plan.version !== 1) {
-    throw new VtaModelError(`model.json must be format "vta-web" version 1, not ` +
-      `${JSON.stringify(plan && plan.format)} version ${JSON.stringify(plan && plan.version)}; ` +
-      "rebuild the web module with this runtime's compiler");
-  }
-  return plan;
-}
-
-async function compileWasm(bytes, plan) {
-  const hash = await sha256Hex(bytes);
-  if (plan.wasm_sha256 && hash !== null && hash !== plan.wasm_sha256) {
-    throw new VtaModelError(`model.wasm (${bytes.length} bytes) is not the module model.json ` +
-      "was built with (sha256 differs): the file is truncated or from another build; copy " +
-      "both files again");
-  }
+async function compileWasm(bytes) {
+  let module;
   try {
-    return await WebAssembly.compile(bytes);
+    module = await WebAssembly.compile(bytes);
   } catch (err) {
-    throw new VtaModelError(`model.wasm (${bytes.length} bytes) is not a whole WebAssembly ` +
-      `module (${err.message}); the file is truncated or damaged: rebuild or copy it again`);
+    throw new VtaModelError(`the .wasm file (${bytes.length} bytes) is not a whole ` +
+      `WebAssembly module (${err.message}); it is truncated or damaged: build or copy it again`);
   }
+  const sections = WebAssembly.Module.customSections(module, SECTION);
+  if (sections.length !== 1) {
+    throw new VtaModelError(`the .wasm file (${bytes.length} bytes) has no "${SECTION}" ` +
+      "section: it is truncated, or not a model built by compiler.graph_lower.web " +
+      "(build it with build_web(model))");
+  }
+  const doc = JSON.parse(new TextDecoder().decode(sections[0]));
+  if (doc.format !== "vta-web" || doc.version !== 1) {
+    throw new VtaModelError(`the module's "${SECTION}" section is format ` +
+      `${JSON.stringify(doc.format)} version ${doc.version}, this runtime reads "vta-web" ` +
+      "version 1: rebuild the module or use the runtime of its release");
+  }
+  return { module, doc };
 }
 
 function mathImports(module) {
   const env = {};
   for (const imp of WebAssembly.Module.imports(module)) {
     if (imp.module !== "env" || imp.kind !== "function" || !(imp.name in MATH_IMPORTS)) {
-      throw new VtaModelError(`model.wasm imports ${imp.module}.${imp.name} (${imp.kind}), ` +
+      throw new VtaModelError(`the module imports ${imp.module}.${imp.name} (${imp.kind}), ` +
         `which this runtime does not provide (it provides env.{${Object.keys(LIBM).join(",")}}` +
-        "[f]); rebuild the module with the same version of the compiler and runtime");
+        "[f]); rebuild the module with the compiler of this runtime's release");
     }
     env[imp.name] = MATH_IMPORTS[imp.name];
   }
   return { env };
 }
 
+const count = (shape) => shape.reduce((a, b) => a * b, 1);
+
 /** A loaded web module: `run(inputs)` -> outputs; `inputs` / `outputs` describe them. */
 export class VtaModel {
-  constructor(instance, plan) {
+  constructor(instance, doc) {
     const ex = instance.exports;
-    this.plan = plan;
+    this.doc = doc;
     this.memory = ex.memory;
+    this.entry = ex[doc.entry];
+    if (typeof this.entry !== "function") {
+      throw new VtaModelError(`the module does not export its entry ${doc.entry}; rebuild it`);
+    }
     this.base = Math.ceil(ex.__heap_base.value / ALIGN) * ALIGN;
-    const need = this.base + plan.memory_bytes;
+    const need = this.base + doc.memory_bytes;
     if (need > this.memory.buffer.byteLength) {
       this.memory.grow(Math.ceil((need - this.memory.buffer.byteLength) / PAGE));
     }
-    /** [{name, shape, dtype}] of the inputs and of the outputs */
-    this.inputs = plan.inputs.map(({ name, shape, dtype }) => ({ name, shape, dtype }));
-    this.outputs = plan.outputs.map(({ name, shape, dtype }) => ({ name, shape, dtype }));
-    this.calls = plan.calls.map((c) => {
-      const fn = ex[c.kernel];
-      if (typeof fn !== "function") {
-        throw new VtaModelError(`kernel ${c.kernel} named in model.json is not exported by ` +
-          "model.wasm; the files do not belong together: copy all three from one build");
-      }
-      return { fn, args: c.args.map((a) => this.base + a), node: c.node, kernel: c.kernel };
-    });
+    /** [{name, shape, dtype}] of the inputs and of the outputs, in the entry's order */
+    this.inputs = doc.inputs.map(({ name, shape, dtype }) => ({ name, shape, dtype }));
+    this.outputs = doc.outputs.map(({ name, shape, dtype }) => ({ name, shape, dtype }));
+    /** bytes of scratch one run uses and of parameters held as constant data */
+    this.workspaceBytes = doc.workspace_bytes;
+    this.constantBytes = doc.constant_bytes;
+    const ptrs = new Uint32Array(this.memory.buffer);
+    doc.inputs.forEach((e, i) => { ptrs[(this.base + doc.input_ptrs) / 4 + i] = this.base + e.offset; });
+    doc.outputs.forEach((e, i) => { ptrs[(this.base + doc.output_ptrs) / 4 + i] = this.base + e.offset; });
   }
 
   view(entry) {
-    const Array_ = ARRAYS[entry.dtype];
-    const n = entry.shape.reduce((a, b) => a * b, 1);
-    return new Array_(this.memory.buffer, this.base + entry.offset, n);
+    return new ARRAYS[entry.dtype](this.memory.buffer, this.base + entry.offset, count(entry.shape));
   }
 
   /**
@@ -151,96 +144,78 @@ export class VtaModel {
    * @param {Object<string, TypedArray>} inputs every input by name, each a typed array of
    *   its dtype (float32 -> Float32Array) holding prod(shape) elements in row-major order.
    * @returns {Object<string, TypedArray>} every output by name (copies).
-   * @throws {VtaModelError} an unknown, missing or wrongly typed or sized input; a kernel
-   *   that fails or traps.
+   * @throws {VtaModelError} an unknown, missing or wrongly typed or sized input; the entry
+   *   failing (its status) or trapping.
    */
   run(inputs) {
-    if (!inputs || typeof inputs !== "object") {
-      throw new VtaModelError(`run() takes an object of inputs by name, not ${inputs}`);
+    if (!inputs || typeof inputs !== "object" || ArrayBuffer.isView(inputs)) {
+      throw new VtaModelError("run() takes an object of inputs by name, e.g. " +
+        `{${JSON.stringify(this.inputs[0] && this.inputs[0].name)}: Float32Array}, not ${inputs}`);
     }
-    const names = this.plan.inputs.map((i) => i.name);
+    const names = this.doc.inputs.map((i) => i.name);
     for (const key of Object.keys(inputs)) {
       if (!names.includes(key)) {
         throw new VtaModelError(`unknown input ${JSON.stringify(key)}; the model's inputs ` +
           `are ${JSON.stringify(names)}`);
       }
     }
-    for (const entry of this.plan.inputs) {
-      const value = inputs[entry.name], Array_ = ARRAYS[entry.dtype];
-      const n = entry.shape.reduce((a, b) => a * b, 1);
+    for (const entry of this.doc.inputs) {
+      const value = inputs[entry.name], Array_ = ARRAYS[entry.dtype], n = count(entry.shape);
       if (value === undefined) {
         throw new VtaModelError(`input ${JSON.stringify(entry.name)} is missing; pass a ` +
           `${Array_.name} of ${n} elements (${entry.dtype}[${entry.shape}])`);
       }
       if (!(value instanceof Array_) || value.length !== n) {
-        const got = value && value.constructor ? value.constructor.name : typeof value;
+        const got = value !== null && value.constructor ? value.constructor.name : typeof value;
         const len = value && value.length !== undefined ? ` of ${value.length} elements` : "";
         throw new VtaModelError(`input ${JSON.stringify(entry.name)} must be a ${Array_.name} ` +
           `of ${n} elements (${entry.dtype}[${entry.shape}]), not a ${got}${len}`);
       }
       this.view(entry).set(value);
     }
-    for (const { fn, args, node, kernel } of this.calls) {
-      let rc;
-      try {
-        rc = fn(...args);
-      } catch (err) {
-        throw new VtaModelError(`kernel ${kernel} (node ${node}) trapped: ${err.message}`);
-      }
-      if (rc !== 0) {
-        throw new VtaModelError(`kernel ${kernel} (node ${node}) returned ${rc}, not 0`);
-      }
+    const d = this.doc, b = this.base;
+    let rc;
+    try {
+      rc = this.entry(b + d.input_ptrs, b + d.output_ptrs, b + d.workspace);
+    } catch (err) {
+      throw new VtaModelError(`${d.entry} trapped (${err.message}); the module is damaged: rebuild it`);
+    }
+    if (rc !== 0) {
+      throw new VtaModelError(`${d.entry} returned ${rc} (${STATUS[rc] || "a kernel failed"}), not 0`);
     }
     const out = {};
-    for (const entry of this.plan.outputs) out[entry.name] = this.view(entry).slice();
+    for (const entry of this.doc.outputs) out[entry.name] = this.view(entry).slice();
     return out;
   }
 }
 
 /**
- * Load a web module from its three files' contents.
- * @param {ArrayBuffer|Uint8Array} wasmBytes model.wasm
- * @param {{plan: Object|string, params: ArrayBuffer|Uint8Array}} files model.json (parsed
- *   or text) and params.bin
+ * Load a web module.
+ * @param {ArrayBuffer|Uint8Array} wasmBytes the .wasm file (build_web's output)
  * @returns {Promise<VtaModel>}
- * @throws {VtaModelError} a truncated or foreign file, or files of different builds.
+ * @throws {VtaModelError} a truncated, damaged or foreign file.
  */
-export async function loadModel(wasmBytes, { plan, params } = {}) {
-  plan = checkPlan(plan);
-  const wasm = asBytes("model.wasm", wasmBytes);
-  const blob = asBytes("params.bin", params === undefined ? new Uint8Array(0) : params);
-  if (blob.length !== plan.params_bytes) {
-    throw new VtaModelError(`params.bin holds ${blob.length} bytes, model.json's plan needs ` +
-      `${plan.params_bytes}; the file is truncated or from another build: copy it again`);
-  }
-  const module = await compileWasm(wasm, plan);
+export async function loadModel(wasmBytes) {
+  const { module, doc } = await compileWasm(asBytes(wasmBytes));
   const instance = await WebAssembly.instantiate(module, mathImports(module));
-  const model = new VtaModel(instance, plan);
-  new Uint8Array(model.memory.buffer, model.base, blob.length).set(blob);
-  return model;
+  return new VtaModel(instance, doc);
 }
 
 /**
- * Fetch and load a web module's three files from the folder URL `base` (browser, or Node
- * with an http(s) URL).
- * @param {string} base folder URL, e.g. "model/"
- * @param {number} timeoutMs how long each file may take
+ * Fetch and load a web module by URL (browsers; Node with an http(s) URL).
+ * @param {string} url the .wasm file, relative to the page in a browser
+ * @param {number} timeoutMs how long the download may take
  * @returns {Promise<VtaModel>}
- * @throws {VtaModelError} a file that cannot be fetched (with its URL and status) or is bad.
+ * @throws {VtaModelError} a failed download (with the URL and HTTP status) or a bad file.
  */
-export async function fetchModel(base, timeoutMs = 30000) {
-  const get = async (name) => {
-    const url = new URL(name, new URL(base, globalThis.location ? globalThis.location.href : undefined));
-    let resp;
-    try {
-      resp = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
-    } catch (err) {
-      throw new VtaModelError(`fetching ${url} failed (${err.message})`);
-    }
-    if (!resp.ok) throw new VtaModelError(`fetching ${url} gave HTTP ${resp.status}`);
-    return new Uint8Array(await resp.arrayBuffer());
-  };
-  const [wasm, plan, params] = await Promise.all(
-    ["model.wasm", "model.json", "params.bin"].map(get));
-  return loadModel(wasm, { plan: new TextDecoder().decode(plan), params });
+export async function fetchModel(url, timeoutMs = 30000) {
+  const where = globalThis.location ? new URL(url, globalThis.location.href) : new URL(url);
+  let resp;
+  try {
+    resp = await fetch(where, { signal: AbortSignal.timeout(timeoutMs) });
+  } catch (err) {
+    throw new VtaModelError(`fetching ${where} failed (${err.message})`);
+  }
+  if (!resp.ok) throw new VtaModelError(`fetching ${where} gave HTTP ${resp.status}`);
+  return loadModel(new Uint8Array(await resp.arrayBuffer()));
 }
