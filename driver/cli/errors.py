@@ -13,11 +13,12 @@ from vta_hw.program import ProgramFormatError
 def user_errors() -> tuple[type[BaseException], ...]:
     """Exception types that mean bad input or an unreachable device, not a bug: shown
     without a traceback."""
+    from compiler.codegen.llvm.wasm_link import WasmLinkError
     from driver.backends.fpga import FpgaError
     from driver.device import DeviceError
     from sim.errors import SimError
     return (ConfigError, DecodeError, ProgramFormatError, SimError, DeviceError, FpgaError,
-            OSError, KeyError, ValueError)
+            WasmLinkError, OSError, KeyError, ValueError)
 
 
 def friendly(fn):
