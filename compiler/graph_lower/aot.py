@@ -183,15 +183,19 @@ def header(graph_json: dict, workspace_bytes: int, constant_bytes: int, target) 
             lines.append(f"/* {kind.lower()} {i} {s['name']!r}: {s['dtype']}{list(s['shape'])} "
                          f"({_C_TYPES.get(s['dtype'], s['dtype'])}) */")
             lines.append(f"#define {P}_{kind}{i}_BYTES {_nbytes(s)}u")
+            lines.append(f"#define {P}_{kind}{i}_NDIM {len(s['shape'])}")
+            lines.append(f"#define {P}_{kind}{i}_SHAPE {{{', '.join(map(str, s['shape'])) or '1'}}}")
     lines.append("")
     unused = "__attribute__((unused))"
     for kind, specs in (("input", ins), ("output", outs)):
         names = ", ".join(f'"{s["name"]}"' for s in specs)
         dtypes = ", ".join(f'"{s["dtype"]}"' for s in specs)
         sizes = ", ".join(f"{_nbytes(s)}u" for s in specs)
+        descs = ", ".join(f'"{s["dtype"]}{list(s["shape"])}"' for s in specs)
         lines += [f"static const char *const {PREFIX}_{kind}_names[] {unused} = {{{names}}};",
                   f"static const char *const {PREFIX}_{kind}_dtypes[] {unused} = {{{dtypes}}};",
-                  f"static const size_t {PREFIX}_{kind}_bytes[] {unused} = {{{sizes}}};"]
+                  f"static const size_t {PREFIX}_{kind}_bytes[] {unused} = {{{sizes}}};",
+                  f"static const char *const {PREFIX}_{kind}_desc[] {unused} = {{{descs}}};"]
     lines += ["", "/* Run the model once. inputs[i], outputs[i]: the buffers above, in this order;",
               f" * workspace: {P}_WORKSPACE_BYTES bytes. Every pointer {ALIGN}-byte aligned. Nothing",
               " * is allocated; calls with distinct workspaces and outputs may run concurrently.",

@@ -42,10 +42,17 @@ def _progress(iterable, total, desc):
 @click.option("--input-shape", "input_shapes", multiple=True, metavar="NAME:1x3x224x224",
               help="static shape of an input (repeatable); dynamic ONNX dimensions default to "
                    "1, dynamic .pt2 dimensions must be given")
+@click.option("--executor", type=click.Choice(["graph", "aot"]), default="graph",
+              show_default=True,
+              help="graph: the runtime calls the kernels in plan order (every target); aot "
+                   "(CPU targets): the whole model as one C function vtamod_run with the "
+                   "parameters as constant data and one workspace, plus its C header model.h "
+                   "(model.so on this machine, model.o for aarch64/armv7/wasm32; "
+                   "docs/deploy.md)")
 @click.option("--quiet", is_flag=True, help="no progress bar")
 @friendly
 def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_channel,
-                cpu_target, input_shapes, quiet):
+                cpu_target, input_shapes, executor, quiet):
     """Compile MODEL (ONNX, or a torch.export program saved with torch.export.save as .pt2)
     for the CPU, a GPU or the accelerator (--target vta) into the module folder OUTPUT (an
     earlier module there is replaced whole).
@@ -55,6 +62,8 @@ def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_
       vta compile examples/digits/digits_cnn.onnx -o out/digits.vtamod
       vta compile examples/digits/digits_cnn.onnx --target cuda -o out/digits_cuda.vtamod
       vta compile model.pt2 --input-shape x:1x3x224x224 -o out/model.vtamod
+      vta compile examples/digits/digits_cnn.onnx --executor aot --target aarch64 \\
+          -o out/digits_arm64.vtamod        # model.o + model.h for an AArch64 host
       vta run out/digits.vtamod --eval examples/digits/heldout.npz --eval-scale 0.0625
       vta compile examples/digits/digits_cnn.onnx --target vta --input-shape image:120x1x8x8 \\
           --calibrate examples/digits/calib.npz --calibrate-scale 0.0625 \\
@@ -68,6 +77,10 @@ def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_
     output_path(output, "-o/--output", folder=True)
     _check_output_folder(output)
     kind = target.split()[0] if target.split() else ""
+    if executor == "aot" and kind in ("cuda", "opencl", "vta"):
+        raise click.ClickException(f"--executor aot builds CPU modules (--target llvm, aarch64, "
+                                   f"armv7, wasm32 or 'llvm -mtriple=...'), not --target "
+                                   f"{target!r}; use --executor graph for GPUs and the accelerator")
     if kind == "vta":
         if target.split()[1:]:
             raise click.ClickException(f"--target {target!r}: vta takes no options; choose the "
@@ -81,7 +94,7 @@ def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_
     shapes = parse_input_shapes(input_shapes)
     start = time.perf_counter()
     try:
-        cm = build_model(model, target=target, input_shapes=shapes,
+        cm = build_model(model, target=target, input_shapes=shapes, executor=executor,
                          progress=None if quiet else _progress)
     except CudaCompileError as e:
         raise click.ClickException(_cuda_error(target, e)) from None
@@ -98,6 +111,10 @@ def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_
                f"{plural(st['calls'], 'call')}, {plural(len(cm.params), 'param')}, compiled in {time.perf_counter() - start:.1f} s "
                f"(lowering {st['lower_s']:.1f} s, {kind if kind in ('cuda', 'opencl') else 'LLVM'} "
                f"{st['llvm_s']:.1f} s)")
+    if cm.aot is not None:
+        click.echo(f"  AOT entry {cm.aot['entry']} in {cm.aot['object']} (declared in "
+                   f"{cm.aot['header']}): workspace {cm.aot['workspace_bytes']} bytes, constants "
+                   f"{cm.aot['constant_bytes']} bytes")
     _echo_io(cm)
 
 

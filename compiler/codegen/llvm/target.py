@@ -135,7 +135,7 @@ def parse_target(spec: "str | Target") -> Target:
                              f"in {spec!r}")
         opts[key] = value
     host = host_target()
-    triple = opts.get("-mtriple", host.triple)
+    triple = normalize_triple(opts.get("-mtriple", host.triple))
     is_host = _same_machine(triple, host.triple)
     init_llvm()
     try:
@@ -176,6 +176,21 @@ def _cpu_known(triple: str, cpu: str) -> bool:
             os.close(saved)
         cap.seek(0)
         return b"not a recognized processor" not in cap.read()
+
+
+#: operating systems a three-part triple (``arch-os-env``) may name without a vendor
+_VENDORLESS_OS = ("linux",)
+
+
+def normalize_triple(triple: str) -> str:
+    """``triple`` with the vendor LLVM expects in the second place: ``armv7-linux-gnueabihf``
+    -> ``armv7-unknown-linux-gnueabihf``. LLVM reads a three-part triple as arch-vendor-os,
+    so without this the environment (``gnueabihf``: hard-float calls) is lost and ARMv7
+    objects pass floats in integer registers, which a hard-float C library misreads."""
+    parts = triple.split("-")
+    if len(parts) == 3 and parts[1] in _VENDORLESS_OS:
+        parts.insert(1, "unknown")
+    return "-".join(parts)
 
 
 def _same_machine(triple: str, host_triple: str) -> bool:

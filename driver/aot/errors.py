@@ -1,0 +1,7 @@
+"""The one error type of deploying AOT modules (``driver.aot``)."""
+
+
+class DeployError(RuntimeError):
+    """A toolchain or emulator is missing (the message names its Debian package), the
+    harness does not build, or it exits with a non-zero status (the message holds its
+    status and its one-line explanation)."""

@@ -1,0 +1,103 @@
+"""The AOT executor (compiler/graph_lower/aot.py): one C entry over the graph executor's
+kernels and memory plan, loaded by driver.runtime.load_module."""
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+
+import numpy as np
+import pytest
+
+from compiler.build_model import build_model
+from compiler.graph_lower.aot import ALIGN, STATUS_MISALIGNED, STATUS_NULL, workspace_layout
+from driver.runtime import AotModule, GraphModule, RuntimeModuleError, load_module
+
+DIGITS = "examples/digits/digits_cnn.onnx"
+
+
+@pytest.fixture(scope="module")
+def digits(tmp_path_factory):
+    """(graph-executor module, saved AOT module folder) of the digits CNN."""
+    folder = str(tmp_path_factory.mktemp("aot") / "digits_aot.vtamod")
+    build_model(DIGITS, executor="aot").save(folder)
+    return build_model(DIGITS), folder
+
+
+def _images(n=4):
+    return np.random.default_rng(0).uniform(0, 1, (n, 1, 1, 8, 8)).astype(np.float32)
+
+
+def test_aot_module_equals_graph_executor(digits):
+    graph_cm, folder = digits
+    g, a = load_module(graph_cm), load_module(folder)
+    assert isinstance(a, AotModule) and type(g) is GraphModule
+    for x in _images():
+        np.testing.assert_array_equal(a(x)[0], g(x)[0])
+    assert a.output_info() == g.output_info() and a.input_info() == g.input_info()
+
+
+def test_manifest_states_entry_workspace_and_constants(digits):
+    graph_cm, folder = digits
+    man = json.load(open(os.path.join(folder, "manifest.json")))
+    assert man["executor"] == "aot" and man["aot"]["entry"] == "vtamod_run"
+    assert set(man["files"]) == {"graph.json", "params.npz", "model.so", "model.h"}
+    # the constants are the graph executor's packed parameters, now inside model.so
+    assert man["aot"]["constant_bytes"] == sum(max(v.nbytes, 1) for v in graph_cm.params.values())
+    gj = graph_cm.graph_json
+    assert man["aot"]["workspace_bytes"] == workspace_layout(gj)["bytes"] >= sum(gj["slots"])
+    header = open(os.path.join(folder, "model.h")).read()
+    assert f"#define VTAMOD_WORKSPACE_BYTES {man['aot']['workspace_bytes']}u" in header
+    assert "#define VTAMOD_INPUT0_BYTES 256u" in header and "#define VTAMOD_OUTPUT0_BYTES 40u" in header
+    assert "#define VTAMOD_INPUT0_SHAPE {1, 1, 8, 8}" in header
+    assert "int32_t vtamod_run(void *const *inputs, void *const *outputs, void *workspace);" in header
+
+
+def test_same_kernels_as_graph_executor(digits):
+    """No second copy of the kernels: the AOT library exports the graph executor's kernels
+    by name, and its plan names the same calls."""
+    graph_cm, folder = digits
+    load_module(folder)                      # loads libgomp, which the kernels link against
+    lib = ctypes.CDLL(os.path.join(folder, "model.so"))
+    aot_plan = json.load(open(os.path.join(folder, "graph.json")))
+    assert [c["kernel"] for c in aot_plan["calls"]] == [c["kernel"] for c in graph_cm.graph_json["calls"]]
+    for name in graph_cm.graph_json["kernels"]:
+        assert hasattr(lib, name), name
+
+
+def test_entry_rejects_null_and_misaligned_pointers(digits):
+    _, folder = digits
+    m = load_module(folder)
+    fn = m._lib.vtamod_run
+    ws = np.zeros(m.workspace_bytes + 2 * ALIGN, np.uint8)
+    base = ws.ctypes.data + (-ws.ctypes.data) % ALIGN
+    x = np.zeros(64 + ALIGN // 4, np.float32)
+    xp = x.ctypes.data + (-x.ctypes.data) % ALIGN
+    y = np.zeros(10 + ALIGN // 4, np.float32)
+    yp = y.ctypes.data + (-y.ctypes.data) % ALIGN
+    ins, outs = (ctypes.c_void_p * 1)(xp), (ctypes.c_void_p * 1)(yp)
+    assert fn(ins, outs, None) == STATUS_NULL
+    assert fn(ins, None, base) == STATUS_NULL
+    assert fn(ins, outs, base + 4) == STATUS_MISALIGNED
+    assert fn((ctypes.c_void_p * 1)(xp + 4), outs, base) == STATUS_MISALIGNED
+    assert fn(ins, outs, base) == 0
+
+
+def test_aot_from_memory_and_no_trace(digits):
+    m = load_module(build_model(DIGITS, executor="aot"))
+    x = _images(1)[0]
+    np.testing.assert_array_equal(m(x)[0], load_module(digits[0])(x)[0])
+    with pytest.raises(RuntimeModuleError, match="AOT module .*--executor graph to trace"):
+        m.trace(x)
+
+
+def test_workspace_layout_aligns_every_slot():
+    lay = workspace_layout({"slots": [10, 64, 65], "workspace_bytes": 1})
+    assert lay == {"slots": [0, 64, 128], "scratch": 256, "bytes": 320}
+
+
+def test_executor_errors():
+    with pytest.raises(ValueError, match="executor must be 'graph' or 'aot'.*not 'jit'"):
+        build_model(DIGITS, executor="jit")
+    with pytest.raises(ValueError, match="executor 'aot' builds CPU modules.*not target 'cuda'"):
+        build_model(DIGITS, target="cuda", executor="aot")
