@@ -22,8 +22,10 @@ Both runtimes use ``--threads`` threads (default: all cores the process may use)
 ``OMP_NUM_THREADS`` for our kernels, ``intra_op_num_threads`` for onnxruntime.
 
 Bar (issue 21): AOT latency no worse than the graph executor's (ratio <= 1.0; on a
-shared machine, within noise). The last line is one JSON object of the figures. The
-WebAssembly figures (Node, onnxruntime-web) are to be added beside these.
+shared machine, within noise). The last line is one JSON object of the figures, with
+the WebAssembly ones of ``bench/deploy_wasm.py`` (ResNet-18 in Node against
+onnxruntime-web, one thread each; bar <= 1.0x) when node and driver/web's npm tools
+are installed (otherwise ``"wasm_skipped"`` says which is missing).
 
 Run: ``.venv/bin/python bench/deploy.py [--size 224] [--threads 2]``.
 """
@@ -132,9 +134,15 @@ def main() -> None:
                                           args.threads)}
         with open(os.path.join(folders["aot"], "manifest.json")) as f:
             aot = json.load(f)["aot"]
+        from deploy_wasm import missing_tools, wasm_figures
+        why = missing_tools()
+        web = {"wasm_skipped": why} if why else wasm_figures(onnx_path, args.size)
     stated = (aot["workspace_bytes"] + aot["constant_bytes"]) / 2**20
     for k, v in mem.items():
         print(f"{k:11s} peak resident growth: {v['growth_mib']:.1f} MiB")
+    if "wasm_best_ms" in web:
+        print(f"wasm in Node: best {web['wasm_best_ms']:.1f} ms; onnxruntime-web: best "
+              f"{web['ortweb_best_ms']:.1f} ms ({web['wasm_over_ortweb_latency_ratio']:.2f}x)")
     print(f"AOT stated need: workspace {aot['workspace_bytes'] / 2**20:.2f} MiB + constants "
           f"{aot['constant_bytes'] / 2**20:.2f} MiB = {stated:.1f} MiB")
     print(json.dumps({
@@ -149,6 +157,7 @@ def main() -> None:
         "onnxruntime_peak_growth_mib": mem["onnxruntime"]["growth_mib"],
         "aot_stated_workspace_plus_constants_mib": stated,
         "bar_aot_latency_le_graph": ratio <= 1.0,
+        **web,
     }))
 
 

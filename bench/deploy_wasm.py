@@ -34,8 +34,6 @@ import tempfile
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, ROOT)
-os.environ["OMP_NUM_THREADS"] = "1"         # before the first module loads libgomp
-os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
 from timing import timed  # noqa: E402
 
@@ -94,6 +92,8 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
+    os.environ["OMP_NUM_THREADS"] = "1"         # before the first module loads libgomp
+    os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
     import numpy as np
     import onnx
