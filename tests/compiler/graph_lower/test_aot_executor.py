@@ -101,3 +101,17 @@ def test_executor_errors():
         build_model(DIGITS, executor="jit")
     with pytest.raises(ValueError, match="executor 'aot' builds CPU modules.*not target 'cuda'"):
         build_model(DIGITS, target="cuda", executor="aot")
+
+
+def test_entry_and_kernels_allocate_nothing(digits):
+    """The library's undefined symbols: libgomp and libc's memcpy, no allocator."""
+    import shutil
+    import subprocess
+    if shutil.which("nm") is None:
+        pytest.skip("nm is not installed (Debian: apt-get install binutils)")
+    _, folder = digits
+    out = subprocess.run(["nm", "-D", "--undefined-only", os.path.join(folder, "model.so")],
+                         capture_output=True, text=True, timeout=60, check=True).stdout
+    undefined = {line.split()[-1].split("@")[0] for line in out.splitlines() if line.strip()}
+    assert "GOMP_parallel" in undefined
+    assert not undefined & {"malloc", "calloc", "realloc", "aligned_alloc", "posix_memalign", "free"}
