@@ -33,7 +33,7 @@ _LIBM = {"exp": math.exp, "exp2": lambda x: 2.0 ** x, "log": math.log, "log2": m
          "atan2": math.atan2, "erf": math.erf, "fabs": math.fabs, "floor": math.floor,
          "ceil": math.ceil, "trunc": math.trunc, "roundeven": lambda x: float(np.rint(x)),
          "rint": lambda x: float(np.rint(x)), "nearbyint": lambda x: float(np.rint(x)),
-         "round": lambda x: float(np.round(x)), "fmin": min, "fmax": max,
+         "round": lambda x: math.copysign(math.floor(abs(x) + 0.5), x), "fmin": min, "fmax": max,
          "fma": lambda a, b, c: a * b + c, "fmod": math.fmod}
 
 

@@ -38,6 +38,8 @@ function erf(x) {
   return s * (1 - y * Math.exp(-a * a));
 }
 
+// C's round (half away from zero; Math.round goes half up) and roundeven (half to even)
+const round = (x) => Math.sign(x) * Math.round(Math.abs(x));
 const roundeven = (x) => {
   const r = Math.round(x);
   return Math.abs(x % 1) === 0.5 && r % 2 !== 0 ? r - 1 : r;
@@ -49,7 +51,7 @@ const LIBM = {
   sqrt: Math.sqrt, sin: Math.sin, cos: Math.cos, tan: Math.tan, tanh: Math.tanh,
   pow: Math.pow, atan: Math.atan, asin: Math.asin, acos: Math.acos, sinh: Math.sinh,
   cosh: Math.cosh, atan2: Math.atan2, erf, fabs: Math.abs, floor: Math.floor,
-  ceil: Math.ceil, trunc: Math.trunc, round: Math.round, roundeven, rint: roundeven,
+  ceil: Math.ceil, trunc: Math.trunc, round, roundeven, rint: roundeven,
   nearbyint: roundeven, fmin: Math.min, fmax: Math.max, fma: (a, b, c) => a * b + c,
   fmod: (a, b) => a % b,
 };

@@ -120,3 +120,29 @@ def test_resnet18_in_node_and_wasmtime_equal_x86(tmp_path):
     assert_close(got, ref, rel=1e-5, what="node")
     out = load_wasm(str(wasm)).run(input=x)
     assert_close(next(iter(out.values())), ref, rel=1e-5, what="wasmtime")
+
+
+def _libm_model():
+    """erf, tanh and softmax's exp: kernels that call libm, which a web module imports."""
+    from onnx import TensorProto, helper
+    nodes = [helper.make_node("Erf", ["x"], ["e"]), helper.make_node("Tanh", ["x"], ["t"]),
+             helper.make_node("Softmax", ["x"], ["p"], axis=1),
+             helper.make_node("Add", ["e", "t"], ["s"]), helper.make_node("Add", ["s", "p"], ["y"])]
+    g = helper.make_graph(nodes, "libm", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 64])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m
+
+
+@needs_node
+def test_libm_imports_come_from_the_runtimes(tmp_path):
+    wasmtime = pytest.importorskip("wasmtime", reason="PyPI package 'wasmtime' is not installed")
+    from driver.runtime.wasm import load_wasm
+    x = np.linspace(-3, 3, 64, dtype=np.float32).reshape(1, 64)
+    wasm, xpath, ref = _build(_libm_model(), tmp_path, "libm", x)
+    imports = {i.name for i in wasmtime.Module(wasmtime.Engine(), wasm.read_bytes()).imports}
+    assert imports == {"erff", "tanhf", "expf"}
+    assert_close(np.array(node_module(RUN, wasm, xpath)["y"], np.float32).reshape(1, 64), ref,
+                 rel=1e-5, what="node")
+    assert_close(load_wasm(str(wasm)).run(x=x)["y"], ref, rel=1e-5, what="wasmtime")
