@@ -1,4 +1,5 @@
-"""wasm-ld linking of wasm32 objects: SIMD128 code, the exports, the missing-linker message."""
+"""wasm-ld linking of wasm32 objects: SIMD128 code, the exports, the missing-linker message;
+the wasm32 conv schedule's default register tile."""
 from __future__ import annotations
 
 import pytest
@@ -8,9 +9,22 @@ from tests.driver.web_util import DIGITS, needs_wasm_ld
 
 
 @pytest.fixture(scope="module")
-def digits_object():
+def digits_wasm32():
     from compiler import build_model
-    return build_model(DIGITS, target="wasm32", executor="aot").files["model.o"]
+    return build_model(DIGITS, target="wasm32", executor="aot")
+
+
+@pytest.fixture(scope="module")
+def digits_object(digits_wasm32):
+    return digits_wasm32.files["model.o"]
+
+
+def test_wasm32_conv_default_is_two_vectors_of_channels(digits_wasm32):
+    """conv2 has 16 output channels: packed in blocks of 8 (2 x 4 lanes) for wasm32, not
+    the 16 (one AVX-512 vector) of x86-64."""
+    params = {r["name"] for c in digits_wasm32.graph_json["calls"] for r in c["args"]
+              if r["kind"] == "param"}
+    assert "c2_w#conv:8" in params and "c2_w#conv:16" not in params
 
 
 @needs_wasm_ld
