@@ -176,7 +176,7 @@ def header(graph_json: dict, workspace_bytes: int, constant_bytes: int, target) 
              "", f"#define {P}_NUM_INPUTS {len(ins)}", f"#define {P}_NUM_OUTPUTS {len(outs)}",
              f"/* bytes of scratch one run needs (activations + kernel scratch), {ALIGN}-byte aligned */",
              f"#define {P}_WORKSPACE_BYTES {workspace_bytes}u",
-             f"/* bytes of parameters held as constant data in the object */",
+             "/* bytes of parameters held as constant data in the object */",
              f"#define {P}_CONSTANT_BYTES {constant_bytes}u", f"#define {P}_ALIGN {ALIGN}", ""]
     for kind, specs in (("INPUT", ins), ("OUTPUT", outs)):
         for i, s in enumerate(specs):

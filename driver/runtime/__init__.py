@@ -50,8 +50,6 @@ __all__ = ["AotModule", "FORMAT", "OLD_FORMATS", "VERSION", "Array", "GraphModul
            "check_cpu", "check_shared_library", "host_cpu_flags", "load_module", "load_params",
            "num_threads", "open_folder", "read_manifest"]
 
-#: the manifest's ``executor`` -> the class that runs such a module
-EXECUTORS = {"graph": GraphModule, "aot": AotModule}
 #: the accelerator backend of load_module(..., device=None)
 DEFAULT_DEVICE = "tsim"
 
@@ -81,6 +79,19 @@ def _device(source: ModuleSource, device, device_options: dict):
                                  "config in its manifest; recompile it with `vta compile`")
     return Device(device or DEFAULT_DEVICE, config=VTAConfig.from_dict(vta["config"]),
                   **device_options)
+
+
+def _open_graph(source: ModuleSource, device, timeout_s, device_options) -> GraphModule:
+    dev = _device(source, device, device_options) if source.kind == "vta" else None
+    return GraphModule(source, dev, timeout_s)
+
+
+def _open_aot(source: ModuleSource, device, timeout_s, device_options) -> AotModule:
+    return AotModule(source)
+
+
+#: the manifest's ``executor`` -> ``(source, device, timeout_s, device_options) -> module``
+EXECUTORS = {"graph": _open_graph, "aot": _open_aot}
 
 
 def load_module(module, device=None, timeout_s: "float | None" = None, **device_options):
@@ -117,11 +128,9 @@ def load_module(module, device=None, timeout_s: "float | None" = None, **device_
     if kind == "gpu":
         from driver.gpu_runtime import GpuGraphModule
         return GpuGraphModule(source)
-    if source.manifest.get("executor", "graph") not in EXECUTORS:
-        raise RuntimeModuleError(f"{source.where}: executor {source.manifest['executor']!r}, this "
-                                 f"runtime runs {', '.join(map(repr, EXECUTORS))}; update it or "
-                                 "recompile the module with `vta compile`")
-    if EXECUTORS[source.manifest.get("executor", "graph")] is AotModule:
-        return AotModule(source)
-    dev = _device(source, device, device_options) if kind == "vta" else None
-    return GraphModule(source, dev, timeout_s)
+    executor = source.manifest.get("executor", "graph")
+    if executor not in EXECUTORS:
+        raise RuntimeModuleError(f"{source.where}: executor {executor!r}, this runtime runs "
+                                 f"{', '.join(map(repr, EXECUTORS))}; update it or recompile the "
+                                 "module with `vta compile`")
+    return EXECUTORS[executor](source, device, timeout_s, device_options)

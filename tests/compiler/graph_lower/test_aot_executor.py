@@ -115,3 +115,48 @@ def test_entry_and_kernels_allocate_nothing(digits):
     undefined = {line.split()[-1].split("@")[0] for line in out.splitlines() if line.strip()}
     assert "GOMP_parallel" in undefined
     assert not undefined & {"malloc", "calloc", "realloc", "aligned_alloc", "posix_memalign", "free"}
+
+
+def test_manifest_executor_checked_on_load(digits, tmp_path):
+    import shutil
+    _, folder = digits
+    copy = tmp_path / "m.vtamod"
+    shutil.copytree(folder, copy)
+    man = json.load(open(copy / "manifest.json"))
+    json.dump(dict(man, executor="jit"), open(copy / "manifest.json", "w"))
+    with pytest.raises(RuntimeModuleError, match="executor 'jit', this runtime runs 'graph', 'aot'"):
+        load_module(str(copy))
+    json.dump({k: v for k, v in man.items() if k != "aot"}, open(copy / "manifest.json", "w"))
+    with pytest.raises(RuntimeModuleError, match="no complete 'aot' entry.*--executor aot"):
+        load_module(str(copy))
+
+
+BLOCKED = r"""
+import sys
+class Block:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("compiler", "llvmlite", "onnx"):
+            raise ImportError(f"blocked import of {name}")
+        return None
+sys.meta_path.insert(0, Block())
+import numpy as np
+from driver.runtime import load_module
+m = load_module(sys.argv[1])
+np.save(sys.argv[3], m(np.load(sys.argv[2]))[0])
+print(type(m).__name__)
+"""
+
+
+def test_aot_module_runs_without_compiler_llvmlite_onnx(digits, tmp_path):
+    import subprocess
+    import sys
+    graph_cm, folder = digits
+    x = _images(1)[0]
+    np.save(tmp_path / "x.npy", x)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    proc = subprocess.run([sys.executable, "-c", BLOCKED, folder, str(tmp_path / "x.npy"),
+                           str(tmp_path / "y.npy")], capture_output=True, text=True, cwd=root,
+                          env=dict(os.environ, PYTHONPATH=root), timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "AotModule"
+    np.testing.assert_array_equal(np.load(tmp_path / "y.npy"), load_module(graph_cm)(x)[0])

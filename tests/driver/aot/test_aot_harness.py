@@ -121,3 +121,20 @@ def test_graph_module_is_not_an_aot_module(tmp_path):
     build_model(DIGITS).save(folder)
     with pytest.raises(DeployError, match="not an AOT module .*--executor aot"):
         build_harness(folder, tmp_path / "exe")
+
+
+def test_cli_compile_executor_aot(tmp_path):
+    from click.testing import CliRunner
+
+    from driver.cli.main import cli
+    out = str(tmp_path / "d_a64.vtamod")
+    res = CliRunner().invoke(cli, ["compile", DIGITS, "--executor", "aot", "--target", "aarch64",
+                                   "-o", out, "--quiet"])
+    assert res.exit_code == 0, res.output
+    assert "AOT entry vtamod_run in model.o (declared in model.h)" in res.output
+    assert (tmp_path / "d_a64.vtamod" / "model.o").is_file()
+    res = CliRunner().invoke(cli, ["compile", DIGITS, "--executor", "aot", "--target", "vta",
+                                   "-o", str(tmp_path / "v.vtamod")])
+    assert res.exit_code != 0 and "--executor aot builds CPU modules" in res.output
+    res = CliRunner().invoke(cli, ["compile", "--help"])
+    assert "--executor [graph|aot]" in res.output
