@@ -3,7 +3,8 @@
 //   node bench/deploy_wasm.mjs MODEL.wasm MODEL.onnx INPUT.bin ROUNDS REPEAT
 //
 // MODEL.wasm runs through driver/web/vta_runtime.mjs; MODEL.onnx through onnxruntime-web's
-// wasm backend (npm package of driver/web, single thread, its SIMD build). After a warm-up
+// wasm backend (npm package of driver/web, single thread; 1.30 ships SIMD builds only:
+// dist/ort-wasm-simd-threaded.wasm, here with one thread). After a warm-up
 // of each, ROUNDS alternating rounds of REPEAT runs each; prints one JSON line: best and
 // median milliseconds per run of each, and the largest |difference| of their outputs.
 import { readFileSync } from "node:fs";

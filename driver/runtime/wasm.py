@@ -90,7 +90,11 @@ def read_interface(wasm: bytes, where: str) -> dict:
     if payload is None:
         raise RuntimeModuleError(f"{where} has no {SECTION!r} section: it is truncated, or not "
                                  "a model built by compiler.graph_lower.web")
-    doc = json.loads(payload)
+    try:
+        doc = json.loads(payload)
+    except ValueError as exc:
+        raise RuntimeModuleError(f"{where}: section {SECTION!r} is not JSON ({exc}); the file "
+                                 "is damaged: build or copy it again") from None
     if doc.get("format") != "vta-web" or doc.get("version") != 1:
         raise RuntimeModuleError(f"{where}: section {SECTION!r} is not format 'vta-web' version 1;"
                                  " rebuild the module")

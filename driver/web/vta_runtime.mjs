@@ -87,7 +87,13 @@ async function compileWasm(bytes) {
       "section: it is truncated, or not a model built by compiler.graph_lower.web " +
       "(build it with build_web(model))");
   }
-  const doc = JSON.parse(new TextDecoder().decode(sections[0]));
+  let doc;
+  try {
+    doc = JSON.parse(new TextDecoder().decode(sections[0]));
+  } catch (err) {
+    throw new VtaModelError(`the module's "${SECTION}" section is not JSON (${err.message}); ` +
+      "the file is damaged: build or copy it again");
+  }
   if (doc.format !== "vta-web" || doc.version !== 1) {
     throw new VtaModelError(`the module's "${SECTION}" section is format ` +
       `${JSON.stringify(doc.format)} version ${doc.version}, this runtime reads "vta-web" ` +
@@ -211,7 +217,13 @@ export async function loadModel(wasmBytes) {
  * @throws {VtaModelError} a failed download (with the URL and HTTP status) or a bad file.
  */
 export async function fetchModel(url, timeoutMs = 30000) {
-  const where = globalThis.location ? new URL(url, globalThis.location.href) : new URL(url);
+  let where;
+  try {
+    where = globalThis.location ? new URL(url, globalThis.location.href) : new URL(url);
+  } catch (err) {
+    throw new VtaModelError(`fetchModel needs a URL (outside a page an absolute one, such as ` +
+      `http://127.0.0.1:8000/model.wasm), not ${JSON.stringify(url)}; for a file use loadModel`);
+  }
   let resp;
   try {
     resp = await fetch(where, { signal: AbortSignal.timeout(timeoutMs) });
