@@ -49,10 +49,13 @@ def _progress(iterable, total, desc):
                    "parameters as constant data and one workspace, plus its C header model.h "
                    "(model.so on this machine, model.o for aarch64/armv7/wasm32; "
                    "docs/deploy.md)")
+@click.option("--wasm", "wasm_path", type=click.Path(dir_okay=False), metavar="FILE.wasm",
+              help="with --target wasm32 --executor aot: also link the model into one "
+                   "WebAssembly file for the JavaScript runtime (wasm-ld; docs/deploy.md)")
 @click.option("--quiet", is_flag=True, help="no progress bar")
 @friendly
 def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_channel,
-                cpu_target, input_shapes, executor, quiet):
+                cpu_target, input_shapes, executor, wasm_path, quiet):
     """Compile MODEL (ONNX, or a torch.export program saved with torch.export.save as .pt2)
     for the CPU, a GPU or the accelerator (--target vta) into the module folder OUTPUT (an
     earlier module there is replaced whole).
@@ -64,6 +67,8 @@ def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_
       vta compile model.pt2 --input-shape x:1x3x224x224 -o out/model.vtamod
       vta compile examples/digits/digits_cnn.onnx --executor aot --target aarch64 \\
           -o out/digits_arm64.vtamod        # model.o + model.h for an AArch64 host
+      vta compile examples/digits/digits_cnn.onnx --executor aot --target wasm32 \\
+          -o out/digits_wasm.vtamod --wasm out/digits.wasm   # for Node and browsers
       vta run out/digits.vtamod --eval examples/digits/heldout.npz --eval-scale 0.0625
       vta compile examples/digits/digits_cnn.onnx --target vta --input-shape image:120x1x8x8 \\
           --calibrate examples/digits/calib.npz --calibrate-scale 0.0625 \\
@@ -81,6 +86,9 @@ def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_
         raise click.ClickException(f"--executor aot builds CPU modules (--target llvm, aarch64, "
                                    f"armv7, wasm32 or 'llvm -mtriple=...'), not --target "
                                    f"{target!r}; use --executor graph for GPUs and the accelerator")
+    if wasm_path and (executor != "aot" or "wasm32" not in target):
+        raise click.ClickException(f"--wasm needs --target wasm32 --executor aot, not --target "
+                                   f"{target!r} --executor {executor}")
     if kind == "vta":
         if target.split()[1:]:
             raise click.ClickException(f"--target {target!r}: vta takes no options; choose the "
@@ -115,6 +123,12 @@ def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_
         click.echo(f"  AOT entry {cm.aot['entry']} in {cm.aot['object']} (declared in "
                    f"{cm.aot['header']}): workspace {cm.aot['workspace_bytes']} bytes, constants "
                    f"{cm.aot['constant_bytes']} bytes")
+    if wasm_path:
+        from compiler.graph_lower.web import web_module
+        with open(wasm_path, "wb") as f:
+            f.write(web_module(cm))
+        click.echo(f"  wrote {wasm_path}: the model as one WebAssembly file "
+                   "(driver/web/vta_runtime.mjs loads it)")
     _echo_io(cm)
 
 

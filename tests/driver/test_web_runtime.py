@@ -146,3 +146,20 @@ def test_libm_imports_come_from_the_runtimes(tmp_path):
     assert_close(np.array(node_module(RUN, wasm, xpath)["y"], np.float32).reshape(1, 64), ref,
                  rel=1e-5, what="node")
     assert_close(load_wasm(str(wasm)).run(x=x)["y"], ref, rel=1e-5, what="wasmtime")
+
+
+def test_cli_compile_writes_the_wasm_file(digits, tmp_path):
+    from driver.runtime.wasm import load_wasm
+    from tests.cli_util import run_cli
+    _, xpath, ref = digits
+    out = tmp_path / "digits.wasm"
+    res = run_cli("compile", DIGITS, "--target", "wasm32", "--executor", "aot", "-o",
+                  tmp_path / "d.vtamod", "--wasm", out, "--quiet")
+    assert res.exit_code == 0, res.output
+    assert f"wrote {out}: the model as one WebAssembly file" in res.output
+    x = np.fromfile(xpath, "<f4").reshape(1, 1, 8, 8)
+    assert_close(load_wasm(str(out)).run(image=x)["logits"], ref, rel=1e-5)
+    res = run_cli("compile", DIGITS, "-o", tmp_path / "e.vtamod", "--wasm", out)
+    assert res.exit_code == 1
+    assert "--wasm needs --target wasm32 --executor aot, not --target 'llvm' --executor graph" \
+        in res.output
