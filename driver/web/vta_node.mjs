@@ -24,11 +24,11 @@ async function main(argv) {
   const inputs = {};
   let at = 0;
   for (const { name, shape, dtype } of model.inputs) {
-    const n = shape.reduce((a, b) => a * b, 1), A = ARRAYS[dtype];
-    const bytes = raw.subarray(at, at + Math.max(0, Math.min(n * A.BYTES_PER_ELEMENT, raw.length - at)));
-    const copy = new Uint8Array(bytes);                      // aligned copy
+    const A = ARRAYS[dtype], nbytes = shape.reduce((a, b) => a * b, 1) * A.BYTES_PER_ELEMENT;
+    // a short file gives a short array, which run() refuses with the sizes
+    const copy = new Uint8Array(raw.subarray(at, at + nbytes));        // aligned copy
     inputs[name] = new A(copy.buffer, 0, Math.floor(copy.length / A.BYTES_PER_ELEMENT));
-    at += n * A.BYTES_PER_ELEMENT;
+    at += nbytes;
   }
   let out = model.run(inputs);
   writeFileSync(outPath, Buffer.concat(model.outputs.map(

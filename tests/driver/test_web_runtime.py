@@ -163,3 +163,24 @@ def test_cli_compile_writes_the_wasm_file(digits, tmp_path):
     assert res.exit_code == 1
     assert "--wasm needs --target wasm32 --executor aot, not --target 'llvm' --executor graph" \
         in res.output
+
+
+@needs_node
+def test_node_command_line_runs_and_refuses_a_short_input(digits, tmp_path):
+    import subprocess
+
+    from tests.driver.web_util import WEB
+    wasm, xpath, ref = digits
+    cmd = ["node", f"{WEB}/vta_node.mjs", str(wasm)]
+    out = tmp_path / "y.bin"
+    proc = subprocess.run(cmd + [str(xpath), str(out), "--repeat", "2"], capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert '"median_ms"' in proc.stdout
+    assert_close(np.fromfile(out, "<f4").reshape(ref.shape), ref, rel=1e-5)
+    short = tmp_path / "short.bin"
+    short.write_bytes(xpath.read_bytes()[:100])
+    proc = subprocess.run(cmd + [str(short), str(out)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == ('input "image" must be a Float32Array of 64 elements '
+                                   '(float32[1,1,8,8]), not a Float32Array of 25 elements')
