@@ -28,7 +28,9 @@ operands shifted left to the larger exponent, summed, rounded and shifted right 
 the output's). Global average pooling becomes MEAN; data movement (reshape,
 transpose, slice, max pool, relu, nearest resize, and concat of inputs at one
 exponent) runs on the int8 values; any other op runs in float on the CPU between a
-DEQUANTIZE and a QUANTIZE.
+DEQUANTIZE and a QUANTIZE. Integer and bool graph inputs (token ids, attention masks)
+keep their dtype, and an op that reads integer or bool values runs on the CPU in the
+graph's dtypes, never quantized (an embedding Gather on int64 ids, a mask's Cast).
 """
 from __future__ import annotations
 
@@ -74,10 +76,11 @@ def _batches(graph: Graph, calib: Mapping[str, np.ndarray]):
     if missing:
         raise QuantizeError(f"calibration data lacks inputs {missing}; it has {sorted(calib)}")
     shapes = {i.name: i.shape for i in graph.inputs}
+    dtypes = {i.name: i.dtype for i in graph.inputs}
     count = None
     per = {}
     for n in names:
-        a = np.asarray(calib[n], np.float32)
+        a = np.asarray(calib[n]).astype(dtypes[n], copy=False)
         s = shapes[n]
         a = a.reshape((-1,) + tuple(s[1:]))
         per[n] = a
@@ -258,7 +261,10 @@ class _Builder:
         if n in self.of or n in self.absorbed or n.op is Op.PARAM:
             return
         if n.op is Op.INPUT:
-            self.of[n] = self.emit(QNode(QOp.INPUT, (), n.shape, "float32", name=n.name))
+            self.of[n] = self.emit(QNode(QOp.INPUT, (), n.shape, n.dtype, name=n.name))
+            return
+        if any(not _real(s) for s in n.src if s.op is not Op.PARAM):
+            self.cpu_node(n)  # integer / bool values (token ids, masks) are never quantized
             return
         if n.op is Op.CONV2D and self.gemm_node(n, QOp.CONV2D):
             return
@@ -282,7 +288,11 @@ class _Builder:
                                          {"op": n.op.name, "attrs": n.attr_dict},
                                          name=n.label or n.op.name.lower()))
             return
-        # float fallback: params become float constants of the node
+        self.cpu_node(n)
+
+    def cpu_node(self, n: Node) -> None:
+        """``n`` on the CPU in its own dtypes (float fallback; integer ops as they are): params
+        become constants of the node, int8 sources are dequantized."""
         srcs = []
         for s in n.src:
             if s.op is Op.PARAM:
@@ -296,6 +306,10 @@ class _Builder:
         self.of[n] = self.emit(QNode(QOp.FLOAT, tuple(srcs), n.shape, n.dtype,
                                      attrs={"op": n.op.name, "attrs": n.attr_dict},
                                      name=n.label or n.op.name.lower()))
+
+
+def _real(n: Node) -> bool:
+    return np.issubdtype(np.dtype(n.dtype), np.floating)
 
 
 def quantize(graph: Graph, params: Mapping[str, np.ndarray],
