@@ -49,6 +49,16 @@ from .qgraph import QGraph, QNode, QOp, quantize_array
 INT8_OPS = {Op.RESHAPE, Op.TRANSPOSE, Op.MAX_POOL, Op.RELU, Op.SLICE, Op.RESIZE}
 EXP_MIN, EXP_MAX = -20, 30
 
+#: graph ops the quantizer maps onto the accelerator (GEMM core and ALU): op -> (the
+#: ``_Builder`` method that emits the node when its conditions hold, the conditions; the
+#: partition then keeps a conv/dense with fewer than ``min_channels`` inputs on the CPU)
+ACCELERATED = {
+    Op.CONV2D: ("conv_node", "int8 GEMM + bias + requantize (shift) + relu/clip; constant weight, groups 1, "
+                             "dilation 1, symmetric pads up to 15, at least BLOCK_IN/4 input channels"),
+    Op.DENSE: ("dense_node", "as CONV2D, on 2-D activations [N, K] with a constant weight [O, K]"),
+    Op.ADD: ("residual_add", "two int8 activations of one shape (2-D or 4-D), [+ relu]; shifts 0 to 31"),
+}
+
 
 class QuantizeError(ValueError):
     """The graph cannot be quantized (message names the node and the reason)."""
@@ -185,6 +195,12 @@ class _Builder:
             end, relu = nxt, True
         return end, bias, relu
 
+    def conv_node(self, n: Node) -> bool:
+        return self.gemm_node(n, QOp.CONV2D)
+
+    def dense_node(self, n: Node) -> bool:
+        return self.gemm_node(n, QOp.DENSE)
+
     def gemm_node(self, n: Node, kind: QOp) -> bool:
         x, wn = n.src[0], n.src[1]
         w = self.param(wn)
@@ -266,11 +282,8 @@ class _Builder:
         if any(not _real(s) for s in n.src if s.op is not Op.PARAM):
             self.cpu_node(n)  # integer / bool values (token ids, masks) are never quantized
             return
-        if n.op is Op.CONV2D and self.gemm_node(n, QOp.CONV2D):
-            return
-        if n.op is Op.DENSE and self.gemm_node(n, QOp.DENSE):
-            return
-        if n.op is Op.ADD and self.residual_add(n):
+        rule = ACCELERATED.get(n.op)
+        if rule is not None and getattr(self, rule[0])(n):
             return
         acts = [s for s in n.src if s.op is not Op.PARAM]
         if n.op is Op.GLOBAL_AVG_POOL:
