@@ -23,7 +23,8 @@ shift: the ALU shifts by a vector, one shift per lane (``conv2d_program`` with a
 tuple ``shift``).
 
 Patterns fused into one accelerator-able node: conv2d [+ per-channel bias add]
-[+ relu], dense [+ bias add] [+ relu], residual add [+ relu] (integer ADD: both
+[+ relu], dense [+ bias add] [+ relu] (activations of rank > 2, a transformer's
+[batch, seq, hidden], are reshaped to 2-D around it, on int8), residual add [+ relu] (integer ADD: both
 operands shifted left to the larger exponent, summed, rounded and shifted right to
 the output's). Global average pooling becomes MEAN; data movement (reshape,
 transpose, slice, max pool, relu, nearest resize, and concat of inputs at one
@@ -55,7 +56,7 @@ EXP_MIN, EXP_MAX = -20, 30
 ACCELERATED = {
     Op.CONV2D: ("conv_node", "int8 GEMM + bias + requantize (shift) + relu/clip; constant weight, groups 1, "
                              "dilation 1, symmetric pads up to 15, at least BLOCK_IN/4 input channels"),
-    Op.DENSE: ("dense_node", "as CONV2D, on 2-D activations [N, K] with a constant weight [O, K]"),
+    Op.DENSE: ("dense_node", "as CONV2D, on activations [..., K] (flattened to 2-D) with a constant weight [O, K]"),
     Op.ADD: ("residual_add", "two int8 activations of one shape (2-D or 4-D), [+ relu]; shifts 0 to 31"),
 }
 
@@ -215,13 +216,16 @@ class _Builder:
             attrs = {"strides": tuple(a.get("strides", (1, 1))), "padding": (pads[0], pads[1])}
             shapes = lambda o: {(o,), (o, 1, 1), (1, o, 1, 1)}  # noqa: E731
         else:
-            if len(x.shape) != 2:
+            if len(x.shape) < 2:
                 return False
             attrs = {}
             shapes = lambda o: {(o,), (1, o)}  # noqa: E731
         O = w.shape[0]
         end, bias, relu = self.absorb(n, O, shapes)
         xi = self.as_int(x)
+        rows = int(np.prod(x.shape[:-1]))
+        if kind is QOp.DENSE and len(x.shape) > 2:   # [..., K] activations (a transformer's) as [rows, K]
+            xi = self.reshape_int8(xi, (rows, x.shape[-1]))
         ex = self.nodes[xi].exp
         wq, ew = _weight_per_channel(w) if self.per_channel else _weight(w)
         ea = ex + np.asarray(ew, np.int64)       # accumulator exponent(s)
@@ -238,9 +242,15 @@ class _Builder:
                          ew=tuple(int(v) for v in ew))
         else:
             attrs.update(shift=int(shift), relu=relu, ew=int(ew))
-        self.of[end] = self.emit(QNode(kind, (xi,), end.shape, "int8", int(ey), attrs, (pw, pb),
-                                       name=n.label or f"{kind.value}{k}"))
+        shape = (rows, O) if kind is QOp.DENSE else end.shape
+        out = self.emit(QNode(kind, (xi,), shape, "int8", int(ey), attrs, (pw, pb), name=n.label or f"{kind.value}{k}"))
+        self.of[end] = out if shape == end.shape else self.reshape_int8(out, end.shape)
         return True
+
+    def reshape_int8(self, i: int, shape: tuple) -> int:
+        """An INT8 RESHAPE of value ``i`` to ``shape`` (same exponent)."""
+        return self.emit(QNode(QOp.INT8, (i,), tuple(shape), "int8", self.nodes[i].exp,
+                               {"op": "RESHAPE", "attrs": {"newshape": tuple(shape)}}, name=f"reshape.{i}"))
 
     def residual_add(self, n: Node) -> bool:
         a, b = n.src

@@ -1,6 +1,7 @@
 """Token ids and attention masks (int64 inputs) kept as such end to end: a tiny BERT-style encoder
 (embedding Gather on int64 ids, mask Cast, attention matmuls, Softmax, LayerNorm) on the CPU
-target against onnxruntime, and on the accelerator (tsim) bit-exact with the quantized oracle."""
+target against onnxruntime, and on the accelerator (tsim) bit-exact with the quantized oracle,
+its six projections and feed-forward layers (dense on [1, seq, hidden]) on the GEMM core."""
 import numpy as np
 import pytest
 
@@ -40,6 +41,9 @@ def test_accelerator_keeps_int64_inputs_bit_exact_with_oracle(encoder, tmp_path)
     assert [qg.nodes[i].dtype for i in qg.inputs] == ["int64", "int64"]
     gathers = [n for n in qg.nodes if n.op is QOp.FLOAT and n.attrs["op"] == "TAKE"]
     assert gathers and all(qg.nodes[n.src[1]].dtype == "int64" for n in gathers)
+    # q, k, v, output projection, two feed-forward layers; attention's activation matmuls on the CPU
+    assert [(n.shape, n.target) for n in qg.nodes if n.op is QOp.DENSE] == \
+        [((SEQ, 32), "vta")] * 4 + [((SEQ, 64), "vta"), ((SEQ, 32), "vta")]
     m = load_module(cm.save(str(tmp_path / "enc_vta.vtamod")), device="tsim")
     assert [dt for _, _, dt in m.input_info()] == ["int64", "int64"]
     feeds = _feeds(np.random.default_rng(2))
