@@ -61,6 +61,7 @@ def build_vta(graph, params: dict, *, config: "VTAConfig | str | None" = None,
     from compiler.quant import build_plan, quantize
     from compiler.quant.calibration import check_calibration
     from compiler.quant.lower_plan import lower_plan
+    from compiler.topi.vta.environment import Env
 
     cfg = config if isinstance(config, VTAConfig) else load_config(config)
     if calib is None:
@@ -74,7 +75,7 @@ def build_vta(graph, params: dict, *, config: "VTAConfig | str | None" = None,
                              f"{', '.join(map(str, i.shape[1:]))}]")
         check_calibration(f"calib[{i.name!r}]", calib[i.name], tuple(i.shape))
     t0 = time.perf_counter()
-    qg = quantize(graph, params, calib, per_channel=per_channel)
+    qg = quantize(graph, params, calib, per_channel=per_channel, group_channels=Env(cfg).BLOCK_IN)
     t1 = time.perf_counter()
     plan = build_plan(qg, cfg, vthreads=vthreads, dram=dram, measure=measure,
                       min_channels=min_channels)
