@@ -1,6 +1,6 @@
 """Token ids and attention masks (int64 inputs) kept as such end to end: a tiny BERT-style encoder
 (embedding Gather on int64 ids, mask Cast, attention matmuls, Softmax, LayerNorm) on the CPU
-target against onnxruntime, and on the accelerator (tsim) bit-exact with the quantized oracle,
+and OpenCL targets against onnxruntime, and on the accelerator (tsim) bit-exact with the quantized oracle,
 its six projections and feed-forward layers (dense on [1, seq, hidden]) on the GEMM core."""
 import numpy as np
 import pytest
@@ -8,6 +8,7 @@ import pytest
 from compiler import build_model
 from compiler.quant import QOp, run as run_oracle
 from driver.runtime import load_module
+from tests.gpu_marks import needs_opencl
 from tests.models.builders import build_token_encoder
 from tests.models.oracle import assert_close, ort_run
 
@@ -26,12 +27,13 @@ def encoder():
     return build_token_encoder(seq=SEQ, vocab=VOCAB)
 
 
-def test_cpu_target_keeps_int64_inputs_and_matches_onnxruntime(encoder, tmp_path):
-    m = load_module(build_model(encoder, target="llvm").save(str(tmp_path / "enc.vtamod")))
+@pytest.mark.parametrize("target", ["llvm", pytest.param("opencl", marks=needs_opencl)])
+def test_float_targets_keep_int64_inputs_and_match_onnxruntime(encoder, target, tmp_path):
+    m = load_module(build_model(encoder, target=target).save(str(tmp_path / "enc.vtamod")))
     assert [dt for _, _, dt in m.input_info()] == ["int64", "int64"]
     feeds = _feeds(np.random.default_rng(0))
     (got,) = m(**feeds)
-    assert_close(got, ort_run(encoder, feeds)[0], rel=1e-4, what="encoder on llvm")
+    assert_close(got, ort_run(encoder, feeds)[0], rel=1e-4, what=f"encoder on {target}")
 
 
 def test_accelerator_keeps_int64_inputs_bit_exact_with_oracle(encoder, tmp_path):
