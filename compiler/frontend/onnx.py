@@ -147,10 +147,12 @@ def from_onnx(model_or_path, input_shapes: Mapping[str, tuple[int, ...]] | None 
     Returns (Graph, params): params maps PARAM names to numpy arrays (only
     those the graph reads).
 
-    Raises FrontendError (unreadable/truncated/non-ONNX file, unsupported
-    opset, dynamic dimension without override, unknown input_shapes name, bad
-    node attributes) and its subclass UnsupportedOperatorError (all
-    unsupported operators at once).
+    A model below opset MIN_OPSET is first converted to UPGRADE_OPSET (``upgrade_opset``).
+
+    Raises FrontendError (unreadable/truncated/non-ONNX file, an opset above
+    MAX_OPSET or one the version converter cannot lift, dynamic dimension
+    without override, unknown input_shapes name, bad node attributes) and its
+    subclass UnsupportedOperatorError (all unsupported operators at once).
     """
     model = upgrade_opset(load_model(model_or_path))
     opset = default_opset(model)
