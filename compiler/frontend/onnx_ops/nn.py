@@ -180,8 +180,8 @@ def lrn(ctx, node, a):
 
     def k(v, what):
         return ctx.param(np.asarray(v, x.dtype), f"{node.name or 'lrn'}_{what}")
-    denom = ctx.make(node, Op.POW, ctx.make(node, Op.ADD, k(bias, "bias"), ctx.make(node, Op.MUL, mean, k(alpha, "alpha"))),
-                     k(beta, "beta"))
+    scaled = ctx.make(node, Op.ADD, k(bias, "bias"), ctx.make(node, Op.MUL, mean, k(alpha, "alpha")))
+    denom = ctx.make(node, Op.POW, scaled, k(beta, "beta"))
     return ctx.make(node, Op.DIV, x, denom)
 
 
