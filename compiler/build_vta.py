@@ -35,9 +35,9 @@ def build_vta(graph, params: dict, *, config: "VTAConfig | str | None" = None,
     Args:
         graph, params: the imported float model (``build_model.import_model``).
         config: VTAConfig or preset name (default preset).
-        calib: input name -> float32 samples ``[N, *input dims[1:]]`` (any layout of
-            each sample's values). None: 8 seeded standard-normal samples (a smoke
-            calibration; pass real data for accuracy).
+        calib: input name -> samples ``[N, *input dims[1:]]`` (any layout of each
+            sample's values; read as the input's dtype). None: 8 seeded samples per
+            input (``smoke_samples``: a smoke calibration; pass real data for accuracy).
         per_channel: per-output-channel weight exponents.
         cpu_target: LLVM host target of the CPU steps' kernels.
         vthreads, dram, measure: passed to the accelerator schedules
@@ -61,12 +61,12 @@ def build_vta(graph, params: dict, *, config: "VTAConfig | str | None" = None,
     from compiler.quant import build_plan, quantize
     from compiler.quant.calibration import check_calibration
     from compiler.quant.lower_plan import lower_plan
+    from compiler.topi.vta.environment import Env
 
     cfg = config if isinstance(config, VTAConfig) else load_config(config)
     if calib is None:
         rng = np.random.default_rng(seed)
-        calib = {i.name: rng.standard_normal((8,) + tuple(i.shape[1:])).astype(np.float32)
-                 for i in graph.inputs}
+        calib = {i.name: smoke_samples(rng, i) for i in graph.inputs}
     for i in graph.inputs:
         if i.name not in calib:
             raise ValueError(f"calib has no samples for input {i.name!r} (it has "
@@ -75,7 +75,7 @@ def build_vta(graph, params: dict, *, config: "VTAConfig | str | None" = None,
                              f"{', '.join(map(str, i.shape[1:]))}]")
         check_calibration(f"calib[{i.name!r}]", calib[i.name], tuple(i.shape))
     t0 = time.perf_counter()
-    qg = quantize(graph, params, calib, per_channel=per_channel)
+    qg = quantize(graph, params, calib, per_channel=per_channel, group_channels=Env(cfg).BLOCK_IN)
     t1 = time.perf_counter()
     plan = build_plan(qg, cfg, vthreads=vthreads, dram=dram, measure=measure,
                       min_channels=min_channels)
@@ -84,6 +84,16 @@ def build_vta(graph, params: dict, *, config: "VTAConfig | str | None" = None,
     cm.stats.update(quantize_s=t1 - t0, partition_s=t2 - t1, config=cfg.name,
                     quantized_nodes=len(plan.qgraph.nodes), vta_nodes=vta_nodes(plan))
     return cm
+
+
+def smoke_samples(rng: np.random.Generator, inp, count: int = 8) -> np.ndarray:
+    """``count`` seeded samples ``[count, *inp.shape[1:]]`` for the graph input ``inp``: standard
+    normal for float inputs; 0 or 1 for integer and bool ones (valid token ids and mask
+    values of any vocabulary)."""
+    shape = (count,) + tuple(inp.shape[1:])
+    if np.issubdtype(np.dtype(inp.dtype), np.floating):
+        return rng.standard_normal(shape).astype(inp.dtype)
+    return rng.integers(0, 2, shape).astype(inp.dtype)
 
 
 def vta_nodes(plan) -> list:

@@ -5,12 +5,14 @@ indices of earlier nodes). Every value is either
 
 - ``int8`` with an exponent ``exp``: the real value is ``q * 2**-exp`` (symmetric,
   per tensor, zero point 0), or
-- ``float32`` (graph inputs, outputs, and ops that run in float on the CPU).
+- ``float32`` (float graph inputs, outputs, and ops that run in float on the CPU), or
+- the graph's integer / bool dtype (token ids, masks, and ops that read them: never
+  quantized, run on the CPU as the float graph runs them).
 
 Ops (``QOp``) and their integer semantics, the same as the accelerator's
 (``compiler.topi.vta.layout.conv2d_reference``, ``add_reference``)::
 
-    INPUT       float input (name)
+    INPUT       graph input (name), in the graph's dtype
     QUANTIZE    float -> int8: clip(round_half_even(x * 2**exp), -128, 127)
     DEQUANTIZE  int8 -> float32: q * 2**-exp(src)
     CONV2D      int8 x, params weight (OIHW int8), bias ((O,) int32):
@@ -25,7 +27,8 @@ Ops (``QOp``) and their integer semantics, the same as the accelerator's
     INT8        a graph op (``compiler.graph.Op`` name in attrs "op", its attributes
                 in "attrs") that moves or selects values only (reshape, max pool,
                 relu, ...), run on the int8 tensor; same exp
-    FLOAT       a graph op run in float32 on float inputs (softmax, anything else)
+    FLOAT       a graph op run on the CPU in the graph's dtypes (float32 softmax, anything
+                else; integer ops such as an embedding Gather on int64 ids)
 
 Weights and biases live in ``QGraph.params`` (name -> array). ``run(qgraph, inputs)``
 is the oracle the accelerator must match bit for bit; ``run(..., keep=True)``
@@ -64,7 +67,7 @@ class QNode:
     op: QOp
     src: tuple[int, ...]
     shape: tuple[int, ...]
-    dtype: str                      # "int8" or "float32"
+    dtype: str                      # "int8", "float32", or an integer / bool graph dtype
     exp: int | None = None          # int8 values: real = q * 2**-exp
     attrs: dict = dataclasses.field(default_factory=dict)
     params: tuple[str, ...] = ()
@@ -196,7 +199,7 @@ def run(qg: QGraph, inputs: Mapping[str, np.ndarray], *, keep: bool = False,
         if n.op is QOp.INPUT:
             if n.name not in inputs:
                 raise KeyError(f"input {n.name!r} not given; inputs: {sorted(inputs)}")
-            x = np.asarray(inputs[n.name], np.float32)
+            x = np.asarray(inputs[n.name]).astype(n.dtype, copy=False)
             if x.shape != n.shape:
                 raise ValueError(f"input {n.name!r} has shape {list(x.shape)}, the quantized graph "
                                  f"expects {list(n.shape)}")
