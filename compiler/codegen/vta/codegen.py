@@ -60,6 +60,7 @@ from vta_hw.config import VTAConfig
 from vta_hw.isa import Alu, AluOp, Gemm, Load, MemId, Store
 from vta_hw.program import DramLayout, Program
 
+from .alu_pragma import inject_alu
 from .dma import DmaMixin
 from .eval import CodegenError, element_index, evaluate
 from .threads import inplace_aliases, per_thread
@@ -103,6 +104,11 @@ class _Gen(DmaMixin):
             for c in s.stmts:
                 self.stmt(c, env)
         elif isinstance(s, ir.For):
+            parts = _intrin_nests(s)
+            if parts:
+                for part in parts:
+                    self.auto_kernel(part, env)
+                return
             lo, n = int(evaluate(s.min, env)), int(evaluate(s.extent, env))
             for v in range(lo, lo + n):
                 self.stmt(s.body, {**env, s.var.name: v})
@@ -155,7 +161,22 @@ class _Gen(DmaMixin):
         self.top[b.scope] = base
         del self.sram[root]
 
-    # ------------------------------------------------------------------ DMA
+    # ------------------------------------------------------------------ GEMM/ALU
+    def auto_kernel(self, s: ir.Stmt, env: dict) -> None:
+        """A loop nest around one intrinsic without a uop scope: one instruction over the
+        whole nest when its iterations fit half the uop buffer (the most uops it can
+        need, when nothing folds), else one per iteration of its outermost loop."""
+        n, f = 1, s
+        while isinstance(f, ir.For):
+            n *= int(evaluate(f.extent, env))
+            f = f.body
+        if n <= self.cfg.uop_depth // 2:
+            self.kernel(s, env)
+            return
+        lo, n = int(evaluate(s.min, env)), int(evaluate(s.extent, env))
+        for v in range(lo, lo + n):
+            self.auto_kernel(s.body, {**env, s.var.name: v})
+
     def kernel(self, s: ir.Stmt, env: dict) -> None:
         loops, leaf = [], s
         while isinstance(leaf, ir.For):
@@ -285,6 +306,29 @@ class _Gen(DmaMixin):
         return name
 
 
+def _leaf(s: ir.Stmt) -> ir.Stmt:
+    while isinstance(s, ir.For):
+        s = s.body
+    return s
+
+
+def _is_intrin(s: ir.Stmt) -> bool:
+    return isinstance(s, ir.AttrStmt) and s.key == "tensorize"
+
+
+def _intrin_nests(s: ir.For) -> list[ir.Stmt]:
+    """``s`` once per virtual thread when it is a loop nest around one tensor intrinsic
+    (the automatic uop scope), else []."""
+    leaf = _leaf(s)
+    if _is_intrin(leaf):
+        return [s]
+    if not (isinstance(leaf, ir.SeqStmt) and leaf.stmts and all(
+            isinstance(c, ir.AttrStmt) and c.key == "virtual_thread" for c in leaf.stmts)):
+        return []
+    parts = per_thread(s)
+    return parts if all(_is_intrin(_leaf(p)) for p in parts) else []
+
+
 def build(func: ir.PrimFunc, cfg: VTAConfig, kinds: dict[str, str] | None = None,
           data: dict | None = None, stats: BuildStats | None = None) -> Program:
     """Generate the ``Program`` of ``func`` for ``cfg`` (forms in the module docstring).
@@ -299,7 +343,10 @@ def build(func: ir.PrimFunc, cfg: VTAConfig, kinds: dict[str, str] | None = None
         CodegenError: IR outside the supported forms, buffers that overflow an
             SRAM, DMA copies the hardware cannot express; TokenError (a
             CodegenError) if the dependency tokens fail verification.
+        compiler.te.ScheduleError: an ALU pragma nest that does not match
+            (``alu_pragma``).
     """
+    func = inject_alu(func, Env(cfg))
     g = _Gen(func, cfg, dict(kinds or {}), dict(data or {}))
     g.stmt(func.body, {})
     base = g.layout.alloc_uops(max(1, len(g.uops.dram)))
