@@ -60,7 +60,7 @@ from vta_hw.config import VTAConfig
 from vta_hw.isa import Alu, AluOp, Gemm, Load, MemId, Store
 from vta_hw.program import DramLayout, Program
 
-from .alu_pragma import inject_alu
+from . import alu_pragma
 from .dma import DmaMixin
 from .eval import CodegenError, element_index, evaluate
 from .threads import inplace_aliases, per_thread
@@ -320,9 +320,7 @@ def _intrin_nests(s: ir.For) -> list[ir.Stmt]:
     """``s`` once per virtual thread when it is a loop nest around one tensor intrinsic
     (the automatic uop scope), else []."""
     leaf = _leaf(s)
-    if _is_intrin(leaf):
-        return [s]
-    if not (isinstance(leaf, ir.SeqStmt) and leaf.stmts and all(
+    if not (_is_intrin(leaf) or isinstance(leaf, ir.SeqStmt) and leaf.stmts and all(
             isinstance(c, ir.AttrStmt) and c.key == "virtual_thread" for c in leaf.stmts)):
         return []
     parts = per_thread(s)
@@ -346,7 +344,7 @@ def build(func: ir.PrimFunc, cfg: VTAConfig, kinds: dict[str, str] | None = None
         compiler.te.ScheduleError: an ALU pragma nest that does not match
             (``alu_pragma``).
     """
-    func = inject_alu(func, Env(cfg))
+    func = alu_pragma.inject_alu(func, Env(cfg))
     g = _Gen(func, cfg, dict(kinds or {}), dict(data or {}))
     g.stmt(func.body, {})
     base = g.layout.alloc_uops(max(1, len(g.uops.dram)))
