@@ -215,14 +215,24 @@ class Stage:
     def compute_at(self, parent: Stage, iv: IterVar) -> None:
         """Compute this stage inside loop `iv` of stage `parent`, only the region it reads there.
 
-        Raises ScheduleError when `parent` does not read this stage's output or `iv`
-        is not a loop of `parent`.
+        `parent` reads this stage directly or through other stages (as TVM-VTA's
+        tutorials attach the GEMM and the ALU stages all at the output tile); then
+        every stage in between must be computed at the same loop.
+
+        Raises ScheduleError when `parent` does not read this stage's output, directly
+        or through other stages, or `iv` is not a loop of `parent`.
         """
         if not isinstance(parent, Stage):
             raise ScheduleError(f"compute_at: stage {self.name!r} needs a Stage (s[tensor]) to attach "
                                 f"to, not {parent!r}")
         parent._leaf(iv, "compute_at")
-        if self.origin_op.output not in parent.op.reads():
+        seen, todo = set(), [self]
+        while todo:
+            for r in self.schedule.readers(todo.pop()):
+                if r not in seen:
+                    seen.add(r)
+                    todo.append(r)
+        if parent not in seen:
             readers = [s.name for s in self.schedule.readers(self)] or ["none"]
             raise ScheduleError(f"compute_at: stage {parent.name!r} does not read {self.name!r}; "
                                 f"attach {self.name!r} to a stage that reads it (readers: "

@@ -181,11 +181,17 @@ class Lowering:
                                 "at root")
         consumer = self.nests[st.attach_stage]
         t = st.origin_op.output
-        readers = [s.name for s in self.stages if s is not st.attach_stage and t in tensors_read(self.bodies[s])]
-        if readers:
-            raise ScheduleError(f"compute_at: stage {st.name!r} is attached to "
-                                f"{st.attach_stage.name!r} but also read by {', '.join(readers)}; "
-                                "compute it at root or cache_read it per reader")
+        # readers other than the consumer must be computed at the same loop of it (the
+        # consumer reads st through them); their whole nests read st there
+        between = [s for s in self.stages if s is not st.attach_stage and t in tensors_read(self.bodies[s])]
+        stray = [s.name for s in between if (s.attach, s.attach_stage, s.attach_ivar)
+                 != ("scope", st.attach_stage, st.attach_ivar)]
+        if stray:
+            raise ScheduleError(f"compute_at: stage {st.name!r} is attached to axis "
+                                f"{st.attach_ivar.name!r} of {st.attach_stage.name!r} but also read "
+                                f"by {', '.join(stray)}, which is not computed at that axis; "
+                                "compute it at root, cache_read it per reader, or compute every "
+                                "reader at that axis")
         leaves = st.attach_stage.leaf_iter_vars
         if st.attach_ivar not in leaves:
             raise ScheduleError(f"compute_at: stage {st.name!r} is attached to axis "
@@ -202,6 +208,13 @@ class Lowering:
         root_map = {iv.var: consumer.value[iv] for iv in consumer.value}
         reads = [tuple(substitute(i, root_map) for i in x.src)
                  for x in walk_expr(consumer.body) if x.op is Op.TENSOR_READ and x.arg is t]
+        for r in between:
+            nest = self.nests[r]
+            relax.update({nest.loop_var[iv]: (ir.const(0), ir.const(nest.extent[iv] - 1))
+                          for iv in r.leaf_iter_vars})
+            r_map = {iv.var: nest.value[iv] for iv in nest.value}
+            reads += [tuple(substitute(i, r_map) for i in x.src)
+                      for x in walk_expr(nest.body) if x.op is Op.TENSOR_READ and x.arg is t]
         return self._cover(reads, relax, st, shape)
 
     def _cover(self, reads: list, relax: dict, st: Stage, shape) -> list:

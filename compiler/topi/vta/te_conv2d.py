@@ -194,20 +194,18 @@ def conv2d_te_schedule(env: Env, packed_data_shape, packed_kernel_shape, strides
         s[res].reorder(n, vt, o_out, y_out, x_out)
         s[res].bind(vt, te.thread_axis("vthread"))
     s[res].pragma(o_in, env.dma_copy)
-    # each stage of the chain acc -> [bias, shift, max, min] is computed inside its
-    # reader's outermost loop, the last one at the output tile; each ALU stage's body
-    # runs on the ALU (env.alu below the loop its producer is attached to: the
-    # expression is pattern-matched into ALU instructions)
-    for st, reader in zip(stages, stages[1:]):
-        s[st].compute_at(s[reader], reader.op.axis[0])
-    s[stages[-1]].compute_at(s[res], x_out)
+    # the accumulator and the ALU stages at the output tile, as TVM's conv tutorial
+    # attaches them; each ALU stage's body runs on the ALU (env.alu: its expression is
+    # pattern-matched into ALU instructions)
+    for st in stages:
+        s[st].compute_at(s[res], x_out)
     if requantize and bias:
         bl = s.cache_read(args[2], ACC_SCOPE, [stages[1]])
-        s[bl].compute_at(s[stages[1]], stages[1].op.axis[0])
+        s[bl].compute_at(s[res], x_out)
         s[bl].pragma(s[bl].op.axis[0], env.dma_copy)
     for st in stages[1:]:
         s[st].set_scope(ACC_SCOPE)
-        s[st].pragma(st.op.axis[1], env.alu)
+        s[st].pragma(st.op.axis[0], env.alu)
     # the reduction in steps of tic input-channel blocks; the copies at each step
     n, o, y, x, b, oo = s[acc].op.axis
     ic, kh, kw, ii = s[acc].op.reduce_axis
