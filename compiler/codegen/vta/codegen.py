@@ -164,20 +164,21 @@ class _Gen(DmaMixin):
     # ------------------------------------------------------------------ GEMM/ALU
     def auto_kernel(self, s: ir.Stmt, env: dict) -> None:
         """A loop nest around one intrinsic without a uop scope: one instruction over the
-        whole nest when its iterations fit half the uop buffer (the most uops it can
-        need, when nothing folds), else one per iteration of its outermost loop."""
-        n, f = 1, s
-        while isinstance(f, ir.For):
-            n *= int(evaluate(f.extent, env))
-            f = f.body
-        if n <= self.cfg.uop_depth // 2:
+        whole nest when its uops fit half the uop buffer, else one per iteration of its
+        outermost loop, each over the rest of the nest."""
+        if not isinstance(s, ir.For):
             self.kernel(s, env)
+            return
+        if self.kernel(s, env, self.cfg.uop_depth // 2):
             return
         lo, n = int(evaluate(s.min, env)), int(evaluate(s.extent, env))
         for v in range(lo, lo + n):
             self.auto_kernel(s.body, {**env, s.var.name: v})
 
-    def kernel(self, s: ir.Stmt, env: dict) -> None:
+    def kernel(self, s: ir.Stmt, env: dict, max_uops: int | None = None) -> bool:
+        """Emit the instructions of one uop scope ``s`` (a loop nest around one intrinsic);
+        with ``max_uops``, emit nothing and return False when an instruction would need
+        more uops than that."""
         loops, leaf = [], s
         while isinstance(leaf, ir.For):
             loops.append(leaf)
@@ -195,7 +196,7 @@ class _Gen(DmaMixin):
             shape[k] = n
             grid[f.var.name] = (np.arange(n) + lo).reshape(shape)
         if 0 in ext:
-            return
+            return True
         ext = [1] * max(0, 3 - nl) + ext
         U, O, I = int(np.prod(ext[:-2])), ext[-2], ext[-1]
         body = leaf.body.stmts if isinstance(leaf.body, ir.SeqStmt) else (leaf.body,)
@@ -223,6 +224,7 @@ class _Gen(DmaMixin):
             full = np.broadcast_to(i, tuple(ext[-nl:]) if nl else ()).reshape(U, O, I)
             return b, full + self.sram[self._root(b.name)]
 
+        out: list = []   # (instruction, uops, reads, writes), emitted once all fit
         if name == GEMM:
             if reset_cond is not None:
                 # every reset precedes, in loop order, the updates of its output, so the
@@ -231,16 +233,16 @@ class _Gen(DmaMixin):
                                        tuple(ext[-nl:]) if nl else ()).reshape(U, O, I)
                 acc_b, dst = self._gemm_operands(reset_ops, idx_of)[ACC_SCOPE]
                 if mask.all():
-                    self._gemm(acc_b, dst, None)
+                    out.append(self._gemm(acc_b, dst, None))
                 elif mask.any():
                     # the entries to zero, as loops where they allow (fold falls back to uops)
                     d = np.unique(dst[mask])
                     inner = ext[-1] if d.size % ext[-1] == 0 else 1
-                    self._gemm(acc_b, d.reshape(1, d.size // inner, inner), None)
+                    out.append(self._gemm(acc_b, d.reshape(1, d.size // inner, inner), None))
             ops_by = self._gemm_operands(ops, idx_of)
             acc_b, dst = ops_by[ACC_SCOPE]
-            self._gemm(acc_b, dst, ops_by if INP_SCOPE in ops_by else None)
-            return
+            out.append(self._gemm(acc_b, dst, ops_by if INP_SCOPE in ops_by else None))
+            return self._emit_all(out, max_uops)
         if not (isinstance(name, str) and name.startswith(ALU_PREFIX)):
             raise CodegenError(f"unknown tensor intrinsic {name!r}; VTA has {GEMM!r} and "
                                f"'{ALU_PREFIX}<MIN|MAX|ADD|SHR|MUL>'")
@@ -264,7 +266,14 @@ class _Gen(DmaMixin):
                    dst_factor_in=fac["dst"][1], src_factor_out=fac["src"][0],
                    src_factor_in=fac["src"][1], alu_op=op, use_imm=imm is not None,
                    imm=imm or 0)
-        self._emit(insn, uops, reads, {dst_b.name})
+        return self._emit_all([(insn, uops, reads, {dst_b.name})], max_uops)
+
+    def _emit_all(self, out: list, max_uops: int | None) -> bool:
+        if max_uops is not None and any(len(uops) > max_uops for _, uops, _, _ in out):
+            return False
+        for insn in out:
+            self._emit(*insn)
+        return True
 
     @staticmethod
     def _gemm_operands(ops, idx_of) -> dict:
@@ -278,8 +287,9 @@ class _Gen(DmaMixin):
             raise CodegenError("GEMM intrinsic with only one of its inp/wgt operands")
         return by_scope
 
-    def _gemm(self, acc_b, dst, ops_by) -> None:
-        """One GEMM over ``dst`` (``(U, O, I)`` ACC indices): reset if ``ops_by`` is None."""
+    def _gemm(self, acc_b, dst, ops_by) -> tuple:
+        """One GEMM over ``dst`` (``(U, O, I)`` ACC indices), reset if ``ops_by`` is None:
+        ``(instruction, uops, reads, writes)`` for ``_emit``."""
         reset = ops_by is None
         zero = np.zeros_like(dst)
         src = zero if reset else ops_by[INP_SCOPE][1]
@@ -290,7 +300,7 @@ class _Gen(DmaMixin):
                     src_factor_out=fac["src"][0], src_factor_in=fac["src"][1],
                     wgt_factor_out=fac["wgt"][0], wgt_factor_in=fac["wgt"][1])
         reads = set() if reset else {ops_by[INP_SCOPE][0].name, ops_by[WGT_SCOPE][0].name}
-        self._emit(insn, uops, reads, {acc_b.name})
+        return insn, uops, reads, {acc_b.name}
 
     def _emit(self, insn, uops, reads, writes) -> None:
         bgn, uload = self.uops.place(uops)

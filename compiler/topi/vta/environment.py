@@ -80,6 +80,21 @@ class Env:
     def BLOCK_OUT(self) -> int:
         return self.cfg.BLOCK_OUT
 
+    @property
+    def INP_WIDTH(self) -> int:
+        """Bits of an input value (8)."""
+        return self.cfg.INP_WIDTH
+
+    @property
+    def WGT_WIDTH(self) -> int:
+        """Bits of a weight value (8)."""
+        return self.cfg.WGT_WIDTH
+
+    @property
+    def ACC_WIDTH(self) -> int:
+        """Bits of an accumulator value (32)."""
+        return self.cfg.ACC_WIDTH
+
     inp_scope = INP_SCOPE
     wgt_scope = WGT_SCOPE
     acc_scope = ACC_SCOPE
