@@ -113,9 +113,9 @@ class Lowering:
                 bodies[st] = body
         for st in self.stages:
             if st.attach == "scope" and st.attach_stage.attach == "inline":
-                raise ScheduleError(f"compute_at: stage {st.name!r} is attached to "
-                                    f"{st.attach_stage.name!r}, which is inlined; attach it to a "
-                                    "stage that is not inlined")
+                raise ScheduleError(f"compute_at: stage {st.name!r} is attached to axis "
+                                    f"{st.attach_ivar.name!r} of {st.attach_stage.name!r}, which is "
+                                    "inlined; attach it to a stage that is not inlined")
         return bodies
 
     # ------------------------------------------------------------ loop nests
@@ -177,8 +177,9 @@ class Lowering:
         if st.attach == "root":
             return [(ir.const(0), n) for n in shape]
         if st.origin_op in self.sch.outputs:
-            raise ScheduleError(f"compute_at: stage {st.name!r} is an output; outputs are computed "
-                                "at root")
+            raise ScheduleError(f"compute_at: stage {st.name!r} is an output, attached to axis "
+                                f"{st.attach_ivar.name!r} of {st.attach_stage.name!r}; outputs are "
+                                "computed at root: drop the compute_at")
         consumer = self.nests[st.attach_stage]
         t = st.origin_op.output
         # readers other than the consumer must be computed at the same loop of it (the
@@ -221,8 +222,11 @@ class Lowering:
         """The box [(start, const extent)] covering index tuples `reads` with `relax`ed variables."""
         region = box_cover(reads, relax, self.ranges, shape)
         if isinstance(region, int):
-            raise ScheduleError(f"bound inference: cannot bound the indices of {st.name!r} in dimension "
-                                f"{region} ({', '.join(str(r[region]) for r in reads)}); use affine "
+            where = (f" computed at axis {st.attach_ivar.name!r} of {st.attach_stage.name!r}"
+                     if st.attach == "scope" else "")
+            raise ScheduleError(f"bound inference: cannot bound the indices of stage {st.name!r}"
+                                f"{where} in dimension {region} "
+                                f"({', '.join(str(r[region]) for r in reads)}); use affine "
                                 "indices or compute the stage at root")
         return region
 
@@ -310,9 +314,10 @@ class Lowering:
             buf = self.buffers[t]
             layout = intrin.layouts.get(key, Layout())
             if layout.scope is not None and buf.scope != layout.scope:
-                raise ScheduleError(f"tensorize: intrinsic {intrin.name!r} needs {t.name!r} in scope "
+                raise ScheduleError(f"tensorize: in stage {st.name!r} at axis {axis_name!r}, "
+                                    f"intrinsic {intrin.name!r} needs {t.name!r} in scope "
                                     f"{layout.scope!r}, but it is in {buf.scope!r}; cache it into "
-                                    f"{layout.scope!r}")
+                                    f"{layout.scope!r} (cache_read or set_scope)")
             start = tuple(simplify_expr(lo - o, self.ranges) for (lo, _), o in zip(region, self.origins[t]))
             view = BufferView(buf, start, tuple(want))
             offset = simplify_expr(view.elem_offset, self.ranges)
@@ -328,13 +333,16 @@ class Lowering:
 
         ins_t = tensors_read(nest.body)
         if len(ins_t) != len(intrin.inputs):
-            raise ScheduleError(f"tensorize: stage {st.name!r} reads {len(ins_t)} tensors but "
-                                f"intrinsic {intrin.name!r} reads {len(intrin.inputs)}")
+            raise ScheduleError(f"tensorize: stage {st.name!r} at axis {axis_name!r} reads "
+                                f"{len(ins_t)} tensors but intrinsic {intrin.name!r} reads "
+                                f"{len(intrin.inputs)}; tensorize a stage that computes what the "
+                                "intrinsic declares")
         red = nest.body.op is Op.REDUCE
         if (red != bool(intrin.op.reduce_axis)
                 or red and (nest.body.arg[0] != intrin.op.body.arg[0] or not ir.is_const(nest.body.src[1], True))):
-            raise ScheduleError(f"tensorize: stage {st.name!r} and intrinsic {intrin.name!r} differ in "
-                                "reduction (both must be the same reduction without where=, or neither)")
+            raise ScheduleError(f"tensorize: stage {st.name!r} at axis {axis_name!r} and intrinsic "
+                                f"{intrin.name!r} differ in reduction; make both the same reduction "
+                                "without where=, or neither a reduction")
         checked = [c for _, c in nest.guards if any(uses_var(c, v) for v in relax)]
         if checked:
             raise ScheduleError(f"tensorize: the loops of stage {st.name!r} from axis {axis_name!r} inward "
@@ -354,7 +362,8 @@ class Lowering:
         if reset is None:
             raise ScheduleError(f"tensorize: stage {st.name!r} keeps reduce loops outside axis "
                                 f"{axis_name!r}, so intrinsic {intrin.name!r} must return "
-                                "(body, reset, update)")
+                                "(body, reset, update); give it those, or tensorize at an axis "
+                                "outside every reduce loop")
         first = ir.logical_and(*(ir.eq(v, 0) for v in outer_red))
         return self._guard(nest, ir.AttrStmt("tensorize", intrin.name,
                                              ir.seq(ir.IfThenElse(first, reset), update)))

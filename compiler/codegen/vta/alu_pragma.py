@@ -93,18 +93,19 @@ def _strip_cast(e: ir.Expr) -> ir.Expr:
     return e
 
 
-def match(value: ir.Expr, stage: str) -> tuple[ir.Expr, list[tuple[AluOp, object]]]:
+def match(value: ir.Expr, stage: str,
+          loops: str = "none") -> tuple[ir.Expr, list[tuple[AluOp, object]]]:
     """``(x, [(op, operand), ...])``: the left operand load and the ALU ops, in order, that
     compute ``value``; an operand is an int immediate or a LOAD of another tensor.
 
     Raises:
-        ScheduleError: ``value`` is none of the forms (names ``stage``, the expression
-            and the forms).
+        ScheduleError: ``value`` is none of the forms (names ``stage``, its ``loops``, the
+            expression and the forms).
     """
     def fail(why: str):
-        raise ScheduleError(f"ALU pragma: stage {stage!r} computes {value}, which does not map "
-                            f"onto the ALU ({why}); the ALU pragma supports {FORMS}. Write the "
-                            "stage in those forms or split it into stages")
+        raise ScheduleError(f"ALU pragma: stage {stage!r} (loops {loops}) computes {value}, which "
+                            f"does not map onto the ALU ({why}); the ALU pragma supports {FORMS}. "
+                            "Write the stage in those forms or split it into stages")
 
     def go(e: ir.Expr):
         e = _strip_cast(e)
@@ -161,7 +162,7 @@ def _lower_nest(s: ir.Stmt, env: Env) -> ir.Stmt:
     if leaf.buffer.scope != ACC_SCOPE:
         raise ScheduleError(f"ALU pragma: stage {stage!r} is in scope {leaf.buffer.scope!r}; the ALU "
                             f"works on {ACC_SCOPE}: set_scope(env.acc_scope) on it")
-    lhs, ops = match(leaf.value, stage)
+    lhs, ops = match(leaf.value, stage, ", ".join(repr(f.var.name) for f in loops) or "none")
     ev = env.elem_values(ACC_SCOPE)
     exts = []
     for f in loops:

@@ -131,9 +131,12 @@ class _Gen(DmaMixin):
             else:
                 self.stmt(s.body, env)
         else:
-            raise CodegenError(f"{type(s).__name__} outside a dma_copy pragma or uop scope: "
-                               f"{s!r:.200}; the accelerator runs only DMA copies and tensor "
-                               "intrinsics")
+            stage = f"stage {s.buffer.name!r}" if isinstance(s, ir.Store) else "a statement"
+            raise CodegenError(f"{stage} inside loops ({loop_names(env)}) is neither a DMA copy, an "
+                               f"ALU stage nor a tensor intrinsic: {s!r:.200}; mark a copy stage "
+                               "with pragma env.dma_copy, an elementwise stage in "
+                               "local.acc_buffer with pragma env.alu, or tensorize it with "
+                               "env.gemm")
 
     def allocate(self, s: ir.Allocate, env: dict) -> None:
         b = s.buffer
@@ -142,8 +145,10 @@ class _Gen(DmaMixin):
             self.stmt(s.body, env)
             return
         if b.scope not in (INP_SCOPE, WGT_SCOPE, ACC_SCOPE):
-            raise CodegenError(f"buffer {b.name!r} is allocated in scope {b.scope!r}; VTA kernels "
-                               f"allocate only {INP_SCOPE}, {WGT_SCOPE}, {ACC_SCOPE}")
+            raise CodegenError(f"stage {b.name!r} (allocated inside loops ({loop_names(env)})) is "
+                               f"in scope {b.scope!r}; VTA kernels allocate only {INP_SCOPE}, "
+                               f"{WGT_SCOPE}, {ACC_SCOPE}: set_scope it to one of them or compute "
+                               "it on the host")
         ev = self.env_.elem_values(b.scope)
         n = self._group_entries.get(id(s))
         if n is None:
@@ -153,8 +158,10 @@ class _Gen(DmaMixin):
         base = self.top[b.scope]
         depth = self.env_.depth(b.scope)
         if base + n > depth:
-            raise CodegenError(f"buffer {b.name!r} needs {n} entries of {b.scope} at entry {base}, "
-                               f"past its {depth} entries on {self.cfg.name}; use smaller tiles")
+            raise CodegenError(f"stage {b.name!r}, allocated inside loops ({loop_names(env)}), "
+                               f"needs {n} entries of {b.scope} at entry {base}, past its {depth} "
+                               f"entries on {self.cfg.name}; use smaller tiles (split the "
+                               f"consumer's loops and compute {b.name!r} at an inner one)")
         self.sram[root] = base
         self.top[b.scope] = base + n
         self.stmt(s.body, env)
@@ -184,8 +191,10 @@ class _Gen(DmaMixin):
             loops.append(leaf)
             leaf = leaf.body
         if not (isinstance(leaf, ir.AttrStmt) and leaf.key == "tensorize"):
-            raise CodegenError(f"a uop scope must hold a loop nest around one tensor intrinsic, "
-                               f"found {type(leaf).__name__}: {leaf!r:.200}")
+            raise CodegenError(f"a uop scope (loops {', '.join(f.var.name for f in loops) or 'none'}) "
+                               f"must hold a loop nest around one tensor intrinsic, found "
+                               f"{type(leaf).__name__}: {leaf!r:.200}; put env.uop_pragma at an "
+                               "axis whose inner loops hold only the tensorized stage")
         name = leaf.value
         grid, ext = dict(env), []
         nl = len(loops)
@@ -218,8 +227,10 @@ class _Gen(DmaMixin):
             ld = ptr.src[0]
             b = ld.arg
             if self._root(b.name) not in self.sram:
-                raise CodegenError(f"intrinsic {name!r} uses {b.name!r}, which is not an SRAM "
-                                   "buffer allocated around it")
+                raise CodegenError(f"intrinsic {name!r} in loops ({loop_names(grid)}) uses stage "
+                                   f"{b.name!r}, which is not an SRAM buffer allocated around it; "
+                                   f"compute {b.name!r} (in an SRAM scope) at a loop outside the "
+                                   "intrinsic")
             i = element_index(b, ld.src, self.env_.elem_values(b.scope), grid)
             full = np.broadcast_to(i, tuple(ext[-nl:]) if nl else ()).reshape(U, O, I)
             return b, full + self.sram[self._root(b.name)]
@@ -251,9 +262,11 @@ class _Gen(DmaMixin):
         if len(ops) == 3:  # dst = op(lhs, ...): in place, dst aliases lhs (see _aliases)
             lhs_b, lhs = idx_of(ops.pop(1))
             if not np.array_equal(lhs, dst):
-                raise CodegenError(f"ALU {op.name} writes {dst_b.name!r} from {lhs_b.name!r} at "
-                                   "other entries; the ALU works in place, so the result stage "
-                                   "must have its operand's layout")
+                raise CodegenError(f"ALU {op.name} in loops ({loop_names(grid)}) writes stage "
+                                   f"{dst_b.name!r} from {lhs_b.name!r} at other entries; the ALU "
+                                   "works in place, so the result stage must have its operand's "
+                                   f"layout: compute {dst_b.name!r} and {lhs_b.name!r} at the same "
+                                   "loop with the same axes")
         reads = set()
         if ops[1].op is Op.CONST:
             imm, src = int(ops[1].arg), dst
@@ -314,6 +327,11 @@ class _Gen(DmaMixin):
         while name in self.alias:
             name = self.alias[name]
         return name
+
+
+def loop_names(env: dict) -> str:
+    """The loop (and let) variables bound in ``env``, outermost first, for messages."""
+    return ", ".join(repr(k) for k in env) or "none"
 
 
 def _leaf(s: ir.Stmt) -> ir.Stmt:
