@@ -138,10 +138,14 @@ class Env:
         return (self.BATCH, self.BLOCK_OUT)
 
     def elem_values(self, scope: str) -> int:
-        """Values per element of an SRAM scope."""
-        r, c = {INP_SCOPE: self.inp_elem, WGT_SCOPE: self.wgt_elem,
-                ACC_SCOPE: self.acc_elem}[scope]
-        return r * c
+        """Values per element of an SRAM scope (the code generator asks once per operand of
+        every instruction, so the table is built once)."""
+        return self._elem_values[scope]
+
+    @functools.cached_property
+    def _elem_values(self) -> dict[str, int]:
+        return {s: r * c for s, (r, c) in ((INP_SCOPE, self.inp_elem), (WGT_SCOPE, self.wgt_elem),
+                                           (ACC_SCOPE, self.acc_elem))}
 
     def depth(self, scope: str) -> int:
         """Entries of the SRAM behind ``scope``."""
