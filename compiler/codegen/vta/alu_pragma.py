@@ -29,7 +29,7 @@ values are transparent. The loops innermost in the nest must walk exactly one
 ACC element (BATCH x BLOCK_OUT values, in order) and the other loops whole
 elements: the instructions address elements.
 
-Errors are ``compiler.te.ScheduleError``s that name the stage, the expression
+Errors raise ``compiler.te.ScheduleError``, naming the stage, the expression
 or loop, and the supported forms or the fix.
 """
 from __future__ import annotations
