@@ -22,12 +22,18 @@ per-thread SRAM buffers (``name.vt<k>``) are welcome.
   (``AttrStmt("tensorize", "vta.gemm" | "vta.alu.<OP>")``, see
   ``compiler.topi.vta.intrin``) at its leaf: one GEMM/ALU instruction; the two
   innermost loops fold into ``iter_out``/``iter_in`` (``vta_uops.fold``), the
-  others become uops. A tensorize statement outside a uop scope is a
-  one-uop kernel. A GEMM reset under ``if cond`` (te's tensorize of a
+  others become uops. Without the pragma, a loop nest whose leaf is one
+  tensor intrinsic is a uop scope by itself (``auto_kernel``: the whole nest
+  while each instruction's uops fit half the uop buffer, else per iteration of
+  its outer loops); a lone tensorize statement is a one-uop kernel. A GEMM
+  reset under ``if cond`` (te's tensorize of a
   reduction) becomes a reset instruction over the iterations where ``cond``
   holds, ahead of the update.
 - virtual-thread copies sunk inside a copy nest or an intrinsic are split back
   out: each thread's part becomes its own instructions, thread by thread.
+- ``AttrStmt("pragma_alu")`` (TVM-VTA's ``env.alu``) around an elementwise
+  stage's loop nest: ``alu_pragma.inject_alu``, run first, matches its body
+  into ALU intrinsics over the nest's outer loops.
 - an ALU intrinsic naming a result, a left operand and a right operand (te's
   ``out = op(in, ...)`` stages) runs in place: the result buffer shares the
   left operand's entries (``vta_threads.inplace_aliases``).
