@@ -103,6 +103,7 @@ class _Gen(DmaMixin):
         self.uops = UopCache(cfg)
         self.alias = inplace_aliases(func.body)
         self._group_entries: dict[int, int] = {}  # id(Allocate) -> entries of its group
+        self._split: dict[int, tuple] = {}         # id(stmt) -> (stmt, its per-thread parts)
 
     # ------------------------------------------------------------------ walking
     def stmt(self, s: ir.Stmt, env: dict) -> None:
@@ -110,7 +111,7 @@ class _Gen(DmaMixin):
             for c in s.stmts:
                 self.stmt(c, env)
         elif isinstance(s, ir.For):
-            parts = _intrin_nests(s)
+            parts = self._parts(s, _intrin_nests)
             if parts:
                 for part in parts:
                     self.auto_kernel(part, env)
@@ -129,10 +130,10 @@ class _Gen(DmaMixin):
             self.allocate(s, env)
         elif isinstance(s, ir.AttrStmt):
             if s.key == "pragma_dma_copy":
-                for part in per_thread(s.body):
+                for part in self._parts(s.body, per_thread):
                     self.dma(part, env)
             elif s.key == "pragma_uop_scope" or s.key == "tensorize":
-                for part in per_thread(s if s.key == "tensorize" else s.body):
+                for part in self._parts(s if s.key == "tensorize" else s.body, per_thread):
                     self.kernel(part, env)
             else:
                 self.stmt(s.body, env)
@@ -143,6 +144,14 @@ class _Gen(DmaMixin):
                                "with pragma env.dma_copy, an elementwise stage in "
                                "local.acc_buffer with pragma env.alu, or tensorize it with "
                                "env.gemm")
+
+    def _parts(self, s: ir.Stmt, split) -> list:
+        """``split(s)`` (the per-thread parts of a copy or an intrinsic nest), computed once
+        per statement: the loops around it visit it once per iteration."""
+        hit = self._split.get(id(s))
+        if hit is None or hit[0] is not s:
+            hit = self._split[id(s)] = (s, split(s))
+        return hit[1]
 
     def allocate(self, s: ir.Allocate, env: dict) -> None:
         b = s.buffer
