@@ -186,14 +186,14 @@ def _lower_nest(s: ir.Stmt, env: Env) -> ir.Stmt:
         [e if j == i else 1 for j in range(len(inner))]) for i, (f, e) in enumerate(zip(inner, exts[k:]))}
     zero = {f.var: f.min for f in inner}
 
-    def start(buf: ir.Buffer, indices, lanes_like=None) -> ir.Expr:
+    def start(buf: ir.Buffer, indices) -> ir.Expr:
+        """The flat offset of the element the inner loops walk (checked: in order, whole)."""
         off = flat_offset(buf, indices)
         first = simplify_expr(substitute(off, zero))
         lane = simplify_expr(off - first)
         bad = [f.var.name for f in outer if uses_var(lane, f.var)]
-        want = np.arange(ev) if lanes_like is None else lanes_like
         got = None if bad else np.broadcast_to(evaluate(lane, grid), exts[k:]).reshape(-1)
-        if got is None or not np.array_equal(got - got[0], want):
+        if got is None or not np.array_equal(got, np.arange(ev)):
             raise ScheduleError(f"ALU pragma: in stage {stage!r} the loops {names} do not walk one "
                                 f"whole element of {buf.name!r} in order (offset {off}); keep the "
                                 "stage's last two axes whole and innermost, and read every operand "
