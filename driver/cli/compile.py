@@ -52,10 +52,13 @@ def _progress(iterable, total, desc):
 @click.option("--wasm", "wasm_path", type=click.Path(dir_okay=False), metavar="FILE.wasm",
               help="with --target wasm32 --executor aot: also link the model into one "
                    "WebAssembly file for the JavaScript runtime (wasm-ld; docs/deploy.md)")
+@click.option("--tuning-log", "tuning_log", type=click.Path(dir_okay=False), metavar="LOG",
+              help="LLVM targets: apply, per workload, the best record of this `vta tune` log "
+                   "whose target matches this build's exactly (others keep the default)")
 @click.option("--quiet", is_flag=True, help="no progress bar")
 @friendly
 def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_channel,
-                cpu_target, input_shapes, executor, wasm_path, quiet):
+                cpu_target, input_shapes, executor, wasm_path, tuning_log, quiet):
     """Compile MODEL (ONNX, or a torch.export program saved with torch.export.save as .pt2)
     for the CPU, a GPU or the accelerator (--target vta) into the module folder OUTPUT (an
     earlier module there is replaced whole).
@@ -89,6 +92,10 @@ def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_
     if wasm_path and (executor != "aot" or "wasm32" not in target):
         raise click.ClickException(f"--wasm needs --target wasm32 --executor aot, not --target "
                                    f"{target!r} --executor {executor}")
+    if tuning_log and kind not in ("llvm", "host", "aarch64", "armv7", "wasm32"):
+        raise click.ClickException(f"--tuning-log applies to LLVM targets, not --target "
+                                   f"{target!r} (accelerator tilings from `vta tune --target "
+                                   "vta` are not applied by builds yet)")
     if kind == "vta":
         if target.split()[1:]:
             raise click.ClickException(f"--target {target!r}: vta takes no options; choose the "
@@ -103,6 +110,7 @@ def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_
     start = time.perf_counter()
     try:
         cm = build_model(model, target=target, input_shapes=shapes, executor=executor,
+                         tuning_log=tuning_log,
                          progress=None if quiet else _progress)
     except CudaCompileError as e:
         raise click.ClickException(_cuda_error(target, e)) from None
@@ -129,6 +137,10 @@ def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_
             f.write(web_module(cm))
         click.echo(f"  wrote {wasm_path}: the model as one WebAssembly file "
                    "(driver/web/vta_runtime.mjs loads it)")
+    tuning = st.get("tuning")
+    if tuning and tuning["logs"]:
+        click.echo(f"  tuning: {tuning['covered']} of {plural(tuning['workloads'], 'tunable workload')}"
+                   f" covered by {', '.join(tuning['logs'])}")
     _echo_io(cm)
 
 
