@@ -73,7 +73,8 @@ def tune(tasks, runner, *, trials: int = 16, log: "TuningLog | None" = None,
         log: where every trial is appended (and earlier trials are read from).
         strategy: a name of ``search.STRATEGIES`` (``"xgb"`` or ``"random"``).
         batch: candidates proposed and measured per round.
-        time_budget_s: stop proposing new rounds after this many seconds.
+        time_budget_s: stop proposing new rounds after this many seconds (each task
+            still gets its first round: its default point).
         seed: of the random proposals.
         on_trial: called as ``on_trial(task_index, record, best_cost)`` after each trial.
         check: call the runner's ``check`` on each task's best point, if it has one.
@@ -102,10 +103,11 @@ def tune(tasks, runner, *, trials: int = 16, log: "TuningLog | None" = None,
             sched.record_round(i, len(done), results[i].best_cost)
     start = time.monotonic()
     while True:
-        if time_budget_s is not None and time.monotonic() - start > time_budget_s:
-            break
         i = sched.next_task()
         if i is None:
+            break
+        over = time_budget_s is not None and time.monotonic() - start > time_budget_s
+        if over and sched.states[i].history:       # every task still gets its first round
             break
         t, st = tasks[i], sched.states[i]
         n = min(batch, st.cap - st.trials)
