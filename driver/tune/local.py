@@ -28,7 +28,7 @@ class LocalRunner:
 
     Args:
         timeout: seconds a candidate may take (build and measurement) before it is
-            killed and recorded as an error; also the worker's start-up limit.
+            killed and recorded as an error.
         threads: ``OMP_NUM_THREADS`` of the worker (None: inherited).
         options: measurement options (``measure.py``: warmup, repeats, number,
             min_repeat_ms, check, flush_cache).
@@ -36,6 +36,8 @@ class LocalRunner:
     Raises:
         ValueError: ``timeout`` not above 0.
     """
+
+    START_S = 60.0     # seconds the worker may take to start (imports)
 
     def __init__(self, timeout: float = 60.0, threads: "int | None" = None, **options):
         if not timeout > 0:
@@ -56,12 +58,13 @@ class LocalRunner:
             host, port = listener.address
             self._proc = subprocess.Popen([sys.executable, "-m", "driver.tune.worker", host,
                                            str(port)], env=env, cwd=_ROOT)
-            listener._listener._socket.settimeout(self.timeout)
+            listener._listener._socket.settimeout(max(self.timeout, self.START_S))
             try:
                 self._conn = listener.accept()
             except OSError:
                 self._stop()
-                raise RuntimeError(f"the tuning worker did not start within {self.timeout:g} s "
+                raise RuntimeError(f"the tuning worker did not start within "
+                                   f"{max(self.timeout, self.START_S):g} s "
                                    f"(python -m driver.tune.worker in {_ROOT})") from None
 
     def _stop(self) -> None:
