@@ -68,6 +68,11 @@ class XGBSearch:
     """Cost-model-guided simulated annealing (module docstring)."""
 
     def __init__(self, eps: float = 0.25, steps: int = 200, chains: int = 16):
+        try:
+            import xgboost  # noqa: F401
+        except ImportError:
+            raise ImportError("search strategy 'xgb' needs the xgboost package: pip install "
+                              "-e '.[tune]' (or use strategy 'random')") from None
         self.eps, self.steps, self.chains = eps, steps, chains
         self.models: dict = {}        # task kind -> CostModel (shared across tasks)
         self.best: dict = {}          # task key -> best cost so far
