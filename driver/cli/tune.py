@@ -82,11 +82,14 @@ def tune_cmd(model, output, target, trials, time_budget, strategy, scheduler, th
             bars[i].set_postfix_str(f"best {_fmt(best, unit)}")
 
     unit = "cycles" if target.split()[0] == "vta" else "s"
-    s = tune_model(model, output, target=target, trials=trials,
-                   time_budget_s=time_budget * 60 if time_budget else None, strategy=strategy,
-                   scheduler=scheduler, input_shapes=parse_input_shapes(input_shapes),
-                   vta_config=preset, timeout=timeout, threads=threads, on_tasks=on_tasks,
-                   on_trial=on_trial)
+    try:
+        s = tune_model(model, output, target=target, trials=trials,
+                       time_budget_s=time_budget * 60 if time_budget else None,
+                       strategy=strategy, scheduler=scheduler,
+                       input_shapes=parse_input_shapes(input_shapes), vta_config=preset,
+                       timeout=timeout, threads=threads, on_tasks=on_tasks, on_trial=on_trial)
+    except ImportError as e:          # the tune extra (xgboost, distributed) is missing
+        raise click.ClickException(str(e)) from None
     for b in bars:
         b.close()
     for r in s.results:
