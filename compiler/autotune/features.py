@@ -30,7 +30,7 @@ def loop_features(func) -> list[float]:
     """Fixed-length statistics of a lowered ``PrimFunc`` (see the module docstring)."""
     from compiler.tir import dtype as dt
     from compiler.tir import ir
-    from compiler.tir.ops import ForKind
+    from compiler.tir.ops import ForKind, Op
     from compiler.tir.visit import walk_expr, walk_stmt
     kinds = list(ForKind)
     count = [0.0] * len(kinds)
@@ -62,8 +62,8 @@ def loop_features(func) -> list[float]:
             n = dt.lanes(s.value.dtype)
             lanes = max(lanes, n)
             vec_ops += n > 1
-            vec_ops += sum(1 for e in walk_expr(s.value) if dt.lanes(e.dtype) > 1
-                           and e.op.name == "LOAD")
+            vec_ops += sum(1 for e in walk_expr(s.value) if e.op is Op.LOAD
+                           and dt.lanes(e.dtype) > 1)
     return count + logext + [_log2(par_trip), depth(func.body), _log2(stmts), _log2(stores),
                              _log2(lanes), _log2(vec_ops + 1)]
 

@@ -9,7 +9,9 @@ of ``task.space`` not in ``tried``, and ``observe(task, results)`` learns from
 * ``xgb``: a :class:`~compiler.autotune.cost_model.CostModel` ranks candidates
   found by simulated annealing over knob indices (TVM's ``SimulatedAnnealingOptimizer``
   idea: a move changes one knob to a neighbouring candidate; a worse point is
-  accepted with probability ``exp(delta / T)``, ``T`` falling linearly to 0); one
+  accepted with probability ``exp(delta / T)``, ``T`` falling linearly to 0); spaces
+  of at most 256 points skip the annealing and score ``pool`` (64) random untried
+  points (featurizing a CPU candidate lowers it: tenths of a second each). One
   proposal in ``eps`` is random so the model keeps seeing new regions. Before the
   model has enough results it proposes at random.
 """
@@ -67,13 +69,13 @@ class RandomSearch:
 class XGBSearch:
     """Cost-model-guided simulated annealing (module docstring)."""
 
-    def __init__(self, eps: float = 0.25, steps: int = 200, chains: int = 16):
+    def __init__(self, eps: float = 0.25, steps: int = 200, chains: int = 16, pool: int = 64):
         try:
             import xgboost  # noqa: F401
         except ImportError:
             raise ImportError("search strategy 'xgb' needs the xgboost package: pip install "
                               "-e '.[tune]' (or use strategy 'random')") from None
-        self.eps, self.steps, self.chains = eps, steps, chains
+        self.eps, self.steps, self.chains, self.pool = eps, steps, chains, pool
         self.models: dict = {}        # task kind -> CostModel (shared across tasks)
         self.best: dict = {}          # task key -> best cost so far
 
@@ -97,8 +99,8 @@ class XGBSearch:
             return random_points(task.space, n, tried, rng)
         n_rand = int(round(n * self.eps))
         space = task.space
-        if space.size <= 256:           # small: score every untried point
-            pool = random_points(space, space.size, tried, rng)
+        if space.size <= 256:           # small: score a sample of the untried points
+            pool = random_points(space, self.pool, tried, rng)
         else:
             pool = self._anneal(task, model, n * 4, tried, rng)
         if not pool:
