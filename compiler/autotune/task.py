@@ -122,7 +122,8 @@ def vta_conv2d_task(cfg, data_shape, kernel_shape, strides=(1, 1), padding=(0, 0
                     KH, KW, sh, sw, ph, pw)
     per_channel = not isinstance(shift, int)
     vectors = 1 + int(per_channel)
-    as_tuple = lambda t: (t.th, t.tw, t.toc, t.tic, t.tkh, t.vt, t.wres)  # noqa: E731
+    def as_tuple(t):
+        return (t.th, t.tw, t.toc, t.tic, t.tkh, t.vt, t.wres)
     default = as_tuple(search(s, cfg, vectors, 2))
     cands = [as_tuple(t) for vt in (2, 1) for t in candidates(s, cfg, vectors, vt, top=top)]
     cands = tuple(dict.fromkeys([default] + cands))

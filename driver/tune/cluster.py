@@ -31,6 +31,7 @@ class DaskRunner:
 
     def __init__(self, client, timeout: float = 120.0, **options):
         from distributed import Client
+        self._own = isinstance(client, str)
         if isinstance(client, str):
             try:
                 client = Client(client, timeout=timeout)
@@ -56,6 +57,11 @@ class DaskRunner:
                 continue
             out.append(MeasureResult(costs=value) if status == "ok" else MeasureResult(error=value))
         return out
+
+    def close(self) -> None:
+        """Close the client if this runner opened it (from an address)."""
+        if self._own:
+            self.client.close()
 
     def check(self, task, config) -> "str | None":
         """Accelerator tasks: the bit-exact check of the chosen tiling (on a worker)."""

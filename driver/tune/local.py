@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import os
 import secrets
+import socket
 import subprocess
 import sys
-from multiprocessing.connection import Listener
+from multiprocessing.connection import Connection
 from pathlib import Path
 
 from compiler.autotune.tuner import MeasureResult
@@ -49,23 +50,27 @@ class LocalRunner:
         self._conn = None
 
     def _start(self) -> None:
-        key = secrets.token_bytes(16)
-        env = dict(os.environ, VTA_TUNE_KEY=key.hex(),
+        token = secrets.token_hex(16)
+        env = dict(os.environ, VTA_TUNE_KEY=token,
                    PYTHONPATH=os.pathsep.join(filter(None, [_ROOT, os.environ.get("PYTHONPATH")])))
         if self.threads is not None:
             env["OMP_NUM_THREADS"] = str(self.threads)
-        with Listener(("127.0.0.1", 0), authkey=key) as listener:
-            host, port = listener.address
+        limit = max(self.timeout, self.START_S)
+        with socket.create_server(("127.0.0.1", 0)) as server:
+            server.settimeout(limit)
+            host, port = server.getsockname()
             self._proc = subprocess.Popen([sys.executable, "-m", "driver.tune.worker", host,
                                            str(port)], env=env, cwd=_ROOT)
-            listener._listener._socket.settimeout(max(self.timeout, self.START_S))
             try:
-                self._conn = listener.accept()
-            except OSError:
+                sock, _ = server.accept()
+                sock.settimeout(None)
+                self._conn = Connection(sock.detach())
+                if not (self._conn.poll(limit) and secrets.compare_digest(self._conn.recv(), token)):
+                    raise OSError("a stranger connected")
+            except (OSError, EOFError) as e:
                 self._stop()
-                raise RuntimeError(f"the tuning worker did not start within "
-                                   f"{max(self.timeout, self.START_S):g} s "
-                                   f"(python -m driver.tune.worker in {_ROOT})") from None
+                raise RuntimeError(f"the tuning worker did not start within {limit:g} s "
+                                   f"(python -m driver.tune.worker in {_ROOT}: {e})") from None
 
     def _stop(self) -> None:
         if self._proc is not None:

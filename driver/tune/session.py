@@ -46,6 +46,11 @@ def make_runner(target: str, scheduler: "str | None" = None, timeout: float = 60
     if target.split()[0] == "vta":
         from .cycle import CycleRunner
         return CycleRunner()
+    from compiler.codegen.llvm.target import parse_target
+    if not parse_target(target).is_host:
+        raise ValueError(f"target {target!r} is not this machine: `vta tune` measures CPU "
+                         "candidates here (or on --scheduler's workers, which must be that "
+                         "machine); use --target llvm")
     from .local import LocalRunner
     return LocalRunner(timeout=timeout, threads=threads)
 
@@ -75,11 +80,11 @@ def tune_model(model, output, *, target: str = "llvm", trials: int = 16,
         ValueError: an unknown strategy or target; compiler.frontend.FrontendError: the
             model does not import; OSError: the Dask scheduler cannot be reached.
     """
-    tasks = extract_tasks(model, target, input_shapes=input_shapes, vta_config=vta_config)
-    if on_tasks is not None:
-        on_tasks(tasks)
     runner = make_runner(target, scheduler, timeout, threads)
     try:
+        tasks = extract_tasks(model, target, input_shapes=input_shapes, vta_config=vta_config)
+        if on_tasks is not None:
+            on_tasks(tasks)
         results = tune(tasks, runner, trials=trials, log=TuningLog(output), strategy=strategy,
                        time_budget_s=time_budget_s, on_trial=on_trial)
     finally:

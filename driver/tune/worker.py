@@ -1,21 +1,23 @@
 """The local runner's worker process: ``python -m driver.tune.worker HOST PORT``.
 
-Connects back to the runner (``multiprocessing.connection``, the auth key in the
-environment variable ``VTA_TUNE_KEY``), then answers each
-``(kind, payload, config, options)`` with ``measure.measure``'s result until it
-receives None or the connection closes.
+Connects back to the runner over a local socket, sends the token from the
+environment variable ``VTA_TUNE_KEY`` (so the runner knows it is its own worker),
+then answers each ``(kind, payload, config, options)`` with ``measure.measure``'s
+result until it receives None or the connection closes.
 """
 from __future__ import annotations
 
 import os
+import socket
 import sys
-from multiprocessing.connection import Client
+from multiprocessing.connection import Connection
 
 from .measure import measure
 
 
 def main(host: str, port: int) -> None:
-    conn = Client((host, port), authkey=bytes.fromhex(os.environ["VTA_TUNE_KEY"]))
+    conn = Connection(socket.create_connection((host, port)).detach())
+    conn.send(os.environ["VTA_TUNE_KEY"])
     while True:
         try:
             msg = conn.recv()

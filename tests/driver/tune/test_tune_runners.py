@@ -93,7 +93,7 @@ def test_measurements_through_a_local_dask_cluster(vta_task):
             (res,) = tune([vta_task], runner, trials=2, strategy="random", batch=2)
             direct = CycleRunner().measure(vta_task, [vta_task.space.default])[0].cost
         finally:
-            runner.client.close()
+            runner.close()
     assert res.trials == 2 and res.default_cost == direct and res.check is None
 
 
