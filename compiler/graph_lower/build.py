@@ -223,6 +223,9 @@ def plan_calls(graph: Graph, params: dict, memory_plan, progress=None, target=No
         if n.op is not Op.FUSED:
             raise ValueError(f"node {n!r} is not fused; run compiler.graph.optimize(..., fuse=True)")
     input_index = {n: i for i, n in enumerate(graph.inputs)}
+    if tuning is not None and target is None:
+        from compiler.codegen.llvm.target import host_target
+        target = host_target()
 
     kernels: dict = {}      # signature -> (name, KernelDef)
     calls, out_params = [], {}
@@ -232,9 +235,6 @@ def plan_calls(graph: Graph, params: dict, memory_plan, progress=None, target=No
         sig = signature(n)
         if sig not in kernels:
             kname = f"k{len(kernels)}_{_safe(n.attr('name').replace('fused_', ''))}"
-            if tuning is not None and target is None:
-                from compiler.codegen.llvm.target import host_target
-                target = host_target()
             config = tuning.config_for_node(n, target) if tuning is not None else None
             kernels[sig] = (kname, lower_group(n, kname, target, config))
         kname, kdef = kernels[sig]
