@@ -141,9 +141,10 @@ def build_model(model, target: str = "llvm", params=None, input_shapes=None, pro
             into one C-callable function ``vtamod_run`` with the parameters as constant
             data and one workspace; files ``model.so`` on the host or ``model.o`` for a
             cross triple, and the C header ``model.h``; see ``docs/deploy.md``).
-        tuning_log: LLVM targets: a tuning log path (or a list of them, ``vta tune``);
-            per workload the best record whose target matches this build's exactly
-            is applied, the others keep the default schedule. The logs shipped in
+        tuning_log: LLVM targets and vta: a tuning log path (or a list of them, ``vta
+            tune``); per workload the best record whose target matches this build's
+            exactly (CPU and features; for vta the preset) is applied, the others keep
+            the default schedule. The logs shipped in
             ``compiler/autotune/logs/`` are applied in any case, under the same
             rule; ``stats["tuning"]`` says how many workloads the logs covered.
         **options: target="vta" only:
@@ -194,9 +195,9 @@ def build_model(model, target: str = "llvm", params=None, input_shapes=None, pro
                              "executor='graph' for GPUs and the accelerator")
         options = {"executor": executor}
     if tuning_log is not None:
-        if kind != "llvm":
-            raise ValueError(f"tuning_log applies to LLVM targets only, not {target!r} (the "
-                             "accelerator's tuned tilings are not applied by builds yet)")
+        if kind not in ("llvm", "vta"):
+            raise ValueError(f"tuning_log applies to LLVM targets and 'vta', not {target!r} "
+                             "(the GPU templates have no tuning spaces yet)")
         options = {**options, "tuning_log": tuning_log}
     start = time.perf_counter()
     graph, consts = import_model(model, params, input_shapes, example_inputs)

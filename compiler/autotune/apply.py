@@ -8,6 +8,8 @@ record whose ``target`` equals the build target's record exactly (same target
 string, CPU name and feature set), or None: the default point. A record whose
 config is not a point of the workload's space today (a knob renamed, a value
 dropped) is ignored. ``covered`` / ``workloads`` count what a build met.
+Accelerator builds ask :meth:`TuningContext.vta_tiling_for` for each conv's
+tiling (records of target ``{"target": "vta", "config": preset}``).
 """
 from __future__ import annotations
 
@@ -60,6 +62,35 @@ class TuningContext:
             return None
         self.covered.add(key)
         return cfg
+
+    def vta_tiling_for(self, cfg):
+        """``tiling_for(data_shape, kernel_shape, strides, padding, shift) -> Tiling | None``
+        for the accelerator convs of preset ``cfg`` (``compiler.quant.build_plan``): the
+        tuned tiling of that workload if a record exists and it fits the buffers."""
+        from compiler.topi.vta.environment import Env
+        from compiler.topi.vta.tiling import Conv2dShape, Tiling, fits
+
+        from .task import _pair, vta_conv2d_key, vta_target
+        env, target = Env(cfg), vta_target(cfg)
+
+        def tiling_for(data_shape, kernel_shape, strides, padding, shift):
+            key = vta_conv2d_key(cfg, data_shape, kernel_shape, strides, padding, shift)
+            self.workloads.add(key)
+            vals = self.config_values(key, target)
+            if vals is None or "tiling" not in vals:
+                return None
+            (N, C, H, W), (O, _, KH, KW) = data_shape, kernel_shape
+            s = Conv2dShape(-(-N // env.BATCH), -(-C // env.BLOCK_IN), H, W,
+                            -(-O // env.BLOCK_OUT), KH, KW, *_pair(strides), *_pair(padding))
+            try:
+                t = Tiling(*vals["tiling"])
+            except TypeError:
+                return None
+            if not fits(t, s, cfg, 1 + int(not isinstance(shift, int))):
+                return None
+            self.covered.add(key)
+            return t
+        return tiling_for
 
     def report(self) -> dict:
         """``{"workloads": met, "covered": with a tuned record, "logs": [paths]}``."""

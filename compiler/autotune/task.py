@@ -102,6 +102,23 @@ def llvm_tasks(graph: Graph, target="llvm") -> list[Task]:
     return list(tasks.values())
 
 
+def _pair(v) -> tuple:
+    return (v, v) if isinstance(v, int) else tuple(v)
+
+
+def vta_conv2d_key(cfg, data_shape, kernel_shape, strides, padding, shift) -> str:
+    """The workload key of an accelerator conv2d (``shift`` an int or one per channel)."""
+    (sh, sw), (ph, pw) = _pair(strides), _pair(padding)
+    vectors = 1 + int(not isinstance(shift, int))
+    return (f"vta_conv2d({cfg.name};{'x'.join(map(str, data_shape))};"
+            f"{'x'.join(map(str, kernel_shape))};s{sh}x{sw};p{ph}x{pw};v{vectors})")
+
+
+def vta_target(cfg) -> dict:
+    """The log's ``target`` entry of accelerator records on preset ``cfg``."""
+    return {"target": "vta", "config": cfg.name}
+
+
 def vta_conv2d_task(cfg, data_shape, kernel_shape, strides=(1, 1), padding=(0, 0), *,
                     shift=0, relu=False, name="", top: int = 64) -> Task:
     """The task of one accelerator conv2d (int8 NCHW data, OIHW weights; ``shift`` an int or
@@ -117,7 +134,7 @@ def vta_conv2d_task(cfg, data_shape, kernel_shape, strides=(1, 1), padding=(0, 0
     env = Env(cfg)
     N, C, H, W = data_shape
     O, _, KH, KW = kernel_shape
-    (sh, sw), (ph, pw) = tuple(strides), tuple(padding)
+    (sh, sw), (ph, pw) = _pair(strides), _pair(padding)
     s = Conv2dShape(-(-N // env.BATCH), -(-C // env.BLOCK_IN), H, W, -(-O // env.BLOCK_OUT),
                     KH, KW, sh, sw, ph, pw)
     per_channel = not isinstance(shift, int)
@@ -127,13 +144,12 @@ def vta_conv2d_task(cfg, data_shape, kernel_shape, strides=(1, 1), padding=(0, 0
     default = as_tuple(search(s, cfg, vectors, 2))
     cands = [as_tuple(t) for vt in (2, 1) for t in candidates(s, cfg, vectors, vt, top=top)]
     cands = tuple(dict.fromkeys([default] + cands))
-    key = (f"vta_conv2d({cfg.name};{'x'.join(map(str, data_shape))};"
-           f"{'x'.join(map(str, kernel_shape))};s{sh}x{sw};p{ph}x{pw};v{vectors})")
+    key = vta_conv2d_key(cfg, data_shape, kernel_shape, strides, padding, shift)
     payload = {"config": cfg.name, "data_shape": tuple(data_shape),
                "kernel_shape": tuple(kernel_shape), "strides": (sh, sw), "padding": (ph, pw),
                "shift": shift, "relu": relu}
     return Task(key, "vta_conv2d", ConfigSpace((Knob("tiling", cands, default),)), payload,
-                {"target": "vta", "config": cfg.name}, 1, name)
+                vta_target(cfg), 1, name)
 
 
 def vta_tasks(graph: Graph, params: dict, cfg, calib=None, min_channels=None) -> list[Task]:
@@ -155,9 +171,8 @@ def vta_tasks(graph: Graph, params: dict, cfg, calib=None, min_channels=None) ->
         x, w = qg.nodes[n.src[0]].shape, qg.params[n.params[0]].shape
         a = n.attrs
         if n.op is QOp.CONV2D:
-            st = a["strides"] if not isinstance(a["strides"], int) else (a["strides"],) * 2
-            pd = a["padding"] if not isinstance(a["padding"], int) else (a["padding"],) * 2
-            t = vta_conv2d_task(cfg, x, w, st, pd, shift=a["shift"], relu=a["relu"], name=n.name)
+            t = vta_conv2d_task(cfg, x, w, a["strides"], a["padding"], shift=a["shift"],
+                                relu=a["relu"], name=n.name)
         else:
             t = vta_conv2d_task(cfg, (1, x[1], 1, x[0]), tuple(w) + (1, 1), shift=a["shift"],
                                 relu=a["relu"], name=n.name)

@@ -101,7 +101,41 @@ def test_a_missing_log_is_named(no_shipped, tmp_path):
         build_model(g, params=p, tuning_log=str(tmp_path / "nope.jsonl"))
 
 
-def test_tuning_logs_are_for_llvm_targets(no_shipped):
+def test_tuning_logs_are_not_for_gpus(no_shipped):
     g, p = _model()
-    with pytest.raises(ValueError, match="tuning_log applies to LLVM targets only"):
-        build_model(g, params=p, target="vta", tuning_log="t.jsonl")
+    with pytest.raises(ValueError, match="tuning_log applies to LLVM targets and 'vta', not "
+                                         "'cuda'"):
+        build_model(g, params=p, target="cuda", tuning_log="t.jsonl")
+
+
+def _vta_model():
+    rng = np.random.default_rng(3)
+    w = rng.standard_normal((16, 16, 3, 3)).astype(np.float32) * 0.2
+    x = input_node("x", (1, 16, 8, 8))
+    y = make(Op.RELU, make(Op.CONV2D, x, param_node("w", w), pads=(1, 1, 1, 1)))
+    return Graph((x,), (y,), ("y",)), {"w": w}
+
+
+def test_an_accelerator_build_takes_the_tuned_tiling(tmp_path, no_shipped):
+    from compiler.autotune.task import vta_tasks
+    from vta_hw.config import load_config
+    g, p = _vta_model()
+    (t,) = vta_tasks(g, p, load_config())
+    other = next(c for c in t.space.knobs[0].candidates if c != t.space.default["tiling"])
+    TuningLog(tmp_path / "v.jsonl").append(Record(t.key, t.target, {"tiling": other}, [1.0]))
+    default = build_model(g, params=p, target="vta")
+    tuned = build_model(g, params=p, target="vta", tuning_log=str(tmp_path / "v.jsonl"))
+    assert tuned.stats["tuning"]["covered"] == 1 == tuned.stats["tuning"]["workloads"]
+    th, tw, toc, tic, tkh, vt, wres = other
+    (st,) = tuned.plan.layer_stats.values()
+    assert st["tiling"] == (f"Tiling(th={th}, tw={tw}, toc={toc}, tic={tic}, tkh={tkh}, vt={vt}, "
+                            f"wres={wres})")
+    assert st["tiling"] != next(iter(default.plan.layer_stats.values()))["tiling"]
+    x = np.random.default_rng(4).standard_normal((1, 16, 8, 8)).astype(np.float32)
+    outs = []
+    for cm in (default, tuned):
+        m = load_module(cm, device="fsim")
+        m.set_input("x", x)
+        m.run()
+        outs.append(m.get_output(0))
+    np.testing.assert_array_equal(outs[0], outs[1])       # the same int8 arithmetic
