@@ -77,7 +77,7 @@ def _route_cpu(graph, consts, target, progress, opt_level, layout_block, options
     t1 = time.perf_counter()
     tuning = load_tuning(options.get("tuning_log") or ())
     cm = compile_graph(opt.graph, opt.params, opt.memory_plan, target, progress, opt_level,
-                       options.get("executor", "graph"), tuning=tuning or None)
+                       options.get("executor", "graph"), tuning=tuning)
     cm.stats["optimize_s"] = t1 - t0
     cm.stats["tuning"] = tuning.report()
     return cm

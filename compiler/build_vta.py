@@ -85,7 +85,7 @@ def build_vta(graph, params: dict, *, config: "VTAConfig | str | None" = None,
     tuning = load_tuning(tuning_log or ())
     plan = build_plan(qg, cfg, vthreads=vthreads, dram=dram, measure=measure,
                       min_channels=min_channels,
-                      tiling_for=tuning.vta_tiling_for(cfg) if tuning else None)
+                      tiling_for=tuning.vta_tiling_for(cfg))
     t2 = time.perf_counter()
     cm = lower_plan(plan, cpu_target, progress=progress, opt_level=opt_level)
     cm.stats.update(quantize_s=t1 - t0, partition_s=t2 - t1, config=cfg.name,

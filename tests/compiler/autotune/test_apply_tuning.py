@@ -73,6 +73,7 @@ def test_a_record_for_another_cpu_or_feature_set_is_not_applied(tmp_path, no_shi
     cm = build_model(g, params=p, tuning_log=str(tmp_path / "t.jsonl"))
     assert _packs(cm) == ["w0#conv:16", "w1#conv:8"]
     assert cm.stats["tuning"]["covered"] == 0
+    assert build_model(g, params=p).stats["tuning"] == {"workloads": 2, "covered": 0, "logs": []}
 
 
 def test_a_record_outside_todays_space_falls_back_to_the_default(tmp_path, no_shipped):
