@@ -70,13 +70,16 @@ def import_model(model, params=None, input_shapes=None, example_inputs=None):
 
 
 def _route_cpu(graph, consts, target, progress, opt_level, layout_block, options):
+    from compiler.autotune import load_tuning
     from compiler.graph import optimize
     t0 = time.perf_counter()
     opt = optimize(graph, consts, layout_block=layout_block)
     t1 = time.perf_counter()
+    tuning = load_tuning(options.get("tuning_log") or ())
     cm = compile_graph(opt.graph, opt.params, opt.memory_plan, target, progress, opt_level,
-                       options.get("executor", "graph"))
+                       options.get("executor", "graph"), tuning=tuning)
     cm.stats["optimize_s"] = t1 - t0
+    cm.stats["tuning"] = tuning.report()
     return cm
 
 
@@ -110,7 +113,7 @@ VTA_OPTIONS = ("config", "calib", "per_channel", "cpu_target", "vthreads", "dram
 
 def build_model(model, target: str = "llvm", params=None, input_shapes=None, progress=None,
                 opt_level: int = 3, layout_block: "int | None" = None, example_inputs=None,
-                executor: str = "graph", **options) -> CompiledModel:
+                executor: str = "graph", tuning_log=None, **options) -> CompiledModel:
     """Compile a whole model for the CPU, a GPU or the accelerator.
 
     Args:
@@ -138,6 +141,12 @@ def build_model(model, target: str = "llvm", params=None, input_shapes=None, pro
             into one C-callable function ``vtamod_run`` with the parameters as constant
             data and one workspace; files ``model.so`` on the host or ``model.o`` for a
             cross triple, and the C header ``model.h``; see ``docs/deploy.md``).
+        tuning_log: LLVM targets and vta: a tuning log path (or a list of them, ``vta
+            tune``); per workload the best record whose target matches this build's
+            exactly (CPU and features; for vta the preset) is applied, the others keep
+            the default schedule. The logs shipped in
+            ``compiler/autotune/logs/`` are applied in any case, under the same
+            rule; ``stats["tuning"]`` says how many workloads the logs covered.
         **options: target="vta" only:
             config: a ``VTAConfig`` or preset name (default preset);
             calib: input name -> float32 samples ``[N, *input dims[1:]]`` (None: 8
@@ -185,6 +194,11 @@ def build_model(model, target: str = "llvm", params=None, input_shapes=None, pro
                              f"triple such as 'aarch64'), not target {target!r}; use "
                              "executor='graph' for GPUs and the accelerator")
         options = {"executor": executor}
+    if tuning_log is not None:
+        if kind not in ("llvm", "vta"):
+            raise ValueError(f"tuning_log applies to LLVM targets and 'vta', not {target!r} "
+                             "(the GPU templates have no tuning spaces yet)")
+        options = {**options, "tuning_log": tuning_log}
     start = time.perf_counter()
     graph, consts = import_model(model, params, input_shapes, example_inputs)
     t_import = time.perf_counter()

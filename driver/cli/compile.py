@@ -52,10 +52,13 @@ def _progress(iterable, total, desc):
 @click.option("--wasm", "wasm_path", type=click.Path(dir_okay=False), metavar="FILE.wasm",
               help="with --target wasm32 --executor aot: also link the model into one "
                    "WebAssembly file for the JavaScript runtime (wasm-ld; docs/deploy.md)")
+@click.option("--tuning-log", "tuning_log", type=click.Path(dir_okay=False), metavar="LOG",
+              help="LLVM targets: apply, per workload, the best record of this `vta tune` log "
+                   "whose target matches this build's exactly (others keep the default)")
 @click.option("--quiet", is_flag=True, help="no progress bar")
 @friendly
 def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_channel,
-                cpu_target, input_shapes, executor, wasm_path, quiet):
+                cpu_target, input_shapes, executor, wasm_path, tuning_log, quiet):
     """Compile MODEL (ONNX, or a torch.export program saved with torch.export.save as .pt2)
     for the CPU, a GPU or the accelerator (--target vta) into the module folder OUTPUT (an
     earlier module there is replaced whole).
@@ -89,12 +92,16 @@ def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_
     if wasm_path and (executor != "aot" or "wasm32" not in target):
         raise click.ClickException(f"--wasm needs --target wasm32 --executor aot, not --target "
                                    f"{target!r} --executor {executor}")
+    if tuning_log and kind in ("cuda", "opencl"):
+        raise click.ClickException(f"--tuning-log applies to LLVM targets and vta, not --target "
+                                   f"{target!r} (the GPU templates have no tuning spaces yet)")
     if kind == "vta":
         if target.split()[1:]:
             raise click.ClickException(f"--target {target!r}: vta takes no options; choose the "
                                        "accelerator with --config PRESET")
         _compile_vta(model, output, preset, calib_path, calibrate_scale,
-                     parse_input_shapes(input_shapes), per_channel, cpu_target or "llvm", quiet)
+                     parse_input_shapes(input_shapes), per_channel, cpu_target or "llvm", quiet,
+                     tuning_log)
         return
     if preset or calib_path or per_channel or cpu_target:
         raise click.ClickException("--config, --calibrate, --per-channel and --cpu-target apply "
@@ -103,6 +110,7 @@ def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_
     start = time.perf_counter()
     try:
         cm = build_model(model, target=target, input_shapes=shapes, executor=executor,
+                         tuning_log=tuning_log,
                          progress=None if quiet else _progress)
     except CudaCompileError as e:
         raise click.ClickException(_cuda_error(target, e)) from None
@@ -129,7 +137,15 @@ def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_
             f.write(web_module(cm))
         click.echo(f"  wrote {wasm_path}: the model as one WebAssembly file "
                    "(driver/web/vta_runtime.mjs loads it)")
+    _echo_tuning(cm)
     _echo_io(cm)
+
+
+def _echo_tuning(cm) -> None:
+    tuning = cm.stats.get("tuning")
+    if tuning and tuning["logs"]:
+        click.echo(f"  tuning: {tuning['covered']} of {plural(tuning['workloads'], 'tunable workload')}"
+                   f" covered by {', '.join(tuning['logs'])}")
 
 
 def _echo_io(cm) -> None:
@@ -163,7 +179,8 @@ def _cuda_error(target, e) -> str:
     return f"--target {target!r}: kernel {e.kernel!r} does not compile: {first} (source: {src})"
 
 
-def _compile_vta(model, output, preset, calib_path, scale, shapes, per_channel, cpu_target, quiet):
+def _compile_vta(model, output, preset, calib_path, scale, shapes, per_channel, cpu_target, quiet,
+                 tuning_log=None):
     import numpy as np
 
     from compiler import build_model
@@ -202,7 +219,7 @@ def _compile_vta(model, output, preset, calib_path, scale, shapes, per_channel, 
         click.echo("warning: no --calibrate data; calibrating on seeded random normal inputs "
                    "(accuracy will suffer)", err=True)
     cm = build_model(graph, params=params, target="vta", config=preset, calib=calib,
-                     per_channel=per_channel, cpu_target=cpu_target,
+                     per_channel=per_channel, cpu_target=cpu_target, tuning_log=tuning_log,
                      progress=None if quiet else _progress)
     cm.save(output)
     st = cm.stats
@@ -215,4 +232,5 @@ def _compile_vta(model, output, preset, calib_path, scale, shapes, per_channel, 
         sh = f"{min(sh)}..{max(sh)} per channel" if isinstance(sh, list) else sh
         click.echo(f"  vta  {n['op']:<7} {n['name']}: int8{n['shape']}{lshift} shift "
                    f"{sh}{' relu' if n['relu'] else ''}")
+    _echo_tuning(cm)
     _echo_io(cm)
