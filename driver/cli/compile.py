@@ -32,7 +32,7 @@ def _progress(iterable, total, desc):
               help="--target vta: calibration samples, [N, *input dims] (array named after "
                    "the input, or 'images'; default: seeded random normal samples)")
 @click.option("--calibrate-scale", default=1.0, show_default=True,
-              help="--target vta: multiply the calibration samples by this (digits: 0.0625)")
+              help="--target vta: multiply the float inputs' calibration samples by this (digits: 0.0625; integer and bool inputs are read as they are)")
 @click.option("--per-channel", is_flag=True,
               help="--target vta: one power-of-two weight scale per output channel of every "
                    "conv/dense (the accelerator shifts each lane by its own amount)")
@@ -197,7 +197,10 @@ def _compile_vta(model, output, preset, calib_path, scale, shapes, per_channel, 
                                   tuple(i.shape))
             except ValueError as e:
                 raise click.ClickException(f"{e} (input {i.name!r})") from None
-            calib[i.name] = arrays[key].astype(np.float32) * np.float32(scale)
+            a = arrays[key]
+            # float inputs are scaled (--calibrate-scale); token ids and masks stay as they are
+            floating = np.issubdtype(np.dtype(i.dtype), np.floating)
+            calib[i.name] = a.astype(np.float32) * np.float32(scale) if floating else a
     else:
         click.echo("warning: no --calibrate data; calibrating on seeded random normal inputs "
                    "(accuracy will suffer)", err=True)
