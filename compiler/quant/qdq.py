@@ -156,6 +156,8 @@ class _QdqBuilder(_Builder):
         self.exps = exps
 
     def exp_of(self, n: Node):
+        if n not in self.exps and n.op is Op.RELU:   # relu commutes with a zero-point-0 scale
+            return self.exp_of(n.src[0])
         if n not in self.exps:
             raise _Unscaled(n)
         return self.exps[n]
@@ -182,6 +184,8 @@ class _QdqBuilder(_Builder):
     def _rescales(self, n: Node) -> bool:
         """An int8 op (data movement, mean, concat) whose model scale is not its source's:
         onnxruntime requantizes there, so it runs in float between the model's scales."""
+        if n.op is Op.GLOBAL_AVG_POOL and n not in self.exps:
+            return True    # the model keeps the mean in float: no rounding to the source's scale
         if n.op not in INT8_OPS | {Op.GLOBAL_AVG_POOL, Op.CONCAT} or n not in self.exps:
             return False
         srcs = [s for s in n.src if s.op is not Op.PARAM]

@@ -41,12 +41,12 @@ class _Reader(CalibrationDataReader):
         return next(self.it, None)
 
 
-def _qdq(tmp_path, per_channel, symmetric=True):
+def _qdq(tmp_path, per_channel, symmetric=True, fmt=QuantFormat.QDQ, model=None):
     src, dst = tmp_path / "float.onnx", tmp_path / "qdq.onnx"
-    onnx.save(_float_model(), src)
+    onnx.save(model or _float_model(), src)
     kw = dict(activation_type=QuantType.QInt8, extra_options={"ActivationSymmetric": True}) \
         if symmetric else {}
-    quantize_static(str(src), str(dst), _Reader(), quant_format=QuantFormat.QDQ,
+    quantize_static(str(src), str(dst), _Reader(), quant_format=fmt,
                     weight_type=QuantType.QInt8, per_channel=per_channel, **kw)
     return onnx.load(dst)
 
@@ -106,6 +106,23 @@ def test_power_of_two_scales_are_shifts(tmp_path):
     assert len(gemms) == 3 and all("mult" not in n.attrs for n in gemms)
     assert all(isinstance(n.exp, int) for n in qg.nodes if n.dtype == "int8")
     assert [n.target for n in qg.nodes if n.op is QOp.ADD] == ["vta"]   # residual add on int8
+    assert within == {"reference": 1.0, "optimized": 1.0}, within
+
+
+def test_qlinear_conv_and_matmul_import_as_qdq(tmp_path):
+    """QOperator format (QLinearConv, QLinearMatMul): the same form, the same checks."""
+    b = OnnxBuilder(0)
+    r1 = b.node("Relu", [b.conv("input", 3, 16, 3, bias=True)])
+    r2 = b.node("Relu", [b.conv(r1, 16, 16, 3, bias=True)])
+    f = b.node("Flatten", [b.node("GlobalAveragePool", [r2])])
+    y = b.node("MatMul", [f, b.const(b.randn(16, 10, std=0.3))])
+    model = _qdq(tmp_path, True, fmt=QuantFormat.QOperator,
+                 model=b.model([_io("input", list(SHAPE))], [_io(y, None)], 13))
+    ops = {n.op_type for n in model.graph.node}
+    assert {"QLinearConv", "QLinearMatMul"} <= ops and "Conv" not in ops
+    qg, within = _check(model, tmp_path)
+    gemms = [(n.op, n.target, n.attrs["relu"]) for n in qg.nodes if n.op in (QOp.CONV2D, QOp.DENSE)]
+    assert gemms == [(QOp.CONV2D, "cpu", True), (QOp.CONV2D, "vta", True), (QOp.DENSE, "vta", False)]
     assert within == {"reference": 1.0, "optimized": 1.0}, within
 
 
