@@ -120,6 +120,10 @@ def test_qlinear_conv_and_matmul_import_as_qdq(tmp_path):
                  model=b.model([_io("input", list(SHAPE))], [_io(y, None)], 13))
     ops = {n.op_type for n in model.graph.node}
     assert {"QLinearConv", "QLinearMatMul"} <= ops and "Conv" not in ops
+    cpu = load_module(build_model(model, target="llvm").save(str(tmp_path / "qop.mod")))
+    x = np.random.default_rng(3).standard_normal(SHAPE).astype(np.float32)
+    diff = np.abs(cpu(x)[0] - ort_run(model, {"input": x})[0])   # the float CPU route
+    assert diff.max() <= _output_scale(model) * 1.01 and np.mean(diff == 0) > 0.9
     qg, within = _check(model, tmp_path)
     gemms = [(n.op, n.target, n.attrs["relu"]) for n in qg.nodes if n.op in (QOp.CONV2D, QOp.DENSE)]
     assert gemms == [(QOp.CONV2D, "cpu", True), (QOp.CONV2D, "vta", True), (QOp.DENSE, "vta", False)]
