@@ -224,6 +224,8 @@ class _QdqBuilder(_Builder):
             return ey, (wq, _int32(bq), shift if per else int(shift[0]), ew, {})
         bound = np.abs(wq.reshape(O, -1).astype(np.int64)).sum(axis=1) * 128 + np.abs(bq)
         pre = np.maximum(0, np.ceil(np.log2(bound + 1)).astype(np.int64) - ACC_BITS)
+        if not per:            # one shift and one multiplier for the tensor: the widest channel's
+            pre = np.full_like(pre, pre.max())
         m = 2.0 ** -k
         post = int(math.floor(math.log2(MULT_MAX / float((m * 2.0 ** pre).max()))))
         if post < 15:          # a ratio near 1 or above: shift more before the multiply

@@ -149,3 +149,34 @@ def test_model_weight_recovers_int8_and_scales():
     assert e == 2 and np.array_equal(got, q)
     with pytest.raises(QuantizeError, match="w: the weights are not int8 values times a"):
         model_weight(rng.standard_normal((4, 6)).astype(np.float32), "w")
+
+
+def test_per_tensor_pre_shift_covers_the_widest_channel():
+    """A per-tensor weight whose channels differ 127x in size: one pre-shift for the tensor,
+    wide enough that the widest channel's product stays in int32 (exact within 1 LSB)."""
+    from onnx import TensorProto, helper
+    from compiler.build_model import import_model
+    from compiler.quant.qdq import import_qdq
+    sx, sw, sy = 0.0123, 0.0071, 0.011
+    w = np.ones((64, 2), np.int8)
+    w[:, 1] = 127
+    c = lambda v, n: numpy_helper.from_array(np.asarray(v), n)  # noqa: E731
+    nodes = [helper.make_node("QuantizeLinear", ["x", "sx", "z"], ["xq"]),
+             helper.make_node("DequantizeLinear", ["xq", "sx", "z"], ["xd"]),
+             helper.make_node("DequantizeLinear", ["w", "sw", "z"], ["wd"]),
+             helper.make_node("MatMul", ["xd", "wd"], ["m"]),
+             helper.make_node("QuantizeLinear", ["m", "sy", "z"], ["yq"]),
+             helper.make_node("DequantizeLinear", ["yq", "sy", "z"], ["y"])]
+    g = helper.make_graph(nodes, "pt", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2])],
+                          [c(np.float32(sx), "sx"), c(np.float32(sw), "sw"), c(np.float32(sy), "sy"),
+                           c(np.int8(0), "z"), c(w, "w")])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    qg = import_qdq(*import_model(model))
+    dense, = [n for n in qg.nodes if n.op is QOp.DENSE]
+    assert isinstance(dense.attrs["shift"], int) and dense.attrs["shift"] >= 4
+    for v in (1.0, -1.0, 0.3):
+        x = np.full((1, 64), v * 127 * sx, np.float32)
+        got = np.rint(run_oracle(qg, {"x": x})[0] / np.float32(sy))
+        ref = np.rint(ort_run(model, {"x": x})[0] / np.float32(sy))
+        assert np.abs(got - ref).max() <= 1, (v, got, ref)
