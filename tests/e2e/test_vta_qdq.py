@@ -180,3 +180,13 @@ def test_per_tensor_pre_shift_covers_the_widest_channel():
         got = np.rint(run_oracle(qg, {"x": x})[0] / np.float32(sy))
         ref = np.rint(ort_run(model, {"x": x})[0] / np.float32(sy))
         assert np.abs(got - ref).max() <= 1, (v, got, ref)
+
+
+def test_vta_compile_prints_each_multiplier_and_its_error(tmp_path):
+    from tests.cli_util import run_cli
+    onnx.save(_qdq(tmp_path, per_channel=False), tmp_path / "m.onnx")
+    r = run_cli("compile", tmp_path / "m.onnx", "-o", tmp_path / "m.vtamod", "--target", "vta", "--quiet")
+    assert r.exit_code == 0, r.output
+    assert "QDQ model: quantized at its own scales (no calibration)" in r.output
+    lines = [ln for ln in r.output.splitlines() if ln.startswith("  vta  ")]
+    assert len(lines) == 2 and all("(pre-shift approximation: error <= 0.0" in ln for ln in lines), lines
