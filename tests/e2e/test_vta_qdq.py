@@ -190,3 +190,17 @@ def test_vta_compile_prints_each_multiplier_and_its_error(tmp_path):
     assert "QDQ model: quantized at its own scales (no calibration)" in r.output
     lines = [ln for ln in r.output.splitlines() if ln.startswith("  vta  ")]
     assert len(lines) == 2 and all("(pre-shift approximation: error <= 0.0" in ln for ln in lines), lines
+
+
+def test_grouped_qdq_conv_runs_group_by_group(tmp_path):
+    """A conv of 2 groups of 16 channels: one accelerator conv per group, each with its
+    output channels' multipliers."""
+    b = OnnxBuilder(0)
+    x = b.node("Relu", [b.conv("input", 3, 32, 3, bias=True)])
+    y = b.conv(x, 32, 32, 3, groups=2, bias=True)
+    model = _qdq(tmp_path, True, model=b.model([_io("input", list(SHAPE))], [_io(y, None)], 13))
+    qg, within = _check(model, tmp_path, samples=2)
+    groups = [n for n in qg.nodes if n.op is QOp.CONV2D and n.name.startswith("conv1.group")]
+    assert [n.target for n in groups] == ["vta", "vta"]
+    assert all(len(n.attrs["mult"]) == 16 for n in groups)
+    assert within == {"reference": 1.0, "optimized": 1.0}, within
