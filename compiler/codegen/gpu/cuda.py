@@ -18,6 +18,7 @@ float16 buffers are `unsigned short` storage converted with PTX `cvt` (see
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import tempfile
@@ -30,6 +31,8 @@ from compiler.tir import ir
 from compiler.tir.ops import Op
 from vta_hw.tool import run_tool
 from .c_source import CSourcePrinter, KernelSource
+
+_log = logging.getLogger(__name__)
 
 #: Wall-time limits of nvcc and ptxas on one kernel, seconds (``vta_hw.tool``;
 #: ``$VTA_TOOL_TIMEOUT_S`` replaces them).
@@ -186,7 +189,8 @@ def _nvrtc():
         return None
     try:
         err, _, _ = nvrtc.nvrtcVersion()
-    except Exception:   # the bindings load libnvrtc lazily; a missing library raises here
+    except RuntimeError as e:  # the bindings load libnvrtc lazily: DynamicLibNotFoundError
+        _log.debug("no NVRTC: %s", e)
         return None
     return nvrtc if int(err) == 0 else None
 
@@ -328,15 +332,22 @@ _CTX: dict = {}
 
 
 def gpu_available() -> bool:
-    """True when the CUDA driver loads and reports at least one device."""
+    """True when the CUDA driver loads and reports at least one device (why not is logged
+    at DEBUG level on the ``compiler.codegen.gpu.cuda`` logger)."""
     try:
         drv = _driver()
-        if int(drv.cuInit(0)[0]) != 0:
-            return False
-        err, n = drv.cuDeviceGetCount()
-        return int(err) == 0 and n > 0
-    except Exception:   # no bindings, no libcuda.so, no device: all mean "no GPU"
+        err = drv.cuInit(0)[0]
+    except ImportError as e:
+        _log.debug("no GPU: cuda-bindings does not import (%s)", e)
         return False
+    except RuntimeError as e:  # DynamicLibNotFoundError: no libcuda.so (no NVIDIA driver)
+        _log.debug("no GPU: %s", e)
+        return False
+    if int(err) != 0:
+        _log.debug("no GPU: cuInit gives %s", err)
+        return False
+    err, n = drv.cuDeviceGetCount()
+    return int(err) == 0 and n > 0
 
 
 def context(device: int = 0):
