@@ -60,6 +60,7 @@ def test_the_link_step_is_bounded(tmp_path, monkeypatch):
 
 
 def test_the_cocotb_runner_s_commands_are_bounded(tmp_path):
+    pytest.importorskip("cocotb_tools")
     from driver.rtl.runner import verilator_runner
     runner = verilator_runner(0.5, "RTL simulation of test")
     with pytest.raises(ToolTimeout, match=r"^RTL simulation of test \(.*python.*\) did not finish"):
