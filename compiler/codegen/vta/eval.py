@@ -47,6 +47,10 @@ def _max(a, b):
 
 
 _HELPERS = {"_np": np, "_min": _min, "_max": _max}
+#: ``compiled`` by object identity first: the structural lookup compares equal copies
+#: node by node, which cost more than evaluating
+_BY_ID: dict[int, tuple] = {}
+_BY_ID_MAX = 1 << 14
 
 
 def evaluate(e: ir.Expr, env: dict):
@@ -56,8 +60,13 @@ def evaluate(e: ir.Expr, env: dict):
         CodegenError: a variable of ``e`` is not in ``env``, or ``e`` holds an operation
             that is not index arithmetic (LOAD, CALL, ...).
     """
+    hit = _BY_ID.get(id(e))
+    if hit is None or hit[0] is not e:
+        if len(_BY_ID) >= _BY_ID_MAX:
+            _BY_ID.clear()
+        hit = _BY_ID[id(e)] = (e, compiled(e))   # e kept alive: its id stays its own
     try:
-        return compiled(e)(env)
+        return hit[1](env)
     except KeyError as k:
         raise CodegenError(f"index variable {k.args[0]!r} is not bound by an enclosing loop "
                            "or let; VTA code needs every index computable at compile "
