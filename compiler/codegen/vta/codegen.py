@@ -43,7 +43,8 @@ Dependency tokens come from the buffers each instruction touches
 ``build(func, cfg, kinds=None, data=None) -> Program``. Helpers: ``vta_dma``
 (copies -> LOAD/STORE), ``vta_uops`` (uop folding, uop cache), ``vta_tokens``
 (dependency tokens, verifier), ``vta_threads`` (virtual threads, in-place ALU
-groups), ``vta_eval`` (index evaluation).
+groups), ``vta_eval`` (index evaluation), ``vta_memo`` (what a uop kernel's
+instructions depend on: each distinct kernel is built once).
 """
 from __future__ import annotations
 

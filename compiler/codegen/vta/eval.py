@@ -9,7 +9,9 @@ affine form the hardware needs from those numbers.
 ``evaluate(expr, env)``: ``env`` maps variable names to ints or int64 arrays
 (broadcast together). Integer ops follow the IR (floor division/modulo);
 comparisons and logic give bool arrays. LOAD, CALL and float dtypes are not
-index arithmetic and raise ``CodegenError``.
+index arithmetic and raise ``CodegenError``. Each expression is compiled once into
+a Python function (``compiled``), since the same expressions are evaluated for
+every iteration of the loops the code generator runs.
 """
 from __future__ import annotations
 
