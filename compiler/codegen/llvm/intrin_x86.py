@@ -15,11 +15,16 @@ Calls (operand dtypes as in the loop IR; ``N`` lanes of the int32 / float32 accu
     x86.vdpbf16ps    (acc float32x16, a int16x2, b int16x32) -> float32x16: bf16 operands
                      held as their 16-bit patterns; acc[i] += a[0] b[2i] + a[1] b[2i+1]
                      in fp32 (AVX512-BF16 ``vdpbf16ps``)
-    x86.amx.tdpbusd  (cfg handle, c handle, a handle, b handle, ldc, lda, ldb) -> int32 0:
-                     one 16 x 16 int32 tile ``C += A(16 x 64 u8) . B(16 x 64 s8, VNNI-
-                     interleaved)``: ``ldtilecfg``, three ``tileloadd``, ``tdpbusd``,
-                     ``tilestored``, ``tilerelease``; strides in bytes. The same with
-                     ``x86.amx.tdpbf16ps`` on bf16 (A 16 x 32, fp32 C).
+    x86.amx.tdpbusd  (c handle, a handle, b handle, lda int32) -> int32 0: one 16 x 16 int32
+                     tile ``C += A(16 x 64 u8) . B(16 rows of 16 x 4 s8, VNNI-interleaved)``:
+                     ``ldtilecfg`` (a constant config), three ``tileloadd``, ``tdpbusd``,
+                     ``tilestored``, ``tilerelease``; ``lda`` A's row stride in bytes, C
+                     and B rows of 64 bytes. The same with ``x86.amx.tdpbf16ps`` on bf16
+                     (A 16 x 32, B 16 rows of 16 x 2, fp32 C). The configuration is loaded
+                     per call: correct, not yet fast (a kernel-level ldtilecfg is the
+                     next step).
+    x86.bf16_bits    (float32xN) -> int16xN: the nearest bfloat16 (ties to even) as bits
+                     (NaN payloads not preserved); plain integer code, any x86 CPU
 
 Errors: :func:`emit` raises ``ValueError`` for an unknown name, wrong operand count or
 lanes; the builder's target must have the features (see :func:`missing_features`).
@@ -50,6 +55,8 @@ X86_INTRINSICS: dict[str, X86Intrinsic] = {}
 
 
 def _register(name: str, *features: tuple[str, ...]):
+    """Register ``name`` (a call name) needing any one of the ``features`` tuples (none: any
+    x86 CPU) with the decorated emitter."""
     def deco(fn):
         X86_INTRINSICS[name] = X86Intrinsic(name, features, fn)
         tir.TARGET_INTRINSICS.add(name)
@@ -99,20 +106,38 @@ def _vdpbf16ps(b: ir.IRBuilder, module: ir.Module, args: list) -> ir.Value:
     return b.call(fn, [args[0], b.bitcast(a, vt), args[2]])
 
 
+#: AMX tile configuration (Intel SDM, LDTILECFG): palette 1; tiles 0 (C), 1 (A), 2 (B) of
+#: 16 rows x 64 bytes; bytes 16..47 are the tiles' column bytes (u16), 48..63 their rows
+_TILECFG = bytes([1] + [0] * 15 + [64, 0] * 3 + [0] * 26 + [16] * 3 + [0] * 13)
+
+
+def _tile_config(module: ir.Module) -> ir.GlobalVariable:
+    g = module.globals.get("__amx_tilecfg")
+    if g is None:
+        ty = ir.ArrayType(_I8, 64)
+        g = ir.GlobalVariable(module, ty, "__amx_tilecfg")
+        g.initializer = ir.Constant(ty, bytearray(_TILECFG))
+        g.global_constant, g.linkage, g.align = True, "internal", 64
+    return g
+
+
 def _amx(op: str):
     def emit(b: ir.IRBuilder, module: ir.Module, args: list) -> ir.Value:
-        _check(f"x86.amx.{op}", args, 7, "(cfg, c, a, b handles, ldc, lda, ldb in bytes)", True)
-        ptr = args[0].type
-        cfg, c, a, w = args[:4]
-        strides = [b.sext(s, _I64) if s.type != _I64 else s for s in args[4:]]
+        _check(f"x86.amx.{op}", args, 4, "(c, a, b handles, a's row stride in bytes)",
+               all(isinstance(a.type, ir.PointerType) for a in args[:3]) if len(args) == 4 else False)
+        c, a, w, lda = args
+        ptr = c.type
         load = _declare(module, "llvm.x86.tileloadd64", ir.VoidType(), [_I8, ptr, _I64])
         store = _declare(module, "llvm.x86.tilestored64", ir.VoidType(), [_I8, ptr, _I64])
+        cfg = b.bitcast(_tile_config(module), ptr)
         b.call(_declare(module, "llvm.x86.ldtilecfg", ir.VoidType(), [ptr]), [cfg])
-        for tile, (p, s) in enumerate(zip((c, a, w), strides)):
-            b.call(load, [ir.Constant(_I8, tile), p, s])
+        row = ir.Constant(_I64, 64)
+        lda = b.sext(lda, _I64) if lda.type != _I64 else lda
+        for tile, (p, stride) in enumerate(((c, row), (a, lda), (w, row))):
+            b.call(load, [ir.Constant(_I8, tile), b.bitcast(p, ptr), stride])
         b.call(_declare(module, f"llvm.x86.{op}", ir.VoidType(), [_I8, _I8, _I8]),
                [ir.Constant(_I8, 0), ir.Constant(_I8, 1), ir.Constant(_I8, 2)])
-        b.call(store, [ir.Constant(_I8, 0), c, strides[0]])
+        b.call(store, [ir.Constant(_I8, 0), c, row])
         b.call(_declare(module, "llvm.x86.tilerelease", ir.VoidType(), []), [])
         return ir.Constant(_I32, 0)
     return emit
@@ -122,11 +147,28 @@ _register("x86.amx.tdpbusd", ("+amx-int8", "+amx-tile"))(_amx("tdpbusd"))
 _register("x86.amx.tdpbf16ps", ("+amx-bf16", "+amx-tile"))(_amx("tdpbf16ps"))
 
 
+@_register("x86.bf16_bits")
+def _bf16_bits(b: ir.IRBuilder, module: ir.Module, args: list) -> ir.Value:
+    """float32(xN) -> int16(xN): the bfloat16 nearest (ties to even) as its bit pattern."""
+    x = args[0] if len(args) == 1 else None
+    _check("x86.bf16_bits", args, 1, "(float32 or float32xN)",
+           x is not None and str(x.type).startswith(("float", "<")))
+    n = _lanes(x)
+    i32 = ir.VectorType(_I32, n) if n > 1 else _I32
+
+    def k(v):
+        return ir.Constant(i32, [v] * n) if n > 1 else ir.Constant(_I32, v)
+    bits = b.bitcast(x, i32)
+    odd = b.and_(b.lshr(bits, k(16)), k(1))
+    rounded = b.lshr(b.add(b.add(bits, k(0x7FFF)), odd), k(16))
+    return b.trunc(rounded, ir.VectorType(_I16, n) if n > 1 else _I16)
+
+
 def missing_features(name: str, features: str) -> "str | None":
     """None when the LLVM feature string ``features`` enables ``name``, else what it lacks."""
     have = set(features.split(","))
     options = X86_INTRINSICS[name].features
-    if any(all(f in have for f in opt) for opt in options):
+    if not options or any(all(f in have for f in opt) for opt in options):
         return None
     return " or ".join("+".join(f.lstrip("+") for f in opt) for opt in options)
 
