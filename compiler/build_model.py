@@ -71,6 +71,8 @@ def import_model(model, params=None, input_shapes=None, example_inputs=None):
 
 def _route_cpu(graph, consts, target, progress, opt_level, layout_block, options):
     from compiler.graph import optimize
+    if "quantize" in options:
+        return _route_cpu_int8(graph, consts, target, progress, opt_level, options)
     t0 = time.perf_counter()
     opt = optimize(graph, consts, layout_block=layout_block)
     t1 = time.perf_counter()
@@ -78,6 +80,16 @@ def _route_cpu(graph, consts, target, progress, opt_level, layout_block, options
                        options.get("executor", "graph"))
     cm.stats["optimize_s"] = t1 - t0
     return cm
+
+
+def _route_cpu_int8(graph, consts, target, progress, opt_level, options):
+    from compiler.quant.cpu_int8 import build_int8_cpu
+    q = options.pop("quantize")
+    if q != "int8":
+        raise ValueError(f"quantize must be 'int8' (int8 x int8 -> int32 kernels on the CPU), "
+                         f"not {q!r}")
+    return build_int8_cpu(graph, consts, cpu_target=target, progress=progress,
+                          opt_level=opt_level, **options)
 
 
 def _route_gpu(graph, consts, target, progress, opt_level, layout_block, options):
@@ -106,6 +118,8 @@ _LLVM_ALIASES = ("host", "aarch64", "armv7", "wasm32")
 #: options that only the vta route takes
 VTA_OPTIONS = ("config", "calib", "per_channel", "cpu_target", "vthreads", "dram", "measure",
                "min_channels", "seed")
+#: options of the llvm route: int8 quantization on the CPU (``compiler.quant.cpu_int8``)
+CPU_OPTIONS = ("quantize", "calib", "per_channel", "seed")
 
 
 def build_model(model, target: str = "llvm", params=None, input_shapes=None, progress=None,
@@ -138,7 +152,11 @@ def build_model(model, target: str = "llvm", params=None, input_shapes=None, pro
             into one C-callable function ``vtamod_run`` with the parameters as constant
             data and one workspace; files ``model.so`` on the host or ``model.o`` for a
             cross triple, and the C header ``model.h``; see ``docs/deploy.md``).
-        **options: target="vta" only:
+        **options: target="llvm": ``quantize="int8"`` runs the model in int8 on the CPU
+            (the project's power-of-two quantization; int8 x int8 -> int32 convs and
+            dense layers on VNNI where the CPU has it, ``compiler.quant.cpu_int8``),
+            with ``calib``, ``per_channel`` (default True) and ``seed`` as for vta.
+            target="vta" only:
             config: a ``VTAConfig`` or preset name (default preset);
             calib: input name -> float32 samples ``[N, *input dims[1:]]`` (None: 8
                 seeded standard-normal samples, a smoke calibration);
@@ -169,11 +187,20 @@ def build_model(model, target: str = "llvm", params=None, input_shapes=None, pro
     if kind not in ROUTES:
         raise ValueError(f"target must be 'llvm' (host CPU), 'cuda' ('cuda -arch=sm_80'), 'opencl' "
                          f"or 'vta' (the accelerator), not {target!r}")
-    extra = [k for k in options if k not in VTA_OPTIONS]
+    extra = [k for k in options if k not in VTA_OPTIONS + CPU_OPTIONS]
     if extra:
         raise TypeError(f"build_model() got unexpected option(s) {', '.join(extra)}; options "
-                        f"for target 'vta': {', '.join(VTA_OPTIONS)}")
-    if options and kind != "vta":
+                        f"for target 'vta': {', '.join(VTA_OPTIONS)}; for 'llvm': "
+                        f"{', '.join(CPU_OPTIONS)}")
+    cpu_int8 = kind == "llvm" and "quantize" in options and all(k in CPU_OPTIONS for k in options)
+    if cpu_int8 and executor != "graph":
+        raise ValueError(f"quantize='int8' builds graph-executor modules, not executor "
+                         f"{executor!r}; use executor='graph'")
+    if kind == "llvm" and "quantize" in options and not cpu_int8:
+        bad = [k for k in options if k not in CPU_OPTIONS]
+        raise ValueError(f"option(s) {', '.join(bad)} apply to target 'vta' only; with "
+                         f"quantize='int8' target {target!r} takes {', '.join(CPU_OPTIONS)}")
+    if options and kind != "vta" and not cpu_int8:
         raise ValueError(f"option(s) {', '.join(options)} apply to target 'vta' only, not "
                          f"{target!r}")
     if executor not in EXECUTORS:
