@@ -22,6 +22,8 @@ import numpy as np
 from compiler import te
 from compiler.topi import x86_int8 as vnni
 
+from . import kernels
+from .kernels import _clip8, _kernel, _requant_tables, _shift_right
 from .qgraph import QNode
 
 
@@ -34,7 +36,6 @@ def _bias(bias: np.ndarray, comp: np.ndarray, padded: int) -> np.ndarray:
 
 
 def _requant(acc_value, b, o, scale, relu):
-    from .kernels import _clip8, _shift_right
     s = te.cast(te.cast(acc_value, "uint32") + te.cast(b[o], "uint32"), "int32")
     return _clip8(_shift_right(s, scale(o)), relu)
 
@@ -44,7 +45,6 @@ def conv2d(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray, lanes: in
     """Int8 CONV2D of NCHW ``x_shape`` (int8) with OIHW ``weight`` (int8), ``bias`` ((O,)
     int32) -> NCHW int8, on ``vpdpbusd`` with ``lanes`` int32 lanes (16: AVX512-VNNI, 8:
     AVX-VNNI). Returns a ``KernelDef`` (ABI as ``compiler.quant.kernels``)."""
-    from .kernels import _kernel, _requant_tables
     a = node.attrs
     O = weight.shape[0]
     packed, comp = vnni.pack_vnni_weight(weight, lanes)
@@ -67,7 +67,6 @@ def dense(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray, lanes: int
           name="dense"):
     """Int8 DENSE: ``x_shape`` (N, C) int8, ``weight`` (O, C) int8, ``bias`` (O,) int32 ->
     (N, O) int8 on ``vpdpbusd`` (as :func:`conv2d`)."""
-    from .kernels import _kernel, _requant_tables
     a = node.attrs
     O = weight.shape[0]
     packed, comp = vnni.pack_vnni_weight(weight, lanes)
@@ -87,8 +86,8 @@ def dense(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray, lanes: int
 
 @dataclass(frozen=True)
 class Int8Path:
-    """One CPU int8 implementation: ``lanes`` of its accumulator vectors (None: the plain
-    path), the LLVM features it needs (all of them), its conv2d and dense builders."""
+    """One CPU int8 implementation: its name, the LLVM features it needs (all of them), its
+    conv2d and dense builders (``(node, x_shape, weight, bias, name=) -> KernelDef``)."""
 
     name: str
     features: tuple[str, ...]
@@ -100,28 +99,21 @@ class Int8Path:
         return f"target lacks {', '.join(missing)}" if missing else None
 
 
-def _plain():
-    from . import kernels
-    return Int8Path("plain", (), kernels.conv2d, kernels.dense)
-
-
 def _vnni(lanes: int, name: str, features: tuple[str, ...]) -> Int8Path:
     return Int8Path(name, features,
                     lambda *a, name="conv2d": conv2d(*a, lanes=lanes, name=name),
                     lambda *a, name="dense": dense(*a, lanes=lanes, name=name))
 
 
-#: CPU int8 paths, highest priority first (the plain one applies everywhere)
+#: CPU int8 paths, highest priority first; the last, plain widening, applies everywhere
 INT8_PATHS: tuple = (
     _vnni(16, "vnni512", ("+avx512vnni", "+avx512f")),
     _vnni(8, "vnni256", ("+avxvnni",)),
+    Int8Path("plain", (), kernels.conv2d, kernels.dense),
 )
 
 
 def select(features: str) -> Int8Path:
     """The first path of :data:`INT8_PATHS` whose features the LLVM feature string
-    ``features`` has, else the plain widening path."""
-    for path in INT8_PATHS:
-        if path.why_not(features) is None:
-            return path
-    return _plain()
+    ``features`` (``Target.features``) has."""
+    return next(p for p in INT8_PATHS if p.why_not(features) is None)
