@@ -1,7 +1,9 @@
 """The accelerator route of ``build_model``: a graph -> int8 -> partition -> one module.
 
     quantize     calibrate on ``calib`` samples, power-of-two scales, requantization by
-                 shifts (``compiler.quant.quantize``)
+                 shifts (``compiler.quant.quantize``); a QDQ model instead keeps its own
+                 scales (``compiler.quant.qdq``: shifts, or multipliers where a scale
+                 ratio is not a power of two)
     build_plan   accelerator vs CPU per node, one program per offloaded node (conv2d,
                  dense, residual add; weights baked in), pack/unpack steps
                  (``compiler.quant.partition``)
@@ -50,7 +52,8 @@ def build_vta(graph, params: dict, *, config: "VTAConfig | str | None" = None,
     Returns:
         a CompiledModel; ``stats`` adds ``quantize_s``, ``partition_s``,
         ``quantized_nodes``, ``config`` and ``vta_nodes`` (one entry per
-        accelerator node: op, name, shape, shift, relu and, for adds, la/lb).
+        accelerator node: op, name, shape, shift, relu, for adds la/lb and, where a QDQ
+        model's scale ratio is not a power of two, mult, post and err).
 
     Raises:
         ValueError: a bad config name (the message lists the presets), or calibration
@@ -61,6 +64,7 @@ def build_vta(graph, params: dict, *, config: "VTAConfig | str | None" = None,
     from compiler.quant import build_plan, quantize
     from compiler.quant.calibration import check_calibration
     from compiler.quant.lower_plan import lower_plan
+    from compiler.quant.qdq import import_qdq, is_qdq
     from compiler.topi.vta.environment import Env
 
     cfg = config if isinstance(config, VTAConfig) else load_config(config)
@@ -75,7 +79,10 @@ def build_vta(graph, params: dict, *, config: "VTAConfig | str | None" = None,
                              f"{', '.join(map(str, i.shape[1:]))}]")
         check_calibration(f"calib[{i.name!r}]", calib[i.name], tuple(i.shape))
     t0 = time.perf_counter()
-    qg = quantize(graph, params, calib, per_channel=per_channel, group_channels=Env(cfg).BLOCK_IN)
+    if is_qdq(graph):   # the model's own scales; calib and per_channel do not apply
+        qg = import_qdq(graph, params, group_channels=Env(cfg).BLOCK_IN)
+    else:
+        qg = quantize(graph, params, calib, per_channel=per_channel, group_channels=Env(cfg).BLOCK_IN)
     t1 = time.perf_counter()
     plan = build_plan(qg, cfg, vthreads=vthreads, dram=dram, measure=measure,
                       min_channels=min_channels)
@@ -98,7 +105,9 @@ def smoke_samples(rng: np.random.Generator, inp, count: int = 8) -> np.ndarray:
 
 def vta_nodes(plan) -> list:
     """One dict per accelerator node of ``plan``: op, name, shape, shift (an int, or a list
-    per output channel), relu, and la/lb for adds (what ``vta compile`` prints)."""
+    per output channel), relu, la/lb for adds, and mult (likewise), post and err (the
+    requantization's error bound in output LSBs) for a QDQ model's multipliers (what
+    ``vta compile`` prints)."""
     out = []
     for n in plan.qgraph.nodes:
         if n.target != "vta":
@@ -109,5 +118,9 @@ def vta_nodes(plan) -> list:
              "relu": bool(n.attrs["relu"])}
         if "la" in n.attrs:
             d["la"], d["lb"] = int(n.attrs["la"]), int(n.attrs["lb"])
+        if n.attrs.get("mult") is not None:
+            m = n.attrs["mult"]
+            d.update(mult=[int(v) for v in m] if isinstance(m, (tuple, list)) else int(m),
+                     post=int(n.attrs["post"]), err=float(n.attrs["err"]))
         out.append(d)
     return out

@@ -4,6 +4,8 @@
 - ``quantize``: ``prepare`` (batch-norm folding) -> ``calibrate`` -> ``quantize``
   (power-of-two scales, requantization by shifts).
 - ``partition``: accelerator vs CPU, ``build_plan`` (programs + steps with pack/unpack).
+- ``qdq``: ``import_qdq`` (a QDQ model at its own scales into the same ``QGraph``;
+  multipliers where scales are not powers of two), ``is_qdq``.
 - ``calibration``: ``load_calibration`` (samples from an .npz).
 - ``kernels``: the CPU steps (quantize/dequantize, the int8 stem conv, pooling, mean,
   pack/unpack, float ops) as scheduled ``te`` kernels, exact to the oracle.

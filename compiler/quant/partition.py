@@ -123,14 +123,15 @@ def compile_node(qg: QGraph, i: int, cfg: VTAConfig, *, vthreads: int = 2,
     w, b = (qg.params[p] for p in n.params)
     if n.op is QOp.CONV2D:
         k = conv2d_program(cfg, x.shape, w.shape, a["strides"], a["padding"], shift=a["shift"],
-                           relu=a["relu"], bias=True, vthreads=vthreads, dram=dram, measure=measure)
+                           relu=a["relu"], bias=True, mult=a.get("mult"), post=a.get("post", 15),
+                           vthreads=vthreads, dram=dram, measure=measure)
     else:
         # dense (N, C) x (O, C) as a 1x1 conv over a 1 x N image: the rows become pixels
         # of one image row, so the tile search blocks them and each DMA row moves many
         # (N batch blocks of one pixel each would run one pixel per tile: 5x the cycles)
         k = conv2d_program(cfg, _as_image(x.shape), w.shape + (1, 1), shift=a["shift"],
-                           relu=a["relu"], bias=True, vthreads=vthreads, dram=dram,
-                           measure=measure)
+                           relu=a["relu"], bias=True, mult=a.get("mult"), post=a.get("post", 15),
+                           vthreads=vthreads, dram=dram, measure=measure)
         w = w[:, :, None, None]
     baked = k.params(w, b)   # kernel, bias and, with per-channel weights, the shifts
     bufs = [dataclasses.replace(s, data=baked[s.name]) if s.name in baked else s

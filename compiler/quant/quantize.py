@@ -230,7 +230,19 @@ class _Builder:
         rows = int(np.prod(x.shape[:-1]))
         if kind is QOp.DENSE and len(x.shape) > 2:   # [..., K] activations (a transformer's) as [rows, K]
             xi = self.reshape_int8(xi, (rows, x.shape[-1]))
-        ex = self.nodes[xi].exp
+        ey, quantized = self.requant(w, bias, self.nodes[xi].exp, end)
+        if kind is QOp.CONV2D and n.attr("groups", 1) > 1:
+            self.of[end] = self.grouped(n, end, xi, quantized, attrs, relu, ey)
+            return True
+        shape = (rows, O) if kind is QOp.DENSE else end.shape
+        out = self.gemm_qnode(kind, xi, shape, ey, quantized, attrs, relu, n.label)
+        self.of[end] = out if shape == end.shape else self.reshape_int8(out, end.shape)
+        return True
+
+    def requant(self, w: np.ndarray, bias: np.ndarray, ex: int, end: Node):
+        """The weight quantized, the output exponent and the requantization of a conv/dense of
+        float weight ``w`` and bias (O,) on int8 input at exponent ``ex`` whose pattern ends
+        at ``end``: ``(ey, (wq, bq, shift, ew, extra attrs))`` (module docstring)."""
         wq, ew = _weight_per_channel(w) if self.per_channel else _weight(w)
         ea = ex + np.asarray(ew, np.int64)       # accumulator exponent(s)
         ey = min(self.exp_of(end), int(ea.min()))
@@ -238,25 +250,18 @@ class _Builder:
         shift = ea - ey
         bq = np.rint(bias * 2.0 ** ea) + np.where(shift > 0, 1 << np.maximum(shift - 1, 0), 0)
         bq = np.clip(bq, -2 ** 31, 2 ** 31 - 1).astype(np.int32)
-        if kind is QOp.CONV2D and n.attr("groups", 1) > 1:
-            self.of[end] = self.grouped(n, end, xi, (wq, bq, shift, ew), attrs, relu, int(ey))
-            return True
-        shape = (rows, O) if kind is QOp.DENSE else end.shape
-        out = self.gemm_qnode(kind, xi, shape, int(ey), (wq, bq, shift, ew), attrs, relu, n.label)
-        self.of[end] = out if shape == end.shape else self.reshape_int8(out, end.shape)
-        return True
+        return int(ey), (wq, bq, shift, ew, {})
 
     def gemm_qnode(self, kind, xi, shape, ey, quantized, attrs, relu, label) -> int:
-        """Emit a CONV2D / DENSE QNode of int8 weight ``wq``, int32 bias ``bq`` and
-        ``shift`` / ``ew`` (ints, or one per output channel) from ``quantized``."""
-        wq, bq, shift, ew = quantized
+        """Emit a CONV2D / DENSE QNode of int8 weight ``wq``, int32 bias ``bq``, ``shift`` /
+        ``ew`` (ints, or one per output channel) and extra attrs (ints, floats or one per
+        output channel) from ``quantized``."""
+        wq, bq, shift, ew, extra = quantized
         k = len(self.nodes)
         pw, pb = f"q{k}.weight", f"q{k}.bias"
         self.params[pw], self.params[pb] = wq, bq
-        if self.per_channel:
-            attrs = dict(attrs, shift=tuple(int(v) for v in shift), relu=relu, ew=tuple(int(v) for v in ew))
-        else:
-            attrs = dict(attrs, shift=int(shift), relu=relu, ew=int(ew))
+        attrs = dict(attrs, shift=_attr(shift, int), relu=relu, ew=_attr(ew, _num),
+                     **{key: _attr(v, _num) for key, v in extra.items()})
         return self.emit(QNode(kind, (xi,), tuple(shape), "int8", ey, attrs, (pw, pb),
                                name=label or f"{kind.value}{k}"))
 
@@ -265,7 +270,7 @@ class _Builder:
         core), on an INT8 SLICE of the group's input channels, joined by an INT8 CONCAT: the
         weight, bias and shifts quantized for the whole conv and cut by output channel, so the
         groups share the output exponent and the result equals the grouped conv's."""
-        wq, bq, shift, ew = quantized
+        wq, bq, shift, ew, extra = quantized
         g, x = n.attr("groups"), self.nodes[xi]
         cg, og = x.shape[1] // g, wq.shape[0] // g
         outs = []
@@ -277,8 +282,9 @@ class _Builder:
                                    {"op": "SLICE", "attrs": {"begin": begin, "end": end_, "step": (1, 1, 1, 1)}},
                                    name=f"{n.label or 'conv'}.group{i}.input"))
             per = [v[cut] if np.ndim(v) else v for v in (shift, ew)]
+            cut_extra = {key: v[cut] if np.ndim(v) else v for key, v in extra.items()}
             outs.append(self.gemm_qnode(QOp.CONV2D, part, (end.shape[0], og) + end.shape[2:], ey,
-                                        (wq[cut], bq[cut], *per), attrs, relu,
+                                        (wq[cut], bq[cut], *per, cut_extra), attrs, relu,
                                         f"{n.label or 'conv'}.group{i}"))
         return self.emit(QNode(QOp.INT8, tuple(outs), end.shape, "int8", ey,
                                {"op": "CONCAT", "attrs": {"axis": 1}}, name=f"{n.label or 'conv'}.groups"))
@@ -365,6 +371,16 @@ class _Builder:
         self.of[n] = self.emit(QNode(QOp.FLOAT, tuple(srcs), n.shape, n.dtype,
                                      attrs={"op": n.op.name, "attrs": n.attr_dict},
                                      name=n.label or n.op.name.lower()))
+
+
+def _num(v) -> "int | float":
+    """An int when ``v`` is integral (a power-of-two exponent), else a float."""
+    return int(v) if float(v).is_integer() else float(v)
+
+
+def _attr(v, kind):
+    """A QNode attribute: ``kind(v)``, or a tuple of them for per-channel arrays."""
+    return tuple(kind(x) for x in np.asarray(v).reshape(-1)) if np.ndim(v) else kind(v)
 
 
 def _real(n: Node) -> bool:

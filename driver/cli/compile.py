@@ -32,7 +32,7 @@ def _progress(iterable, total, desc):
               help="--target vta: calibration samples, [N, *input dims] (array named after "
                    "the input, or 'images'; default: seeded random normal samples)")
 @click.option("--calibrate-scale", default=1.0, show_default=True,
-              help="--target vta: multiply the calibration samples by this (digits: 0.0625)")
+              help="--target vta: multiply the float inputs' calibration samples by this (digits: 0.0625; integer and bool inputs are read as they are)")
 @click.option("--per-channel", is_flag=True,
               help="--target vta: one power-of-two weight scale per output channel of every "
                    "conv/dense (the accelerator shifts each lane by its own amount)")
@@ -169,6 +169,7 @@ def _compile_vta(model, output, preset, calib_path, scale, shapes, per_channel, 
     from compiler import build_model
     from compiler.build_model import import_model
     from compiler.quant.calibration import check_calibration
+    from compiler.quant.qdq import is_qdq
     from vta_hw.config import load_config
 
     start = time.perf_counter()
@@ -197,7 +198,12 @@ def _compile_vta(model, output, preset, calib_path, scale, shapes, per_channel, 
                                   tuple(i.shape))
             except ValueError as e:
                 raise click.ClickException(f"{e} (input {i.name!r})") from None
-            calib[i.name] = arrays[key].astype(np.float32) * np.float32(scale)
+            a = arrays[key]
+            # float inputs are scaled (--calibrate-scale); token ids and masks stay as they are
+            floating = np.issubdtype(np.dtype(i.dtype), np.floating)
+            calib[i.name] = a.astype(np.float32) * np.float32(scale) if floating else a
+    elif is_qdq(graph):
+        click.echo("QDQ model: quantized at its own scales (no calibration)", err=True)
     else:
         click.echo("warning: no --calibrate data; calibrating on seeded random normal inputs "
                    "(accuracy will suffer)", err=True)
@@ -213,6 +219,11 @@ def _compile_vta(model, output, preset, calib_path, scale, shapes, per_channel, 
         lshift = f" la {n['la']} lb {n['lb']}" if "la" in n else ""
         sh = n["shift"]
         sh = f"{min(sh)}..{max(sh)} per channel" if isinstance(sh, list) else sh
+        mult = ""
+        if "mult" in n:   # a QDQ model's scale ratio: pre-shift, multiplier, rounding shift
+            m = n["mult"]
+            m = f"{min(m)}..{max(m)} per channel" if isinstance(m, list) else m
+            mult = f" x {m} >> {n['post']} (pre-shift approximation: error <= {n['err']} LSB)"
         click.echo(f"  vta  {n['op']:<7} {n['name']}: int8{n['shape']}{lshift} shift "
-                   f"{sh}{' relu' if n['relu'] else ''}")
+                   f"{sh}{mult}{' relu' if n['relu'] else ''}")
     _echo_io(cm)
