@@ -31,25 +31,29 @@ def cpu_plan(qg: QGraph, config=None):
 
 def build_int8_cpu(graph, params: dict, *, calib=None, per_channel: bool = True,
                    cpu_target="llvm", seed: int = 0, opt_level: int = 3, progress=None):
-    """Quantize ``graph`` (the project's power-of-two int8 quantization, calibrated on
-    ``calib``: input name -> float samples ``[N, *dims[1:]]``; None: 8 seeded samples)
-    and compile it for the CPU ``cpu_target``. Returns a ``CompiledModel`` whose ``stats``
+    """Quantize ``graph`` and compile it for the CPU ``cpu_target``: a QDQ model at its own
+    scales (``qdq.import_qdq``; ``calib`` and ``per_channel`` do not apply), any other at
+    the project's power-of-two scales (``quantize``, calibrated on ``calib``: input name ->
+    float samples ``[N, *dims[1:]]``; None: 8 seeded samples). Returns a ``CompiledModel`` whose ``stats``
     add ``int8_path`` (``kernels_x86.select``'s choice) and ``quantize_s``.
 
     Raises:
         ValueError: calibration samples missing or malformed (as ``build_vta``).
-        compiler.quant.QuantizeError: an operator the quantizer does not handle.
+        compiler.quant.QuantizeError: an operator the quantizer does not handle, or a QDQ
+            model outside what ``import_qdq`` accepts (a zero point that is not 0, ...).
     """
     import time
 
     from compiler.build_vta import smoke_samples
-    from compiler.codegen.llvm.target import parse_target
 
     from .calibration import check_calibration
-    from .kernels_x86 import select
-    from .lower_plan import lower_plan
+    from .qdq import import_qdq, is_qdq
     from .quantize import quantize
 
+    t0 = time.perf_counter()
+    if is_qdq(graph):       # the model's own scales; calib and per_channel do not apply
+        qg = import_qdq(graph, params)
+        return _lower(qg, cpu_target, progress, opt_level, t0)
     if calib is None:
         rng = np.random.default_rng(seed)
         calib = {i.name: smoke_samples(rng, i) for i in graph.inputs}
@@ -61,8 +65,17 @@ def build_int8_cpu(graph, params: dict, *, calib=None, per_channel: bool = True,
         check_calibration(f"calib[{i.name!r}]", calib[i.name], tuple(i.shape))
     t0 = time.perf_counter()
     qg = quantize(graph, params, calib, per_channel=per_channel)
+    return _lower(qg, cpu_target, progress, opt_level, t0)
+
+
+def _lower(qg: QGraph, cpu_target, progress, opt_level: int, t0: float):
+    import time
+
+    from compiler.codegen.llvm.target import parse_target
+
+    from .kernels_x86 import select
+    from .lower_plan import lower_plan
     t1 = time.perf_counter()
     cm = lower_plan(cpu_plan(qg), cpu_target, progress=progress, opt_level=opt_level)
-    cm.stats.update(quantize_s=t1 - t0,
-                    int8_path=select(parse_target(cpu_target).features).name)
+    cm.stats.update(quantize_s=t1 - t0, int8_path=select(parse_target(cpu_target).features).name)
     return cm

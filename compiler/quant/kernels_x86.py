@@ -2,7 +2,8 @@
 
 The same integer semantics as ``compiler.quant.kernels.conv2d`` / ``dense`` (and the oracle
 ``qgraph.eval_node``): ``acc = sum x * w + bias`` (int32, wrapping), ``y = clip(relu?(acc >>
-shift), -128, 127)``, per-tensor or per-channel shifts. The inner products run as
+shift), -128, 127)``, per-tensor or per-channel shifts, and a QDQ model's multipliers
+(attrs ``mult``, ``post``: ``kernels._requant``). The inner products run as
 ``vpdpbusd`` (``compiler.topi.x86_int8``: u8 x s8 with the +128 offset, whose compensation
 is folded into the bias at compile time); the requantization is the epilogue of each
 accumulator row.
@@ -23,7 +24,7 @@ from compiler import te
 from compiler.topi import x86_int8 as vnni
 
 from . import kernels
-from .kernels import _clip8, _kernel, _requant_tables, _shift_right
+from .kernels import _clip8, _kernel, _requant
 from .qgraph import QNode
 
 
@@ -35,9 +36,11 @@ def _bias(bias: np.ndarray, comp: np.ndarray, padded: int) -> np.ndarray:
     return out
 
 
-def _requant(acc_value, b, o, scale, relu):
+def _epilogue(acc_value, b, o, requant, relu):
+    """int32 acc + bias (wrapping) -> requantized (``kernels._requant``: shift, and the
+    multiplier of a QDQ model's scales) -> relu, clip, int8."""
     s = te.cast(te.cast(acc_value, "uint32") + te.cast(b[o], "uint32"), "int32")
-    return _clip8(_shift_right(s, scale(o)), relu)
+    return _clip8(requant(s, o), relu)
 
 
 def conv2d(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray, lanes: int = 16,
@@ -51,12 +54,12 @@ def conv2d(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray, lanes: in
     x = te.placeholder(x_shape, "int8", "x")
     w = te.placeholder(packed.shape, "int8", "w")
     b = te.placeholder((packed.shape[0] * lanes,), "int32", "bias")
-    scale, tables = _requant_tables(a["shift"], O)
+    requant, tables = _requant(a, O)
     xu = vnni.offset_input(x, a["padding"], name=name + "_xu")
     acc = vnni.conv2d_acc(xu, w, a["strides"], name=name + "_acc")
     N, _, OH, OW, _ = acc.shape
-    out = te.compute((N, O, OH, OW), lambda n, o, oh, ow: _requant(
-        acc[n, o // lanes, oh, ow, o % lanes], b, o, scale, a["relu"]), name=name)
+    out = te.compute((N, O, OH, OW), lambda n, o, oh, ow: _epilogue(
+        acc[n, o // lanes, oh, ow, o % lanes], b, o, requant, a["relu"]), name=name)
     s = te.create_schedule(out)
     vnni.schedule_conv2d(s, xu, acc, out, lanes)
     consts = [(w, packed), (b, _bias(bias, comp, packed.shape[0] * lanes))] + tables
@@ -73,11 +76,11 @@ def dense(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray, lanes: int
     x = te.placeholder(x_shape, "int8", "x")
     w = te.placeholder(packed.shape, "int8", "w")
     b = te.placeholder((packed.shape[0] * lanes,), "int32", "bias")
-    scale, tables = _requant_tables(a["shift"], O)
+    requant, tables = _requant(a, O)
     xu = vnni.offset_input(x, name=name + "_xu")
     acc = vnni.dense_acc(xu, w, name=name + "_acc")
-    out = te.compute((x_shape[0], O), lambda m, o: _requant(
-        acc[m, o // lanes, o % lanes], b, o, scale, a["relu"]), name=name)
+    out = te.compute((x_shape[0], O), lambda m, o: _epilogue(
+        acc[m, o // lanes, o % lanes], b, o, requant, a["relu"]), name=name)
     s = te.create_schedule(out)
     vnni.schedule_dense(s, xu, acc, out, lanes)
     consts = [(w, packed), (b, _bias(bias, comp, packed.shape[0] * lanes))] + tables

@@ -108,3 +108,15 @@ def test_plain_path_without_vnni(rng):
     kd = kernels.cpu_kernel(node, [QNode(QOp.INPUT, (), x.shape, "int8", 0)],
                             {"w": w, "b": b}, "conv", tgt)
     assert "vpdpbusd" not in _asm(kd, tgt)
+
+
+@needs_vnni
+@pytest.mark.parametrize("mult", [23170, (9000, 31000) * 8])
+def test_vnni_conv2d_multiplier_requant(rng, mult):
+    # a QDQ model's scales (compiler.quant.qdq): shift so |acc >> shift| < 2**16, then the
+    # multiplier and the rounding post shift, in the VNNI kernel's epilogue
+    node, x, w, b = _conv(rng, (1, 16, 6, 6), 16, 3, 1, 1, 9, False)
+    b[:] = rng.integers(-2 ** 20, 2 ** 20, 16)
+    node.attrs.update(mult=mult, post=24)
+    got = run_kernel(kernels_x86.conv2d(node, x.shape, w, b), x)
+    np.testing.assert_array_equal(got, eval_node(node, [x], {"w": w, "b": b}))
