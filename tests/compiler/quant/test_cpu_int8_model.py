@@ -23,6 +23,7 @@ def test_digits_int8_on_cpu_bit_exact():
                      input_shapes={"image": (16, 1, 8, 8)}, calib={"image": calib})
     assert cm.stats["int8_path"] == select(host_target().features).name
     assert not cm.plan.programs and {s.kind for s in cm.plan.steps} == {"cpu"}
+    assert cm.targets == [str(host_target())]        # a CPU module: no accelerator device
     ops = {n.op.value for n in cm.plan.qgraph.nodes}
     assert {"conv2d", "dense"} <= ops
     got = load_module(cm)(x)[0]
