@@ -281,6 +281,9 @@ class ExprEmitter:
             return self.address(ld.arg, materialize(self.builder, self.expr(ld.src[0])))
         args = [materialize(self.builder, self.expr(a)) for a in e.src]
         if name in intrin_x86.X86_INTRINSICS:           # operands of their own types
+            target = getattr(self, "target", None)
+            if target is not None:
+                intrin_x86.check_target(name, target)
             return intrin_x86.emit(self.builder, self.module, name, args)
         n = max(lanes_of(a) for a in args)
         args = [broadcast(self.builder, a, n) for a in args]

@@ -27,7 +27,8 @@ Calls (operand dtypes as in the loop IR; ``N`` lanes of the int32 / float32 accu
                      (NaN payloads not preserved); plain integer code, any x86 CPU
 
 Errors: :func:`emit` raises ``ValueError`` for an unknown name, wrong operand count or
-lanes; the builder's target must have the features (see :func:`missing_features`).
+lanes; :func:`check_target` for a target without the features (the code generator calls
+it before emitting).
 """
 from __future__ import annotations
 
@@ -164,13 +165,24 @@ def _bf16_bits(b: ir.IRBuilder, module: ir.Module, args: list) -> ir.Value:
     return b.trunc(rounded, ir.VectorType(_I16, n) if n > 1 else _I16)
 
 
-def missing_features(name: str, features: str) -> "str | None":
-    """None when the LLVM feature string ``features`` enables ``name``, else what it lacks."""
-    have = set(features.split(","))
+def check_target(name: str, target) -> None:
+    """Raise unless ``target`` (a ``Target``) can run call ``name``: an x86-64 target whose
+    features include one of the entry's feature sets (LLVM would otherwise abort the
+    process with "Cannot select" on the intrinsic).
+
+    Raises:
+        ValueError: another architecture, or the features are missing (named, with the fix).
+    """
     options = X86_INTRINSICS[name].features
-    if not options or any(all(f in have for f in opt) for opt in options):
-        return None
-    return " or ".join("+".join(f.lstrip("+") for f in opt) for opt in options)
+    if target.arch != "x86_64":
+        raise ValueError(f"{name} is an x86-64 instruction; target {target} is {target.arch}: "
+                         "schedule this kernel without it for that target")
+    have = set(target.features.split(","))
+    if options and not any(all(f in have for f in opt) for opt in options):
+        need = " or ".join(",".join(opt) for opt in options)
+        raise ValueError(f"{name} needs CPU feature(s) {need}, which target {target} lacks; "
+                         f"add -mattr={need.split(' or ')[0]} for a CPU that has them, or pick "
+                         "the kernel path the target's features allow")
 
 
 def emit(b: ir.IRBuilder, module: ir.Module, name: str, args: list) -> ir.Value:

@@ -78,3 +78,13 @@ def test_amx_shapes_must_be_whole_tiles():
         x86_amx.dense_amx(16, 100, 16, "int8")
     with pytest.raises(ValueError, match="dtype must be one of"):
         x86_amx.dense_amx(16, 64, 16, "fp8")
+
+
+def test_intrinsic_on_a_target_without_it_is_a_clear_error():
+    s, args = x86_bf16.dense_bf16(2, 64, 32)
+    with pytest.raises(ValueError, match=r"x86.vdpbf16ps needs CPU feature\(s\) \+avx512bf16, "
+                                         r"which target .*skylake.* lacks; add -mattr"):
+        compiler.build(s, args, target="llvm -mcpu=skylake -mattr=+avx2", name="k")
+    with pytest.raises(ValueError, match=r"x86.amx.tdpbusd is an x86-64 instruction; target .* "
+                                         r"is aarch64"):
+        compiler.build(*x86_amx.dense_amx(16, 64, 16), target="aarch64", name="k")
