@@ -73,6 +73,13 @@ def _route_cpu(graph, consts, target, progress, opt_level, layout_block, options
     from compiler.graph import optimize
     if "quantize" in options:
         return _route_cpu_int8(graph, consts, target, progress, opt_level, options)
+    dtype = options.get("dtype", "float32")
+    if dtype not in ("float32", "bfloat16"):
+        raise ValueError(f"dtype must be 'float32' or 'bfloat16' (bf16 dense layers, fp32 "
+                         f"accumulation), not {dtype!r}")
+    if dtype == "bfloat16":
+        from compiler.graph_lower.bf16 import mark_bf16
+        graph = mark_bf16(graph)
     t0 = time.perf_counter()
     opt = optimize(graph, consts, layout_block=layout_block)
     t1 = time.perf_counter()
@@ -119,7 +126,7 @@ _LLVM_ALIASES = ("host", "aarch64", "armv7", "wasm32")
 VTA_OPTIONS = ("config", "calib", "per_channel", "cpu_target", "vthreads", "dram", "measure",
                "min_channels", "seed")
 #: options of the llvm route: int8 quantization on the CPU (``compiler.quant.cpu_int8``)
-CPU_OPTIONS = ("quantize", "calib", "per_channel", "seed")
+CPU_OPTIONS = ("quantize", "calib", "per_channel", "seed", "dtype")
 
 
 def build_model(model, target: str = "llvm", params=None, input_shapes=None, progress=None,
@@ -155,7 +162,9 @@ def build_model(model, target: str = "llvm", params=None, input_shapes=None, pro
         **options: target="llvm": ``quantize="int8"`` runs the model in int8 on the CPU
             (the project's power-of-two quantization; int8 x int8 -> int32 convs and
             dense layers on VNNI where the CPU has it, ``compiler.quant.cpu_int8``),
-            with ``calib``, ``per_channel`` (default True) and ``seed`` as for vta.
+            with ``calib``, ``per_channel`` (default True) and ``seed`` as for vta;
+            ``dtype="bfloat16"``: dense layers in bf16 with fp32 accumulation where the
+            CPU has AVX512-BF16 (``compiler.graph_lower.bf16``; fp32 elsewhere).
             target="vta" only:
             config: a ``VTAConfig`` or preset name (default preset);
             calib: input name -> float32 samples ``[N, *input dims[1:]]`` (None: 8
@@ -193,6 +202,11 @@ def build_model(model, target: str = "llvm", params=None, input_shapes=None, pro
                         f"for target 'vta': {', '.join(VTA_OPTIONS)}; for 'llvm': "
                         f"{', '.join(CPU_OPTIONS)}")
     cpu_int8 = kind == "llvm" and "quantize" in options and all(k in CPU_OPTIONS for k in options)
+    if "dtype" in options and (kind != "llvm" or "quantize" in options
+                               or any(k != "dtype" for k in options)):
+        raise ValueError(f"dtype={options['dtype']!r} applies to target 'llvm' alone (not with "
+                         f"quantize or other options), not {target!r} with "
+                         f"{', '.join(options)}")
     if cpu_int8 and executor != "graph":
         raise ValueError(f"quantize='int8' builds graph-executor modules, not executor "
                          f"{executor!r}; use executor='graph'")
@@ -200,7 +214,7 @@ def build_model(model, target: str = "llvm", params=None, input_shapes=None, pro
         bad = [k for k in options if k not in CPU_OPTIONS]
         raise ValueError(f"option(s) {', '.join(bad)} apply to target 'vta' only; with "
                          f"quantize='int8' target {target!r} takes {', '.join(CPU_OPTIONS)}")
-    if options and kind != "vta" and not cpu_int8:
+    if options and kind != "vta" and not cpu_int8 and list(options) != ["dtype"]:
         raise ValueError(f"option(s) {', '.join(options)} apply to target 'vta' only, not "
                          f"{target!r}")
     if executor not in EXECUTORS:
@@ -211,7 +225,7 @@ def build_model(model, target: str = "llvm", params=None, input_shapes=None, pro
             raise ValueError(f"executor {executor!r} builds CPU modules (target 'llvm' or a cross "
                              f"triple such as 'aarch64'), not target {target!r}; use "
                              "executor='graph' for GPUs and the accelerator")
-        options = {"executor": executor}
+        options = dict(options, executor=executor)
     start = time.perf_counter()
     graph, consts = import_model(model, params, input_shapes, example_inputs)
     t_import = time.perf_counter()
