@@ -17,9 +17,10 @@ quantizes, partitions and lowers the plan into the one module format.
 """
 from .calibration import load_calibration
 from .partition import Plan, Step, build_plan, partition
+from .qdq import import_qdq, is_qdq
 from .qgraph import QGraph, QNode, QOp, run
 from .quantize import QuantizeError, calibrate, exponent_for, prepare, quantize
 
 __all__ = ["Plan", "QGraph", "QNode", "QOp", "QuantizeError", "Step",
-           "build_plan", "calibrate", "exponent_for", "load_calibration",
+           "build_plan", "calibrate", "exponent_for", "import_qdq", "is_qdq", "load_calibration",
            "partition", "prepare", "quantize", "run"]

@@ -156,6 +156,8 @@ class _QdqBuilder(_Builder):
         self.exps = exps
 
     def exp_of(self, n: Node):
+        if n not in self.exps and n.op is Op.RELU:   # relu commutes with a zero-point-0 scale
+            return self.exp_of(n.src[0])
         if n not in self.exps:
             raise _Unscaled(n)
         return self.exps[n]
@@ -182,6 +184,8 @@ class _QdqBuilder(_Builder):
     def _rescales(self, n: Node) -> bool:
         """An int8 op (data movement, mean, concat) whose model scale is not its source's:
         onnxruntime requantizes there, so it runs in float between the model's scales."""
+        if n.op is Op.GLOBAL_AVG_POOL and n not in self.exps:
+            return True    # the model keeps the mean in float: no rounding to the source's scale
         if n.op not in INT8_OPS | {Op.GLOBAL_AVG_POOL, Op.CONCAT} or n not in self.exps:
             return False
         srcs = [s for s in n.src if s.op is not Op.PARAM]
@@ -220,6 +224,8 @@ class _QdqBuilder(_Builder):
             return ey, (wq, _int32(bq), shift if per else int(shift[0]), ew, {})
         bound = np.abs(wq.reshape(O, -1).astype(np.int64)).sum(axis=1) * 128 + np.abs(bq)
         pre = np.maximum(0, np.ceil(np.log2(bound + 1)).astype(np.int64) - ACC_BITS)
+        if not per:            # one shift and one multiplier for the tensor: the widest channel's
+            pre = np.full_like(pre, pre.max())
         m = 2.0 ** -k
         post = int(math.floor(math.log2(MULT_MAX / float((m * 2.0 ** pre).max()))))
         if post < 15:          # a ratio near 1 or above: shift more before the multiply

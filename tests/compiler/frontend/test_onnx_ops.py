@@ -235,6 +235,18 @@ CASES = {
     "dequantize_int8_per_axis": ("DequantizeLinear", [X("x", R.integers(-128, 127, (3, 4)).astype(np.int8)),
                                                       C("s", np.array([0.1, 0.2, 0.3, 0.4], np.float32)),
                                                       C("z", np.array([0, 1, -1, 2], np.int8))], dict(axis=1), 21),
+    "qlinear_conv": ("QLinearConv", [X("x", R.integers(0, 255, (1, 2, 5, 5)).astype(np.uint8)),
+                                     C("xs", np.float32(0.05)), C("xz", np.uint8(128)),
+                                     C("w", R.integers(-127, 127, (3, 2, 3, 3)).astype(np.int8)),
+                                     C("ws", np.array([0.01, 0.02, 0.015], np.float32)),
+                                     C("wz", np.zeros(3, np.int8)), C("ys", np.float32(0.3)),
+                                     C("yz", np.uint8(120)), C("b", np.array([-500, 40, 900], np.int32))],
+                     dict(pads=[1, 1, 1, 1]), 13),
+    "qlinear_matmul": ("QLinearMatMul", [X("a", R.integers(0, 255, (2, 4)).astype(np.uint8)),
+                                         C("as", np.float32(0.05)), C("az", np.uint8(100)),
+                                         C("b", R.integers(-127, 127, (4, 3)).astype(np.int8)),
+                                         C("bs", np.float32(0.02)), C("bz", np.int8(0)),
+                                         C("ys", np.float32(0.2)), C("yz", np.uint8(128))], {}, 13),
 }
 
 # cases with several outputs: (op, inputs, attrs, opset, number of outputs)

@@ -51,3 +51,15 @@ def test_multiplier_errors():
         dense_program(cfg, (1, 16), (16, 16), mult=4000, post=12)
     with pytest.raises(ValueError, match="per-channel mult has 2 entries, the kernel 16 output"):
         dense_program(cfg, (1, 16), (16, 16), mult=(1, 2), post=20)
+
+
+def test_cycle_model_gives_the_same_output(rng):
+    from sim import cycle
+    mults = tuple(int(v) for v in rng.integers(8000, 32768, 32))
+    k = conv2d_program(load_config(), (1, 16, 6, 6), (32, 16, 3, 3), 1, 1, shift=3,
+                       mult=mults, post=22)
+    x, w = rand_i8(rng, (1, 16, 6, 6)), rand_i8(rng, (32, 16, 3, 3))
+    b = rng.integers(-100, 100, 32).astype(np.int32)
+    r = cycle.run(k.program, k.program.dram_image(k.inputs(x, w, b)))
+    np.testing.assert_array_equal(k.unpack(k.program.read(r.dram, "out")), k.reference(x, w, b))
+    assert r.cycles > 0
