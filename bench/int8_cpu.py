@@ -8,9 +8,10 @@ For each model, timed in alternating rounds (``--rounds`` x ``--repeat`` runs, b
 counts; medians printed too):
 
 - ours fp32: ``build_model(model)``;
-- the QDQ model: ``quantize_static`` (QDQ, per-channel int8 weights, int8 activations with
-  ``ActivationSymmetric``: zero points 0, what ``compiler.quant.qdq`` imports) on the
-  calibration inputs;
+- the QDQ model: onnxruntime's ``quant_pre_process`` (its recommended preparation: shape
+  inference, batch-norm folding), then ``quantize_static`` (QDQ, per-channel int8 weights,
+  int8 activations with ``ActivationSymmetric``: zero points 0, what ``compiler.quant.qdq``
+  imports) on the calibration inputs;
 - ours int8: ``build_model(qdq_model, target="llvm", quantize="int8")``: the QDQ model at
   its own scales, convs and dense layers int8 x int8 -> int32 on VNNI where the CPU has it
   (``compiler.quant.kernels_x86``), requantization fused;
@@ -49,12 +50,15 @@ def cosine(a, b) -> float:
 
 
 def quantize_qdq(src: str, dst: str, iname: str, calib) -> None:
-    """onnxruntime's static QDQ quantization, per-channel weights, symmetric int8
-    activations, calibrated on ``calib`` (its advisory warnings silenced)."""
+    """onnxruntime's pre-processing, then its static QDQ quantization: per-channel weights,
+    symmetric int8 activations, calibrated on ``calib`` (its advisory warnings silenced)."""
     import logging
     logging.getLogger().setLevel(logging.ERROR)
     from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantType,
                                           quantize_static)
+    from onnxruntime.quantization.shape_inference import quant_pre_process
+    pre = dst + ".pre.onnx"
+    quant_pre_process(src, pre)
 
     class Reader(CalibrationDataReader):
         def __init__(self):
@@ -62,7 +66,7 @@ def quantize_qdq(src: str, dst: str, iname: str, calib) -> None:
 
         def get_next(self):
             return next(self.it, None)
-    quantize_static(src, dst, Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
+    quantize_static(pre, dst, Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
                     activation_type=QuantType.QInt8, weight_type=QuantType.QInt8,
                     extra_options={"ActivationSymmetric": True})
 
