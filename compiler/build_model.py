@@ -70,6 +70,7 @@ def import_model(model, params=None, input_shapes=None, example_inputs=None):
 
 
 def _route_cpu(graph, consts, target, progress, opt_level, layout_block, options):
+    from compiler.autotune import load_tuning
     from compiler.graph import optimize
     if "quantize" in options:
         return _route_cpu_int8(graph, consts, target, progress, opt_level, options)
@@ -83,9 +84,11 @@ def _route_cpu(graph, consts, target, progress, opt_level, layout_block, options
     t0 = time.perf_counter()
     opt = optimize(graph, consts, layout_block=layout_block)
     t1 = time.perf_counter()
+    tuning = load_tuning(options.get("tuning_log") or ())
     cm = compile_graph(opt.graph, opt.params, opt.memory_plan, target, progress, opt_level,
-                       options.get("executor", "graph"))
+                       options.get("executor", "graph"), tuning=tuning)
     cm.stats["optimize_s"] = t1 - t0
+    cm.stats["tuning"] = tuning.report()
     return cm
 
 
@@ -95,6 +98,9 @@ def _route_cpu_int8(graph, consts, target, progress, opt_level, options):
     if q != "int8":
         raise ValueError(f"quantize must be 'int8' (int8 x int8 -> int32 kernels on the CPU), "
                          f"not {q!r}")
+    if options.pop("tuning_log", None):
+        raise ValueError("tuning_log does not apply to quantize='int8' (its int8 kernels have "
+                         "no tuning spaces yet); leave it out")
     return build_int8_cpu(graph, consts, cpu_target=target, progress=progress,
                           opt_level=opt_level, **options)
 
@@ -131,7 +137,7 @@ CPU_OPTIONS = ("quantize", "calib", "per_channel", "seed", "dtype")
 
 def build_model(model, target: str = "llvm", params=None, input_shapes=None, progress=None,
                 opt_level: int = 3, layout_block: "int | None" = None, example_inputs=None,
-                executor: str = "graph", **options) -> CompiledModel:
+                executor: str = "graph", tuning_log=None, **options) -> CompiledModel:
     """Compile a whole model for the CPU, a GPU or the accelerator.
 
     Args:
@@ -159,6 +165,12 @@ def build_model(model, target: str = "llvm", params=None, input_shapes=None, pro
             into one C-callable function ``vtamod_run`` with the parameters as constant
             data and one workspace; files ``model.so`` on the host or ``model.o`` for a
             cross triple, and the C header ``model.h``; see ``docs/deploy.md``).
+        tuning_log: LLVM targets and vta: a tuning log path (or a list of them, ``vta
+            tune``); per workload the best record whose target matches this build's
+            exactly (CPU and features; for vta the preset) is applied, the others keep
+            the default schedule. The logs shipped in
+            ``compiler/autotune/logs/`` are applied in any case, under the same
+            rule; ``stats["tuning"]`` says how many workloads the logs covered.
         **options: target="llvm": ``quantize="int8"`` runs the model in int8 on the CPU
             (the project's power-of-two quantization; int8 x int8 -> int32 convs and
             dense layers on VNNI where the CPU has it, ``compiler.quant.cpu_int8``),
@@ -226,6 +238,11 @@ def build_model(model, target: str = "llvm", params=None, input_shapes=None, pro
                              f"triple such as 'aarch64'), not target {target!r}; use "
                              "executor='graph' for GPUs and the accelerator")
         options = dict(options, executor=executor)
+    if tuning_log is not None:
+        if kind not in ("llvm", "vta"):
+            raise ValueError(f"tuning_log applies to LLVM targets and 'vta', not {target!r} "
+                             "(the GPU templates have no tuning spaces yet)")
+        options = {**options, "tuning_log": tuning_log}
     start = time.perf_counter()
     graph, consts = import_model(model, params, input_shapes, example_inputs)
     t_import = time.perf_counter()

@@ -31,6 +31,7 @@ def build_vta(graph, params: dict, *, config: "VTAConfig | str | None" = None,
               calib: "Mapping[str, np.ndarray] | None" = None, per_channel: bool = False,
               cpu_target="llvm", vthreads: int = 2, dram: "DramTiming | None" = None,
               measure=None, min_channels: "int | None" = None, seed: int = 0,
+              tuning_log=None,
               opt_level: int = 3, progress=None) -> CompiledModel:
     """Quantize, partition and compile ``graph`` for the accelerator (module docstring).
 
@@ -45,6 +46,9 @@ def build_vta(graph, params: dict, *, config: "VTAConfig | str | None" = None,
         vthreads, dram, measure: passed to the accelerator schedules
             (``topi.vta.conv2d_program``).
         min_channels: the partition's channel rule (default BLOCK_IN / 4).
+        tuning_log: a ``vta tune --target vta`` log (or a list): each accelerator conv's
+            tiling (tile sizes and virtual threads) from the best record for this preset
+            and shape, if any (else the tile search's with ``vthreads``); the shipped logs (``compiler/autotune/logs/``) apply in any case.
         seed: of the smoke calibration.
         opt_level: LLVM optimisation level of the CPU kernels.
         progress: optional ``(iterable, total, desc) -> iterable`` (e.g. tqdm).
@@ -84,12 +88,16 @@ def build_vta(graph, params: dict, *, config: "VTAConfig | str | None" = None,
     else:
         qg = quantize(graph, params, calib, per_channel=per_channel, group_channels=Env(cfg).BLOCK_IN)
     t1 = time.perf_counter()
+    from compiler.autotune import load_tuning
+    tuning = load_tuning(tuning_log or ())
     plan = build_plan(qg, cfg, vthreads=vthreads, dram=dram, measure=measure,
-                      min_channels=min_channels)
+                      min_channels=min_channels,
+                      tiling_for=tuning.vta_tiling_for(cfg))
     t2 = time.perf_counter()
     cm = lower_plan(plan, cpu_target, progress=progress, opt_level=opt_level)
     cm.stats.update(quantize_s=t1 - t0, partition_s=t2 - t1, config=cfg.name,
-                    quantized_nodes=len(plan.qgraph.nodes), vta_nodes=vta_nodes(plan))
+                    quantized_nodes=len(plan.qgraph.nodes), vta_nodes=vta_nodes(plan),
+                    tuning=tuning.report())
     return cm
 
 

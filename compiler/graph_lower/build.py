@@ -149,7 +149,7 @@ EXECUTORS = {"graph": _graph_executor, "aot": _aot_executor}
 
 
 def compile_graph(graph: Graph, params: dict, memory_plan, target="llvm", progress=None,
-                  opt_level: int = 3, executor: str = "graph") -> CompiledModel:
+                  opt_level: int = 3, executor: str = "graph", tuning=None) -> CompiledModel:
     """Lower, build and link every kernel of a fused ``graph`` (see the module docstring).
 
     Args:
@@ -164,6 +164,8 @@ def compile_graph(graph: Graph, params: dict, memory_plan, target="llvm", progre
         executor: a key of ``EXECUTORS``: ``"graph"`` (kernels for ``driver.runtime`` to
             call) or ``"aot"`` (the same kernels and plan as one C-callable entry,
             ``compiler/graph_lower/aot.py``).
+        tuning: optional ``compiler.autotune.TuningContext``: per group, the tuned config
+            of its master (``config_for_node``), else the default point.
 
     Raises:
         compiler.graph_lower.LoweringError: an operator without a CPU lowering.
@@ -177,7 +179,8 @@ def compile_graph(graph: Graph, params: dict, memory_plan, target="llvm", progre
 
     tgt = parse_target(target)
     t0 = time.perf_counter()
-    kernels, calls, out_params, workspace_bytes = plan_calls(graph, params, memory_plan, progress, tgt)
+    kernels, calls, out_params, workspace_bytes = plan_calls(graph, params, memory_plan, progress, tgt,
+                                                            tuning)
     t1 = time.perf_counter()
 
     todo = list(kernels.values())
@@ -201,11 +204,12 @@ def compile_graph(graph: Graph, params: dict, memory_plan, target="llvm", progre
                          cpu=cpu_record(tgt), executor=executor, aot=aot)
 
 
-def plan_calls(graph: Graph, params: dict, memory_plan, progress=None, target=None):
+def plan_calls(graph: Graph, params: dict, memory_plan, progress=None, target=None, tuning=None):
     """Lower every FUSED node (once per signature) and plan its call.
 
     ``target`` (a ``Target``; None: the host) is what the operator strategies select
-    implementations for (``lower_group``).
+    implementations for (``lower_group``); ``tuning`` (see ``compile_graph``) picks each
+    group's config point.
 
     Returns (kernels: signature -> (name, KernelDef), calls (graph.json form),
     params the calls read (packed), workspace bytes).
@@ -219,6 +223,9 @@ def plan_calls(graph: Graph, params: dict, memory_plan, progress=None, target=No
         if n.op is not Op.FUSED:
             raise ValueError(f"node {n!r} is not fused; run compiler.graph.optimize(..., fuse=True)")
     input_index = {n: i for i, n in enumerate(graph.inputs)}
+    if tuning is not None and target is None:
+        from compiler.codegen.llvm.target import host_target
+        target = host_target()
 
     kernels: dict = {}      # signature -> (name, KernelDef)
     calls, out_params = [], {}
@@ -228,7 +235,8 @@ def plan_calls(graph: Graph, params: dict, memory_plan, progress=None, target=No
         sig = signature(n)
         if sig not in kernels:
             kname = f"k{len(kernels)}_{_safe(n.attr('name').replace('fused_', ''))}"
-            kernels[sig] = (kname, lower_group(n, kname, target))
+            config = tuning.config_for_node(n, target) if tuning is not None else None
+            kernels[sig] = (kname, lower_group(n, kname, target, config))
         kname, kdef = kernels[sig]
         args = []
         for i, src in enumerate(n.src):

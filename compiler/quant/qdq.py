@@ -32,10 +32,10 @@ the multiplier is at most 15 bits (32767) and the accumulator is first shifted r
 pre-shift approximation. Its error (``err``) is below 0.02 LSB on the test models; the
 accelerator and the oracle compute the same integers, bit for bit.
 
-Accepted: int8 activations and weights with zero point 0 (``quantize_static(...,
-activation_type=QuantType.QInt8, weight_type=QuantType.QInt8, extra_options=
-{"ActivationSymmetric": True})``), per-tensor activation scales, per-tensor or per-channel
-weight scales. Anything else raises ``QuantizeError`` naming the tensor and the fix.
+Accepted: symmetric activations, int8 with zero point 0 or uint8 with zero point 128
+(the same values shifted by 128: ``quantize_static(..., extra_options=
+{"ActivationSymmetric": True})``), int8 weights with zero point 0, per-tensor activation
+scales, per-tensor or per-channel weight scales. Anything else raises ``QuantizeError`` naming the tensor and the fix.
 """
 from __future__ import annotations
 
@@ -53,6 +53,8 @@ from .quantize import INT8_OPS, QuantizeError, _Builder, _real
 #: pre-shift target: |acc >> shift| < 2**ACC_BITS, so that times a multiplier below 2**15
 #: (the ALU's 16-bit signed immediate) the product stays in int32
 ACC_BITS, MULT_MAX = 16, 32767
+#: the zero points of symmetric quantization per dtype: uint8 at 128 is int8 at 0, shifted
+SYMMETRIC_ZERO_POINT = {"int8": 0, "uint8": 128}
 
 
 def is_qdq(graph: Graph) -> bool:
@@ -106,7 +108,7 @@ def _strip(graph: Graph, params) -> tuple[Graph, dict[Node, "int | float"]]:
         if s is None or z is None or s.size != 1:
             raise QuantizeError(f"{what}: scale {list(scale.shape)} must be one constant "
                                 "(per-tensor activation scales); quantize the model per tensor")
-        if q.dtype != "int8" or np.any(z != 0):
+        if np.any(z != SYMMETRIC_ZERO_POINT.get(q.dtype)):
             raise QuantizeError(
                 f"{what}: {q.dtype} with zero point {z.reshape(-1)[:1].tolist()[0]}; the "
                 "accelerator's int8 is symmetric: quantize with activation_type=QuantType.QInt8 "

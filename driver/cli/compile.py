@@ -61,10 +61,13 @@ def _progress(iterable, total, desc):
 @click.option("--wasm", "wasm_path", type=click.Path(dir_okay=False), metavar="FILE.wasm",
               help="with --target wasm32 --executor aot: also link the model into one "
                    "WebAssembly file for the JavaScript runtime (wasm-ld; docs/deploy.md)")
+@click.option("--tuning-log", "tuning_log", type=click.Path(dir_okay=False), metavar="LOG",
+              help="LLVM targets: apply, per workload, the best record of this `vta tune` log "
+                   "whose target matches this build's exactly (others keep the default)")
 @click.option("--quiet", is_flag=True, help="no progress bar")
 @friendly
 def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_channel,
-                quantize, dtype, cpu_target, input_shapes, executor, wasm_path, quiet):
+                quantize, dtype, cpu_target, input_shapes, executor, wasm_path, tuning_log, quiet):
     """Compile MODEL (ONNX, or a torch.export program saved with torch.export.save as .pt2)
     for the CPU, a GPU or the accelerator (--target vta) into the module folder OUTPUT (an
     earlier module there is replaced whole).
@@ -99,19 +102,23 @@ def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_
     if wasm_path and (executor != "aot" or "wasm32" not in target):
         raise click.ClickException(f"--wasm needs --target wasm32 --executor aot, not --target "
                                    f"{target!r} --executor {executor}")
+    if tuning_log and kind in ("cuda", "opencl"):
+        raise click.ClickException(f"--tuning-log applies to LLVM targets and vta, not --target "
+                                   f"{target!r} (the GPU templates have no tuning spaces yet)")
     if kind == "vta":
         if target.split()[1:]:
             raise click.ClickException(f"--target {target!r}: vta takes no options; choose the "
                                        "accelerator with --config PRESET")
         _compile_vta(model, output, preset, calib_path, calibrate_scale,
-                     parse_input_shapes(input_shapes), per_channel, cpu_target or "llvm", quiet)
+                     parse_input_shapes(input_shapes), per_channel, cpu_target or "llvm", quiet,
+                     tuning_log)
         return
     if quantize:
-        if kind != "llvm" or executor != "graph" or preset or cpu_target:
+        if kind != "llvm" or executor != "graph" or preset or cpu_target or tuning_log:
             raise click.ClickException(f"--quantize int8 builds a graph-executor module for "
-                                       f"--target llvm (or 'llvm -mcpu=...'), without --config or "
-                                       f"--cpu-target, not --target {target!r} --executor "
-                                       f"{executor}; the accelerator is --target vta")
+                                       f"--target llvm (or 'llvm -mcpu=...'), without --config, "
+                                       f"--cpu-target or --tuning-log, not --target {target!r} "
+                                       f"--executor {executor}; the accelerator is --target vta")
         _compile_int8_cpu(model, output, target, calib_path, calibrate_scale,
                           parse_input_shapes(input_shapes), per_channel, quiet)
         return
@@ -124,6 +131,7 @@ def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_
     try:
         extra = {"dtype": dtype} if dtype != "float32" else {}
         cm = build_model(model, target=target, input_shapes=shapes, executor=executor,
+                         tuning_log=tuning_log,
                          progress=None if quiet else _progress, **extra)
     except CudaCompileError as e:
         raise click.ClickException(_cuda_error(target, e)) from None
@@ -152,6 +160,7 @@ def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_
                    "(driver/web/vta_runtime.mjs loads it)")
     if dtype == "bfloat16":
         _bf16_report(model, target, shapes, cm)
+    _echo_tuning(cm)
     _echo_io(cm)
 
 
@@ -175,6 +184,13 @@ def _bf16_report(model, target, shapes, cm) -> None:
         rel = float(np.abs(g - w).max() / (np.abs(w).max() or 1.0))
         click.echo(f"  bf16 vs fp32 on a seeded input, output {o['name']}: cosine {cos:.6f}, "
                    f"max error {rel:.2e} of max|fp32|")
+
+
+def _echo_tuning(cm) -> None:
+    tuning = cm.stats.get("tuning")
+    if tuning and tuning["logs"]:
+        click.echo(f"  tuning: {tuning['covered']} of {plural(tuning['workloads'], 'tunable workload')}"
+                   f" covered by {', '.join(tuning['logs'])}")
 
 
 def _echo_io(cm) -> None:
@@ -208,7 +224,8 @@ def _cuda_error(target, e) -> str:
     return f"--target {target!r}: kernel {e.kernel!r} does not compile: {first} (source: {src})"
 
 
-def _compile_vta(model, output, preset, calib_path, scale, shapes, per_channel, cpu_target, quiet):
+def _compile_vta(model, output, preset, calib_path, scale, shapes, per_channel, cpu_target, quiet,
+                 tuning_log=None):
     from compiler import build_model
     from compiler.build_model import import_model
     from vta_hw.config import load_config
@@ -223,7 +240,7 @@ def _compile_vta(model, output, preset, calib_path, scale, shapes, per_channel, 
     graph, params = import_model(model, input_shapes=shapes)
     calib = _calibration(graph, calib_path, scale)
     cm = build_model(graph, params=params, target="vta", config=preset, calib=calib,
-                     per_channel=per_channel, cpu_target=cpu_target,
+                     per_channel=per_channel, cpu_target=cpu_target, tuning_log=tuning_log,
                      progress=None if quiet else _progress)
     cm.save(output)
     st = cm.stats
@@ -241,6 +258,7 @@ def _compile_vta(model, output, preset, calib_path, scale, shapes, per_channel, 
             mult = f" x {m} >> {n['post']} (pre-shift approximation: error <= {n['err']} LSB)"
         click.echo(f"  vta  {n['op']:<7} {n['name']}: int8{n['shape']}{lshift} shift "
                    f"{sh}{mult}{' relu' if n['relu'] else ''}")
+    _echo_tuning(cm)
     _echo_io(cm)
 
 

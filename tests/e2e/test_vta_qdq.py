@@ -41,10 +41,11 @@ class _Reader(CalibrationDataReader):
         return next(self.it, None)
 
 
-def _qdq(tmp_path, per_channel, symmetric=True, fmt=QuantFormat.QDQ, model=None):
+def _qdq(tmp_path, per_channel, symmetric=True, fmt=QuantFormat.QDQ, model=None,
+         activations=QuantType.QInt8):
     src, dst = tmp_path / "float.onnx", tmp_path / "qdq.onnx"
     onnx.save(model or _float_model(), src)
-    kw = dict(activation_type=QuantType.QInt8, extra_options={"ActivationSymmetric": True}) \
+    kw = dict(activation_type=activations, extra_options={"ActivationSymmetric": True}) \
         if symmetric else {}
     quantize_static(str(src), str(dst), _Reader(), quant_format=fmt,
                     weight_type=QuantType.QInt8, per_channel=per_channel, **kw)
@@ -88,9 +89,11 @@ def _check(model, tmp_path, samples=4):
     return cm.plan.qgraph, within
 
 
-@pytest.mark.parametrize("per_channel", [False, True])
-def test_qdq_model_runs_at_its_own_scales(per_channel, tmp_path):
-    qg, within = _check(_qdq(tmp_path, per_channel), tmp_path)
+@pytest.mark.parametrize("per_channel, activations", [(False, QuantType.QInt8),
+                                                      (True, QuantType.QInt8),
+                                                      (True, QuantType.QUInt8)])  # zero point 128
+def test_qdq_model_runs_at_its_own_scales(per_channel, activations, tmp_path):
+    qg, within = _check(_qdq(tmp_path, per_channel, activations=activations), tmp_path)
     gemms = [n for n in qg.nodes if n.op in (QOp.CONV2D, QOp.DENSE)]
     assert [(n.op, n.target) for n in gemms] == [(QOp.CONV2D, "cpu"), (QOp.CONV2D, "vta"),
                                                  (QOp.DENSE, "vta")]
