@@ -61,7 +61,7 @@ def conv2d(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray, lanes: in
     out = te.compute((N, O, OH, OW), lambda n, o, oh, ow: _epilogue(
         acc[n, o // lanes, oh, ow, o % lanes], b, o, requant, a["relu"]), name=name)
     s = te.create_schedule(out)
-    vnni.schedule_conv2d(s, xu, acc, out, lanes)
+    vnni.schedule_conv2d(s, acc, out, lanes)
     consts = [(w, packed), (b, _bias(bias, comp, packed.shape[0] * lanes))] + tables
     return _kernel(s, [x], out, "conv", consts, [xu])
 
@@ -82,7 +82,7 @@ def dense(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray, lanes: int
     out = te.compute((x_shape[0], O), lambda m, o: _epilogue(
         acc[m, o // lanes, o % lanes], b, o, requant, a["relu"]), name=name)
     s = te.create_schedule(out)
-    vnni.schedule_dense(s, xu, acc, out, lanes)
+    vnni.schedule_dense(s, acc, out, lanes)
     consts = [(w, packed), (b, _bias(bias, comp, packed.shape[0] * lanes))] + tables
     return _kernel(s, [x], out, "dense", consts, [xu])
 

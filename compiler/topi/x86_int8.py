@@ -145,10 +145,11 @@ def _ow_tile(OW: int, cap: int = 8) -> int:
     return max(d for d in range(1, min(OW, cap) + 1) if OW % d == 0)
 
 
-def schedule_conv2d(s: te.Schedule, xu, acc, out, lanes: int) -> None:
+def schedule_conv2d(s: te.Schedule, acc, out, lanes: int) -> None:
     """``out`` NCHW (n, o, oh, ow) reads ``acc``; per (n, o block, oh) the accumulator row
     is computed (ow tiles unrolled, each lane vector one vpdpbusd per 4 input channels) and
-    requantized. ``xu`` is computed at the root (a workspace buffer)."""
+    requantized; the output-channel blocks run in parallel. The offset input stays at the
+    root (a workspace buffer)."""
     n, o, oh, ow = s[out].op.axis
     oo, oi = s[out].split(o, factor=lanes)
     s[out].reorder(n, oo, oh, ow, oi)
@@ -163,7 +164,7 @@ def schedule_conv2d(s: te.Schedule, xu, acc, out, lanes: int) -> None:
     s[acc].tensorize(aoi, vnni_intrin(lanes))
 
 
-def schedule_dense(s: te.Schedule, xu, acc, out, lanes: int) -> None:
+def schedule_dense(s: te.Schedule, acc, out, lanes: int) -> None:
     """``out`` (m, o) reads ``acc``; per row m the accumulator row is computed (one vpdpbusd
     per lane vector and 4 inputs) and requantized."""
     m, o = s[out].op.axis
