@@ -22,9 +22,10 @@ from __future__ import annotations
 import time
 
 import numpy as np
+from vta_hw.errors import VtaError
 
 
-class GpuModuleError(ValueError):
+class GpuModuleError(VtaError, ValueError):
     """A GPU module folder is malformed, or its device API is missing."""
 
 

@@ -27,6 +27,7 @@ from pathlib import Path
 from fpga import report as R
 from fpga.boards import BoardError, check_preset, get_board
 from vta_hw.config import load_config
+from vta_hw.errors import VtaError
 
 REPO = Path(__file__).resolve().parents[1]
 #: The tools of each family: amaranth's env var, the YoWASP command, its pip package.
@@ -60,7 +61,7 @@ ICE40_SYNTH = {"synth_opts": "-dsp -spram",
 ROUTER = {"ecp5": "router2", "ice40": "router1"}
 
 
-class FpgaBuildError(RuntimeError):
+class FpgaBuildError(VtaError, RuntimeError):
     """A build could not run or its design does not fit; the message says what to do."""
 
 

@@ -20,8 +20,10 @@ Hierarchy::
 """
 from __future__ import annotations
 
+from vta_hw.errors import VtaError
 
-class SimError(Exception):
+
+class SimError(VtaError):
     """Base of every simulator error.
 
     Attributes:

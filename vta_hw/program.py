@@ -40,13 +40,14 @@ import numpy as np
 
 from vta_hw import isa
 from vta_hw.config import ConfigError, VTAConfig
+from vta_hw.errors import VtaError
 
 MAGIC = b"VTAPROG\n"
 FORMAT_VERSION = 1
 BUFFER_KINDS = ("input", "output", "param", "scratch")
 
 
-class ProgramFormatError(ValueError):
+class ProgramFormatError(VtaError, ValueError):
     """A program file cannot be read: wrong magic or version, truncated, or corrupt."""
 
 

@@ -16,12 +16,13 @@ from vta_hw.config import VTAConfig
 from vta_hw.program import Program
 from vta_hw.rtl.top import RtlParams
 from vta_hw.timing import DramTiming
+from vta_hw.errors import VtaError
 
 #: Default cycle limit per program.
 MAX_CYCLES = 2_000_000
 
 
-class RtlError(RuntimeError):
+class RtlError(VtaError, RuntimeError):
     """The RTL simulation did not produce results (crash, timeout, memory errors)."""
 
 

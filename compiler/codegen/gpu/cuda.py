@@ -30,6 +30,7 @@ from compiler.tir import dtype as dt
 from compiler.tir import ir
 from compiler.tir.ops import Op
 from .c_source import CSourcePrinter, KernelSource
+from vta_hw.errors import VtaError
 
 _AXES = {"blockIdx.x": "blockIdx.x", "blockIdx.y": "blockIdx.y", "blockIdx.z": "blockIdx.z",
          "threadIdx.x": "threadIdx.x", "threadIdx.y": "threadIdx.y", "threadIdx.z": "threadIdx.z"}
@@ -238,7 +239,7 @@ def compile_source(code: str, name: str = "kernel", arch: str = "sm_90", output:
             return f.read()
 
 
-class CudaCompileError(RuntimeError):
+class CudaCompileError(VtaError, RuntimeError):
     """NVRTC or nvcc rejected a kernel; ``log`` is the compiler's output, ``source`` the code."""
 
     def __init__(self, msg: str, kernel: str, log: str, source: str):
