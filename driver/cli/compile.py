@@ -40,8 +40,8 @@ def _progress(iterable, total, desc):
               help="--target vta: the LLVM target of the CPU steps' kernels (default llvm, this "
                    "machine's CPU; e.g. 'llvm -mcpu=x86-64-v2' for older x86-64 hosts)")
 @click.option("--input-shape", "input_shapes", multiple=True, metavar="NAME:1x3x224x224",
-              help="static shape of an input (repeatable); dynamic ONNX dimensions default to "
-                   "1, dynamic .pt2 dimensions must be given")
+              help="static shape of an input (repeatable); a dynamic ONNX batch (first) "
+                   "dimension defaults to 1, other dynamic dimensions must be given")
 @click.option("--quiet", is_flag=True, help="no progress bar")
 @friendly
 def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_channel,
@@ -146,7 +146,7 @@ def _compile_vta(model, output, preset, calib_path, scale, shapes, per_channel, 
             load_config(preset)  # a bad --config fails before any work
         except ValueError as exc:
             raise click.ClickException(f"--config {preset}: {exc}") from None
-    # dynamic dimensions (e.g. batch) default to 1, as for the CPU targets
+    # a dynamic batch defaults to 1, as for the CPU targets; other dynamic dimensions fail
     graph, params = import_model(model, input_shapes=shapes)
     calib = None
     if calib_path:
