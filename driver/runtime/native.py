@@ -30,8 +30,8 @@ def aligned(nbytes: int) -> np.ndarray:
 
 
 def aligned_copy(a: np.ndarray) -> np.ndarray:
-    """A 64-byte aligned copy of ``a`` (same shape and dtype)."""
-    buf = aligned(a.nbytes).view(a.dtype)[:a.size].reshape(a.shape)
+    """A 64-byte aligned copy of ``a`` (same shape and dtype; an empty ``a`` too)."""
+    buf = aligned(max(a.nbytes, a.itemsize)).view(a.dtype)[:a.size].reshape(a.shape)
     buf[...] = a
     return buf
 
