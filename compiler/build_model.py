@@ -43,6 +43,7 @@ import time
 import types
 
 from compiler.graph_lower import CompiledModel, compile_graph
+from vta_hw.errors import ArgumentError
 
 
 def import_model(model, params=None, input_shapes=None, example_inputs=None):
@@ -91,7 +92,7 @@ def _route_gpu(graph, consts, target, progress, opt_level, layout_block, options
 def _route_vta(graph, consts, target, progress, opt_level, layout_block, options):
     from compiler.build_vta import build_vta
     if target.split()[1:]:
-        raise ValueError(f"target {target!r}: vta takes no options; choose the accelerator with "
+        raise ArgumentError(f"target {target!r}: vta takes no options; choose the accelerator with "
                          "config='<preset>' (e.g. '1x16_i8w8a32_15_15_18_17')")
     return build_vta(graph, consts, progress=progress, opt_level=opt_level, **options)
 
@@ -159,14 +160,14 @@ def build_model(model, target: str = "llvm", params=None, input_shapes=None, pro
     if kind in _LLVM_ALIASES:
         kind = "llvm"
     if kind not in ROUTES:
-        raise ValueError(f"target must be 'llvm' (host CPU), 'cuda' ('cuda -arch=sm_80'), 'opencl' "
+        raise ArgumentError(f"target must be 'llvm' (host CPU), 'cuda' ('cuda -arch=sm_80'), 'opencl' "
                          f"or 'vta' (the accelerator), not {target!r}")
     extra = [k for k in options if k not in VTA_OPTIONS]
     if extra:
         raise TypeError(f"build_model() got unexpected option(s) {', '.join(extra)}; options "
                         f"for target 'vta': {', '.join(VTA_OPTIONS)}")
     if options and kind != "vta":
-        raise ValueError(f"option(s) {', '.join(options)} apply to target 'vta' only, not "
+        raise ArgumentError(f"option(s) {', '.join(options)} apply to target 'vta' only, not "
                          f"{target!r}")
     start = time.perf_counter()
     graph, consts = import_model(model, params, input_shapes, example_inputs)

@@ -24,6 +24,7 @@ import numpy as np
 
 from vta_hw import isa, program_file
 from vta_hw.config import VTAConfig
+from vta_hw.errors import ArgumentError
 from vta_hw.program_file import BUFFER_KINDS, FORMAT_VERSION, MAGIC, ProgramFormatError
 
 __all__ = ["BUFFER_KINDS", "FORMAT_VERSION", "MAGIC", "BufferSpec", "DramLayout", "Program",
@@ -84,17 +85,17 @@ class DramLayout:
         """Reserve a buffer; returns its spec (``offset`` in bytes).
 
         Raises:
-            ValueError: duplicate name, unknown kind, or data of another shape.
+            ArgumentError: duplicate name, unknown kind, or data of another shape.
         """
         if any(b.name == name for b in self.buffers):
-            raise ValueError(f"buffer {name!r} is already allocated; names must be unique")
+            raise ArgumentError(f"buffer {name!r} is already allocated; names must be unique")
         if kind not in BUFFER_KINDS:
-            raise ValueError(f"buffer {name!r}: kind must be one of {BUFFER_KINDS}, not {kind!r}")
+            raise ArgumentError(f"buffer {name!r}: kind must be one of {BUFFER_KINDS}, not {kind!r}")
         shape = tuple(int(s) for s in shape)
         if data is not None:
             data = np.ascontiguousarray(data, dtype=dtype)
             if data.shape != shape:
-                raise ValueError(f"buffer {name!r}: data has shape {data.shape}, expected {shape}")
+                raise ArgumentError(f"buffer {name!r}: data has shape {data.shape}, expected {shape}")
         spec = BufferSpec(name, _align(self._top, alignment(self.cfg)), shape,
                           np.dtype(dtype).name, kind, data)
         self._top = spec.offset + spec.nbytes
@@ -118,7 +119,7 @@ class DramLayout:
         uop_base = self._uop_base if self._uop_base is not None else self.alloc_uops(len(uops)) * 4
         if (uop_base + 4 * len(uops) > _align(self._top, 4)
                 or len(uops) > self._uop_count):
-            raise ValueError(f"{len(uops)} uops do not fit the space reserved by alloc_uops")
+            raise ArgumentError(f"{len(uops)} uops do not fit the space reserved by alloc_uops")
         insn_base = _align(self._top, alignment(self.cfg))
         dram_bytes = _align(insn_base + 16 * len(insns), alignment(self.cfg))
         return Program(self.cfg, list(insns), list(uops), list(self.buffers),
@@ -179,7 +180,7 @@ class Program:
         b = self.buffer(name)
         a = np.asarray(arr)
         if a.shape != b.shape:
-            raise ValueError(f"buffer {name!r} has shape {b.shape}; got an array of {a.shape}")
+            raise ArgumentError(f"buffer {name!r} has shape {b.shape}; got an array of {a.shape}")
         dram[b.offset:b.offset + b.nbytes] = np.ascontiguousarray(a, b.dtype).view(np.uint8).ravel()
 
     def read(self, dram: np.ndarray, name: str) -> np.ndarray:
