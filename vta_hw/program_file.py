@@ -49,7 +49,8 @@ class ProgramFormatError(VtaError, ValueError):
     field out of range; the message names the file, the field, its value and the limit."""
 
 
-def _crc(header: dict, payload: bytes) -> int:
+def checksum(header: dict, payload: bytes) -> int:
+    """The ``crc32`` field of a file with ``header`` (its other keys) and ``payload``."""
     body = {k: v for k, v in header.items() if k != "crc32"}
     return zlib.crc32(payload, zlib.crc32(json.dumps(body, sort_keys=True).encode()))
 
@@ -72,7 +73,7 @@ def to_bytes(prog) -> bytes:
               "n_uops": len(prog.uops), "insn_base": prog.insn_base,
               "uop_base": prog.uop_base, "dram_bytes": prog.dram_bytes,
               "buffers": bufs, "payload_bytes": len(payload)}
-    header["crc32"] = _crc(header, payload)
+    header["crc32"] = checksum(header, payload)
     hb = json.dumps(header, sort_keys=True).encode()
     return (MAGIC + FORMAT_VERSION.to_bytes(4, "little") + len(hb).to_bytes(4, "little")
             + hb + payload)
@@ -137,7 +138,7 @@ def _check_payload(path, h: dict, payload: bytes) -> None:
     if len(payload) != h["payload_bytes"]:
         raise ProgramFormatError(f"{path}: truncated: payload has {len(payload)} bytes, "
                                  f"header says {h['payload_bytes']}")
-    if _crc(h, payload) != h["crc32"]:
+    if checksum(h, payload) != h["crc32"]:
         raise ProgramFormatError(f"{path}: checksum mismatch: the header or the payload is "
                                  "corrupt or was edited; rebuild the program")
     code = 16 * h["n_insns"] + 4 * h["n_uops"]

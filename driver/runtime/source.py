@@ -151,15 +151,28 @@ def manifest_digest(doc: dict) -> str:
     return sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode())
 
 
-def _read_manifest_bytes(path: str) -> bytes:
-    mpath = os.path.join(path, "manifest.json")
-    if not os.path.isdir(path):
+def _open_dir(path: str) -> int:
+    """A file descriptor of the module folder ``path``: every part is read through it, so all
+    come from one folder even if another process swaps a new module in meanwhile."""
+    try:
+        return os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
         raise RuntimeModuleError(f"{path!r} is not a compiled module folder; create one with "
-                                 "`vta compile model.onnx -o model.vtamod`")
-    if not os.path.isfile(mpath):
-        raise _old_format_or_not_a_module(path)
-    with open(mpath, "rb") as f:
+                                 "`vta compile model.onnx -o model.vtamod`") from None
+
+
+def _read_at(dir_fd: int, name: str) -> bytes:
+    """The bytes of ``name`` inside the folder ``dir_fd`` (FileNotFoundError if absent)."""
+    fd = os.open(name, os.O_RDONLY, dir_fd=dir_fd)
+    with os.fdopen(fd, "rb") as f:
         return f.read()
+
+
+def _read_manifest_bytes(path: str, dir_fd: int) -> bytes:
+    try:
+        return _read_at(dir_fd, "manifest.json")
+    except (FileNotFoundError, IsADirectoryError):
+        raise _old_format_or_not_a_module(path) from None
 
 
 def _parse_manifest(path: str, raw: bytes) -> dict:
@@ -202,29 +215,36 @@ def read_manifest(path) -> dict:
             or version, a digest that differs.
     """
     path = os.fspath(path)
-    return _parse_manifest(path, _read_manifest_bytes(path))
+    dir_fd = _open_dir(path)
+    try:
+        return _parse_manifest(path, _read_manifest_bytes(path, dir_fd))
+    finally:
+        os.close(dir_fd)
 
 
-def open_folder(path, tries: int = 5) -> ModuleSource:
+def open_folder(path, tries: int = 20) -> ModuleSource:
     """A :class:`ModuleSource` for the module folder ``path`` (module docstring).
 
-    Every part is read once and kept: what runs is exactly what was hashed. A module
-    replaced while it is read (another process saving to ``path``) is read again, at
-    most ``tries`` times.
+    Every part is read once, through one descriptor of the folder, and kept: what runs is
+    exactly what was hashed, all from one module. A module replaced while it is read
+    (another process saving to ``path``: the folder read was swapped out and is being
+    removed) is read again from the new one, at most ``tries`` times.
 
     Raises:
         RuntimeModuleError: see the module docstring.
     """
     path = os.fspath(path)
     for attempt in range(tries):
-        raw = _read_manifest_bytes(path)
-        doc = _parse_manifest(path, raw)
+        dir_fd = _open_dir(path)
         try:
-            contents = _read_parts(path, doc)
+            doc = _parse_manifest(path, _read_manifest_bytes(path, dir_fd))
+            contents = _read_parts(path, doc, dir_fd)
             break
         except RuntimeModuleError:
-            if attempt + 1 == tries or _read_manifest_bytes(path) == raw:
+            if attempt + 1 == tries or not _replaced(path, dir_fd):
                 raise  # damaged, not replaced meanwhile
+        finally:
+            os.close(dir_fd)
     if "graph.json" not in contents:
         raise RuntimeModuleError(f"module {path!r} has no graph.json in its manifest; {RECOMPILE}")
     graph = json.loads(contents.pop("graph.json"))
@@ -239,7 +259,16 @@ def open_folder(path, tries: int = 5) -> ModuleSource:
     return ModuleSource(path, doc, graph, contents, params, programs)
 
 
-def _read_parts(path: str, doc: dict) -> dict:
+def _replaced(path: str, dir_fd: int) -> bool:
+    """Whether ``path`` now names another folder than the one open as ``dir_fd`` (whose
+    inode cannot be reused while it is open)."""
+    try:
+        return os.stat(path).st_ino != os.fstat(dir_fd).st_ino
+    except OSError:
+        return True
+
+
+def _read_parts(path: str, doc: dict, dir_fd: int) -> dict:
     """name -> bytes of every file the manifest lists, each checked against its sha256."""
     contents = {}
     for name, digest in doc["files"].items():
@@ -248,8 +277,7 @@ def _read_parts(path: str, doc: dict) -> dict:
             raise RuntimeModuleError(f"{path}/manifest.json lists file {name!r}, which is not "
                                      f"inside the module folder; {RECOMPILE}")
         try:
-            with open(full, "rb") as f:
-                data = f.read()
+            data = _read_at(dir_fd, name)
         except OSError:
             raise RuntimeModuleError(f"module {path!r} has no {name} (listed in manifest.json); "
                                      f"{RECOMPILE}") from None

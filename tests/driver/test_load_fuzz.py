@@ -9,7 +9,6 @@ import contextlib
 import json
 import shutil
 import signal
-import zlib
 from pathlib import Path
 
 import numpy as np
@@ -114,8 +113,7 @@ def test_random_header_edits(tmp_path, prog_bytes, key, value, sub, fix_crc):
     else:
         h[key] = value
     if fix_crc:
-        body = {k: v for k, v in h.items() if k != "crc32"}
-        h["crc32"] = zlib.crc32(payload, zlib.crc32(json.dumps(body, sort_keys=True).encode()))
+        h["crc32"] = program_file.checksum(h, payload)
     hb = json.dumps(h, sort_keys=True).encode()
     _load_prog(tmp_path, prog_bytes[:12] + len(hb).to_bytes(4, "little") + hb + payload)
 

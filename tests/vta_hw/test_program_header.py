@@ -32,7 +32,7 @@ def _forge(data: bytes, fix_crc=True, **edits) -> bytes:
     h, payload = _split(data)
     h.update(edits)
     if fix_crc:
-        h["crc32"] = program_file._crc(h, payload)
+        h["crc32"] = program_file.checksum(h, payload)
     hb = json.dumps(h, sort_keys=True).encode()
     return data[:12] + len(hb).to_bytes(4, "little") + hb + payload
 
