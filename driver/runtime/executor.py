@@ -108,8 +108,7 @@ class GraphModule:
     def _open_library(self, source):
         lib = source.library()
         where = f"{self.path}/kernels.so"
-        data = lib if isinstance(lib, bytes) else open(lib, "rb").read()
-        bad = elf_problem(data)
+        bad = elf_problem(lib)
         if bad:
             raise RuntimeModuleError(f"{where}: {bad}; recompile the module with `vta compile`")
         return open_library(lib)
