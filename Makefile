@@ -13,7 +13,7 @@ $(VENV)/.installed: pyproject.toml
 	@bash tools/system_deps.sh
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev,rtl,gpu,fpga,torch,docs]'
+	$(PY) -m pip install --quiet -e '.[dev,rtl,gpu,fpga,torch,docs,tune]'
 	touch $@
 
 demo: setup

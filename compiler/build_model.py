@@ -22,7 +22,8 @@ PyTorch (``torch.export``), ONNX; dynamic ONNX dimensions set to 1 unless given)
 
 
     llvm     graph.optimize (folding, fusion, memory plan) -> graph_lower.compile_graph
-             (one kernel per fused group, all in one shared library). For a cross
+             (one kernel per fused group, all in one shared library; executor="aot":
+             plus one C-callable entry that runs them, graph_lower/aot.py). For a cross
              triple ("aarch64", "armv7", "wasm32", "llvm -mtriple=...") the module
              holds the kernels as one relocatable object (kernels.o) for that
              machine instead; the manifest names the triple, and loading it on
@@ -43,6 +44,7 @@ import time
 import types
 
 from compiler.graph_lower import CompiledModel, compile_graph
+from compiler.graph_lower.build import EXECUTORS
 from vta_hw.errors import ArgumentError
 
 
@@ -69,12 +71,16 @@ def import_model(model, params=None, input_shapes=None, example_inputs=None):
 
 
 def _route_cpu(graph, consts, target, progress, opt_level, layout_block, options):
+    from compiler.autotune import load_tuning
     from compiler.graph import optimize
     t0 = time.perf_counter()
     opt = optimize(graph, consts, layout_block=layout_block)
     t1 = time.perf_counter()
-    cm = compile_graph(opt.graph, opt.params, opt.memory_plan, target, progress, opt_level)
+    tuning = load_tuning(options.get("tuning_log") or ())
+    cm = compile_graph(opt.graph, opt.params, opt.memory_plan, target, progress, opt_level,
+                       options.get("executor", "graph"), tuning=tuning)
     cm.stats["optimize_s"] = t1 - t0
+    cm.stats["tuning"] = tuning.report()
     return cm
 
 
@@ -108,7 +114,7 @@ VTA_OPTIONS = ("config", "calib", "per_channel", "cpu_target", "vthreads", "dram
 
 def build_model(model, target: str = "llvm", params=None, input_shapes=None, progress=None,
                 opt_level: int = 3, layout_block: "int | None" = None, example_inputs=None,
-                **options) -> CompiledModel:
+                executor: str = "graph", tuning_log=None, **options) -> CompiledModel:
     """Compile a whole model for the CPU, a GPU or the accelerator.
 
     Args:
@@ -131,6 +137,17 @@ def build_model(model, target: str = "llvm", params=None, input_shapes=None, pro
             NCHW{b}c). None (default): convs stay NCHW with packed weights.
         example_inputs: PyTorch ``nn.Module`` only: the arguments it is exported with
             (a tuple of tensors); their shapes are the compiled shapes.
+        executor: ``"graph"`` (default: ``driver.runtime`` calls the kernels in plan
+            order) or ``"aot"`` (CPU targets: the same kernels and memory plan compiled
+            into one C-callable function ``vtamod_run`` with the parameters as constant
+            data and one workspace; files ``model.so`` on the host or ``model.o`` for a
+            cross triple, and the C header ``model.h``; see ``docs/deploy.md``).
+        tuning_log: LLVM targets and vta: a tuning log path (or a list of them, ``vta
+            tune``); per workload the best record whose target matches this build's
+            exactly (CPU and features; for vta the preset) is applied, the others keep
+            the default schedule. The logs shipped in
+            ``compiler/autotune/logs/`` are applied in any case, under the same
+            rule; ``stats["tuning"]`` says how many workloads the logs covered.
         **options: target="vta" only:
             config: a ``VTAConfig`` or preset name (default preset);
             calib: input name -> float32 samples ``[N, *input dims[1:]]`` (None: 8
@@ -145,8 +162,8 @@ def build_model(model, target: str = "llvm", params=None, input_shapes=None, pro
         compile time per phase in seconds (``import_s``, ``total_s``, ...).
 
     Raises:
-        ValueError: an unknown target kind, vta options for another target, or (vta)
-            a bad config.
+        ValueError: an unknown target kind or executor, ``executor="aot"`` for a GPU or
+            the accelerator, vta options for another target, or (vta) a bad config.
         compiler.frontend.FrontendError: the model does not import (for PyTorch also
             ``UnsupportedAtenError``, every unconverted op with its source line).
         compiler.graph.GraphError: the graph is invalid.
@@ -168,7 +185,21 @@ def build_model(model, target: str = "llvm", params=None, input_shapes=None, pro
                         f"for target 'vta': {', '.join(VTA_OPTIONS)}")
     if options and kind != "vta":
         raise ArgumentError(f"option(s) {', '.join(options)} apply to target 'vta' only, not "
-                         f"{target!r}")
+                            f"{target!r}")
+    if executor not in EXECUTORS:
+        raise ArgumentError(f"executor must be 'graph' or 'aot' (one C-callable function), not "
+                         f"{executor!r}")
+    if executor != "graph":
+        if kind != "llvm":
+            raise ArgumentError(f"executor {executor!r} builds CPU modules (target 'llvm' or a cross "
+                             f"triple such as 'aarch64'), not target {target!r}; use "
+                             "executor='graph' for GPUs and the accelerator")
+        options = {"executor": executor}
+    if tuning_log is not None:
+        if kind not in ("llvm", "vta"):
+            raise ArgumentError(f"tuning_log applies to LLVM targets and 'vta', not {target!r} "
+                             "(the GPU templates have no tuning spaces yet)")
+        options = {**options, "tuning_log": tuning_log}
     start = time.perf_counter()
     graph, consts = import_model(model, params, input_shapes, example_inputs)
     t_import = time.perf_counter()

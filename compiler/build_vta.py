@@ -1,7 +1,9 @@
 """The accelerator route of ``build_model``: a graph -> int8 -> partition -> one module.
 
     quantize     calibrate on ``calib`` samples, power-of-two scales, requantization by
-                 shifts (``compiler.quant.quantize``)
+                 shifts (``compiler.quant.quantize``); a QDQ model instead keeps its own
+                 scales (``compiler.quant.qdq``: shifts, or multipliers where a scale
+                 ratio is not a power of two)
     build_plan   accelerator vs CPU per node, one program per offloaded node (conv2d,
                  dense, residual add; weights baked in), pack/unpack steps
                  (``compiler.quant.partition``)
@@ -29,20 +31,24 @@ def build_vta(graph, params: dict, *, config: "VTAConfig | str | None" = None,
               calib: "Mapping[str, np.ndarray] | None" = None, per_channel: bool = False,
               cpu_target="llvm", vthreads: int = 2, dram: "DramTiming | None" = None,
               measure=None, min_channels: "int | None" = None, seed: int = 0,
+              tuning_log=None,
               opt_level: int = 3, progress=None) -> CompiledModel:
     """Quantize, partition and compile ``graph`` for the accelerator (module docstring).
 
     Args:
         graph, params: the imported float model (``build_model.import_model``).
         config: VTAConfig or preset name (default preset).
-        calib: input name -> float32 samples ``[N, *input dims[1:]]`` (any layout of
-            each sample's values). None: 8 seeded standard-normal samples (a smoke
-            calibration; pass real data for accuracy).
+        calib: input name -> samples ``[N, *input dims[1:]]`` (any layout of each
+            sample's values; read as the input's dtype). None: 8 seeded samples per
+            input (``smoke_samples``: a smoke calibration; pass real data for accuracy).
         per_channel: per-output-channel weight exponents.
         cpu_target: LLVM host target of the CPU steps' kernels.
         vthreads, dram, measure: passed to the accelerator schedules
             (``topi.vta.conv2d_program``).
         min_channels: the partition's channel rule (default BLOCK_IN / 4).
+        tuning_log: a ``vta tune --target vta`` log (or a list): each accelerator conv's
+            tiling (tile sizes and virtual threads) from the best record for this preset
+            and shape, if any (else the tile search's with ``vthreads``); the shipped logs (``compiler/autotune/logs/``) apply in any case.
         seed: of the smoke calibration.
         opt_level: LLVM optimisation level of the CPU kernels.
         progress: optional ``(iterable, total, desc) -> iterable`` (e.g. tqdm).
@@ -50,7 +56,8 @@ def build_vta(graph, params: dict, *, config: "VTAConfig | str | None" = None,
     Returns:
         a CompiledModel; ``stats`` adds ``quantize_s``, ``partition_s``,
         ``quantized_nodes``, ``config`` and ``vta_nodes`` (one entry per
-        accelerator node: op, name, shape, shift, relu and, for adds, la/lb).
+        accelerator node: op, name, shape, shift, relu, for adds la/lb and, where a QDQ
+        model's scale ratio is not a power of two, mult, post and err).
 
     Raises:
         vta_hw.config.ConfigError: a bad config name (the message lists the presets).
@@ -64,14 +71,15 @@ def build_vta(graph, params: dict, *, config: "VTAConfig | str | None" = None,
     from compiler.quant import QuantizeError
     from compiler.quant.calibration import check_calibration, check_calibration_memory
     from compiler.quant.lower_plan import lower_plan
+    from compiler.quant.qdq import import_qdq, is_qdq
+    from compiler.topi.vta.environment import Env
 
     cfg = config if isinstance(config, VTAConfig) else load_config(config)
     check_calibration_memory(graph, max((len(v) for v in (calib or {}).values()
                                          if np.ndim(v)), default=8))
     if calib is None:
         rng = np.random.default_rng(seed)
-        calib = {i.name: rng.standard_normal((8,) + tuple(i.shape[1:])).astype(np.float32)
-                 for i in graph.inputs}
+        calib = {i.name: smoke_samples(rng, i) for i in graph.inputs}
     for i in graph.inputs:
         if i.name not in calib:
             raise QuantizeError(f"calib has no samples for input {i.name!r} (it has "
@@ -80,20 +88,39 @@ def build_vta(graph, params: dict, *, config: "VTAConfig | str | None" = None,
                                 f"{', '.join(map(str, i.shape[1:]))}]")
         check_calibration(f"calib[{i.name!r}]", calib[i.name], tuple(i.shape))
     t0 = time.perf_counter()
-    qg = quantize(graph, params, calib, per_channel=per_channel)
+    if is_qdq(graph):   # the model's own scales; calib and per_channel do not apply
+        qg = import_qdq(graph, params, group_channels=Env(cfg).BLOCK_IN)
+    else:
+        qg = quantize(graph, params, calib, per_channel=per_channel, group_channels=Env(cfg).BLOCK_IN)
     t1 = time.perf_counter()
+    from compiler.autotune import load_tuning
+    tuning = load_tuning(tuning_log or ())
     plan = build_plan(qg, cfg, vthreads=vthreads, dram=dram, measure=measure,
-                      min_channels=min_channels)
+                      min_channels=min_channels,
+                      tiling_for=tuning.vta_tiling_for(cfg))
     t2 = time.perf_counter()
     cm = lower_plan(plan, cpu_target, progress=progress, opt_level=opt_level)
     cm.stats.update(quantize_s=t1 - t0, partition_s=t2 - t1, config=cfg.name,
-                    quantized_nodes=len(plan.qgraph.nodes), vta_nodes=vta_nodes(plan))
+                    quantized_nodes=len(plan.qgraph.nodes), vta_nodes=vta_nodes(plan),
+                    tuning=tuning.report())
     return cm
+
+
+def smoke_samples(rng: np.random.Generator, inp, count: int = 8) -> np.ndarray:
+    """``count`` seeded samples ``[count, *inp.shape[1:]]`` for the graph input ``inp``: standard
+    normal for float inputs; 0 or 1 for integer and bool ones (valid token ids and mask
+    values of any vocabulary)."""
+    shape = (count,) + tuple(inp.shape[1:])
+    if np.issubdtype(np.dtype(inp.dtype), np.floating):
+        return rng.standard_normal(shape).astype(inp.dtype)
+    return rng.integers(0, 2, shape).astype(inp.dtype)
 
 
 def vta_nodes(plan) -> list:
     """One dict per accelerator node of ``plan``: op, name, shape, shift (an int, or a list
-    per output channel), relu, and la/lb for adds (what ``vta compile`` prints)."""
+    per output channel), relu, la/lb for adds, and mult (likewise), post and err (the
+    requantization's error bound in output LSBs) for a QDQ model's multipliers (what
+    ``vta compile`` prints)."""
     out = []
     for n in plan.qgraph.nodes:
         if n.target != "vta":
@@ -104,5 +131,9 @@ def vta_nodes(plan) -> list:
              "relu": bool(n.attrs["relu"])}
         if "la" in n.attrs:
             d["la"], d["lb"] = int(n.attrs["la"]), int(n.attrs["lb"])
+        if n.attrs.get("mult") is not None:
+            m = n.attrs["mult"]
+            d.update(mult=[int(v) for v in m] if isinstance(m, (tuple, list)) else int(m),
+                     post=int(n.attrs["post"]), err=float(n.attrs["err"]))
         out.append(d)
     return out

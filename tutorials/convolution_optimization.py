@@ -49,7 +49,9 @@ for t in search_tiling(shape, env.cfg, bias=1, vthreads=2, top=3):
 # ---------------------------
 # ``conv2d_te_schedule`` returns the te schedule and its arguments (read its
 # source: cache_read into the SRAM scopes at the reduction step, the output
-# tiles, the virtual threads, the ALU stages tensorized); ``compiler.build``
+# tiles, the virtual threads, the GEMM tensorized, and the bias, shift, relu and
+# clip stages computed at the output tile and marked ``env.alu``, as TVM-VTA's
+# tutorial writes them); ``compiler.build``
 # makes the kernel and ``driver.run_kernel`` runs it on the cycle model. The
 # same tiles without and with virtual threads: with two, one thread's loads and
 # stores overlap the other's GEMMs.

@@ -34,11 +34,13 @@ M, K, N = 64, 256, 256
 # The GEMM in tiles
 # -----------------
 # ``A`` is ``(M/BATCH, K/BLOCK_IN, BATCH, BLOCK_IN)``, ``B`` ``(N/BLOCK_OUT,
-# K/BLOCK_IN, BLOCK_OUT, BLOCK_IN)``; ``C`` is the int8 truncation of the int32
-# accumulator ``C_buf``.
+# K/BLOCK_IN, BLOCK_OUT, BLOCK_IN)``; ``C_buf`` is the int32 accumulator and
+# ``C`` its int8 truncation. With ``requantize`` (the last section), as in VTA's
+# tutorial, three elementwise stages on the ALU come in between: a shift right
+# by ``INP_WIDTH`` bits, relu (max 0) and the int8 maximum (min 127).
 
 
-def declare():
+def declare(requantize: bool = False):
     o, n, m = M // env.BATCH, K // env.BLOCK_IN, N // env.BLOCK_OUT
     A = te.placeholder((o, n, env.BATCH, env.BLOCK_IN), env.inp_dtype, name="A")
     B = te.placeholder((m, n, env.BLOCK_OUT, env.BLOCK_IN), env.wgt_dtype, name="B")
@@ -52,8 +54,15 @@ def declare():
                                       * te.cast(B_buf[co, ko, ci, ki], env.acc_dtype),
                                       axis=[ko, ki]),
         name="C_buf")
-    C = te.compute(C_buf.shape, lambda *i: te.cast(C_buf[i], env.inp_dtype), name="C")
-    return A, B, A_buf, B_buf, C_buf, C
+    if not requantize:
+        C = te.compute(C_buf.shape, lambda *i: te.cast(C_buf[i], env.inp_dtype), name="C")
+        return A, B, A_buf, B_buf, C_buf, (), C
+    inp_max = (1 << (env.INP_WIDTH - 1)) - 1
+    C_shr = te.compute(C_buf.shape, lambda *i: C_buf[i] >> env.INP_WIDTH, name="C_shr")
+    C_max = te.compute(C_buf.shape, lambda *i: te.maximum(C_shr[i], 0), name="C_max")
+    C_min = te.compute(C_buf.shape, lambda *i: te.minimum(C_max[i], inp_max), name="C_min")
+    C = te.compute(C_buf.shape, lambda *i: te.cast(C_min[i], env.inp_dtype), name="C")
+    return A, B, A_buf, B_buf, C_buf, (C_shr, C_max, C_min), C
 
 
 # %%
@@ -64,16 +73,19 @@ def declare():
 # is the unblocked schedule. With ``vthreads`` the tiles are split over virtual
 # threads (``bind`` to a ``"cthread"`` axis, as VTA names it). The input ``A``
 # (small) is loaded once, at the root; the weights tile by tile, at the
-# reduction step ``ic_out``. ``env.uop_pragma`` folds each tile's GEMM loops into
-# one GEMM instruction.
+# reduction step ``ic_out``. The GEMM and the ALU stages are computed at the
+# output tile; the code generator folds each tile's GEMM loops into one GEMM
+# instruction, and ``env.alu`` turns each ALU stage into ALU instructions (its
+# body pattern-matched: a shift, a max, a min).
 
 
-def schedule(o_block: int, i_block: int, vthreads: int = 1):
-    A, B, A_buf, B_buf, C_buf, C = declare()
+def schedule(o_block: int, i_block: int, vthreads: int = 1, requantize: bool = False):
+    A, B, A_buf, B_buf, C_buf, alu_stages, C = declare(requantize)
     s = te.create_schedule(C)
     s[A_buf].set_scope(env.inp_scope)
     s[B_buf].set_scope(env.wgt_scope)
-    s[C_buf].set_scope(env.acc_scope)
+    for stage in (C_buf, *alu_stages):
+        s[stage].set_scope(env.acc_scope)
     b, oc, b_tns, oc_tns = s[C].op.axis
     oc_out, oc_inn = s[C].split(oc, factor=o_block)
     if vthreads > 1:
@@ -82,7 +94,8 @@ def schedule(o_block: int, i_block: int, vthreads: int = 1):
         s[C].bind(tx, te.thread_axis("cthread"))
     else:
         s[C].reorder(oc_out, b, oc_inn, b_tns, oc_tns)
-    s[C_buf].compute_at(s[C], oc_out)
+    for stage in (C_buf, *alu_stages):
+        s[stage].compute_at(s[C], oc_out)
     bo, co, bi, ci = s[C_buf].op.axis
     ko, ki = s[C_buf].op.reduce_axis
     ic_out, ic_inn = s[C_buf].split(ko, factor=i_block)
@@ -91,8 +104,9 @@ def schedule(o_block: int, i_block: int, vthreads: int = 1):
     s[A_buf].pragma(s[A_buf].op.axis[0], env.dma_copy)
     s[B_buf].pragma(s[B_buf].op.axis[0], env.dma_copy)
     s[C].pragma(b, env.dma_copy)
-    s[C_buf].pragma(bo, env.uop_pragma)
     s[C_buf].tensorize(bi, env.gemm)
+    for stage in alu_stages:
+        s[stage].pragma(s[stage].op.axis[0], env.alu)
     return s, [A, B, C]
 
 
@@ -137,3 +151,19 @@ r = driver.run_kernel(compiler.build(s, args, target="vta", config=env.cfg), inp
 os.makedirs("out", exist_ok=True)
 r.trace.write_chrome("out/matmul_vthreads.trace.json")
 print("wrote out/matmul_vthreads.trace.json: open it in https://ui.perfetto.dev")
+
+# %%
+# Requantizing on the ALU
+# -----------------------
+# VTA's tutorial ends its GEMM with a shift, a relu and a clip to int8, each an
+# elementwise stage marked ``env.alu``. The ALU shares the compute module with
+# the GEMM unit: each op passes once over the tile's accumulators, so the
+# utilization drops by about their share of the compute time.
+s, args = schedule(m_blocks // 2, k_blocks // 2, 2, requantize=True)
+kernel = compiler.build(s, args, target="vta", config=env.cfg, name="matmul_requantized")
+print(kernel.describe())
+r = driver.run_kernel(kernel, inputs)
+want_q = np.clip((a.astype(np.int32) @ b.T.astype(np.int32)) >> env.INP_WIDTH, 0, 127)
+np.testing.assert_array_equal(unpack_matrix(r["C"]), want_q)
+assert kernel.stats.insns["ALU"] == 3 * 2      # shift, max, min per output tile, two tiles
+print(f"{M}x{K}x{N} requantized, 2 virtual threads: {r.summary()}")

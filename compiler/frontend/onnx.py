@@ -1,18 +1,22 @@
 """ONNX frontend: `from_onnx(model_or_path, input_shapes=None) -> (Graph, params)`.
 
 Supports default-domain opsets 11 to 21 and the operators in
-`compiler.frontend.onnx_ops.CONVERTERS` (see `SUPPORTED_OPS`). Constant
+`compiler.frontend.onnx_ops.CONVERTERS` (see `SUPPORTED_OPS`). Models at an
+older opset (the ONNX Model Zoo's classic CNNs are at 7 to 9) are converted on
+load to `UPGRADE_OPSET` with `onnx.version_converter` (one logged line says so). Constant
 subgraphs (Shape, ConstantOfShape, Constant, and any node whose inputs are
 all constants) are folded during import, so every shape in the graph is static.
 """
 
 from __future__ import annotations
 
+import logging
 import os
+import re
 from typing import Mapping
 
 import onnx
-from onnx import helper, numpy_helper
+from onnx import helper, numpy_helper, version_converter
 
 from ..graph.errors import GraphError
 from ..graph.ir import Graph, input_node
@@ -21,7 +25,9 @@ from .onnx_context import Context, attributes, where
 from .onnx_ops import CONVERTERS
 
 MIN_OPSET, MAX_OPSET = 11, 21
+UPGRADE_OPSET = 13   # where models below MIN_OPSET are converted to
 SUPPORTED_OPS = tuple(sorted(CONVERTERS))
+_log = logging.getLogger(__name__)
 
 
 def load_model(model_or_path) -> onnx.ModelProto:
@@ -67,15 +73,40 @@ def static_shapes(model: onnx.ModelProto, input_shapes=None) -> dict:
 
 
 def default_opset(model: onnx.ModelProto) -> int:
-    """The default-domain opset; FrontendError outside MIN_OPSET..MAX_OPSET."""
+    """The default-domain opset; FrontendError when the model imports none or one above MAX_OPSET."""
     versions = [o.version for o in model.opset_import if o.domain in ("", "ai.onnx")]
     if not versions:
         raise FrontendError("model imports no default-domain (ai.onnx) opset")
     v = versions[0]
-    if not MIN_OPSET <= v <= MAX_OPSET:
+    if v > MAX_OPSET:
         raise FrontendError(f"opset {v} is not supported; the ONNX frontend reads opsets {MIN_OPSET} to "
-                            f"{MAX_OPSET}. Convert with onnx.version_converter.convert_version(model, 17)")
+                            f"{MAX_OPSET}. Convert with onnx.version_converter.convert_version(model, {MAX_OPSET})")
     return v
+
+
+def upgrade_opset(model: onnx.ModelProto) -> onnx.ModelProto:
+    """``model`` itself at opsets MIN_OPSET..MAX_OPSET; below, a copy converted to UPGRADE_OPSET
+    by ``onnx.version_converter`` (logged as one WARNING line of logger ``compiler.frontend.onnx``).
+
+    Raises FrontendError naming the opsets and the converter's reason when it cannot convert
+    (e.g. an operator with no registered schema, or one without an adapter)."""
+    v = default_opset(model)
+    if v >= MIN_OPSET:
+        return model
+    unknown = [(n.op_type, n.name or f"<unnamed #{i}>", n.domain) for i, n in enumerate(model.graph.node)
+               if n.domain in ("", "ai.onnx") and not onnx.defs.has(n.op_type)]
+    if unknown:  # the converter needs a schema for every node; report them as the frontend does
+        raise UnsupportedOperatorError(unknown)
+    try:
+        converted = version_converter.convert_version(model, UPGRADE_OPSET)
+    except Exception as exc:  # the converter raises RuntimeError / ConvertError with C++ context
+        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[-1]
+        reason = re.sub(r"^.*Assertion `.*?` failed: ", "", reason)
+        raise FrontendError(f"opset {v} is below {MIN_OPSET} and onnx.version_converter cannot convert "
+                            f"the model to opset {UPGRADE_OPSET}: {reason}. Re-export the model at opset "
+                            f"{MIN_OPSET} to {MAX_OPSET}") from None
+    _log.warning("ONNX model at opset %d converted to opset %d with onnx.version_converter", v, UPGRADE_OPSET)
+    return converted
 
 
 def check_operators(model: onnx.ModelProto) -> None:
@@ -118,12 +149,14 @@ def from_onnx(model_or_path, input_shapes: Mapping[str, tuple[int, ...]] | None 
     Returns (Graph, params): params maps PARAM names to numpy arrays (only
     those the graph reads).
 
-    Raises FrontendError (unreadable/truncated/non-ONNX file, unsupported
-    opset, dynamic dimension without override, unknown input_shapes name, bad
-    node attributes) and its subclass UnsupportedOperatorError (all
-    unsupported operators at once).
+    A model below opset MIN_OPSET is first converted to UPGRADE_OPSET (``upgrade_opset``).
+
+    Raises FrontendError (unreadable/truncated/non-ONNX file, an opset above
+    MAX_OPSET or one the version converter cannot lift, dynamic dimension
+    without override, unknown input_shapes name, bad node attributes) and its
+    subclass UnsupportedOperatorError (all unsupported operators at once).
     """
-    model = load_model(model_or_path)
+    model = upgrade_opset(load_model(model_or_path))
     opset = default_opset(model)
     check_operators(model)
     g = model.graph

@@ -34,6 +34,11 @@ class Op(Enum):
     GELU = auto()         # approximate: "none" | "tanh"
     HARD_SWISH = auto()
     SQRT = auto()
+    EXP = auto()
+    LOG = auto()
+    ABS = auto()
+    NEG = auto()
+    NOT = auto()          # bool -> bool
     CAST = auto()         # to: dtype string
 
     # elementwise binary, numpy broadcasting
@@ -42,6 +47,14 @@ class Op(Enum):
     MUL = auto()
     DIV = auto()
     POW = auto()
+
+    # comparisons, numpy broadcasting, bool result
+    EQUAL = auto()
+    LESS = auto()
+    GREATER = auto()
+
+    # selection: src (condition bool, x, y), numpy broadcasting of all three
+    WHERE = auto()
 
     # quantization (elementwise with per-tensor or per-axis scale / zero point)
     QUANTIZE = auto()     # src (x, scale, zero_point); axis, to
@@ -53,6 +66,7 @@ class Op(Enum):
     SLICE = auto()        # begin, end, step (one per axis, normalized)
     CONCAT = auto()       # axis
     TAKE = auto()         # src (data, indices); axis
+    BROADCAST_TO = auto() # shape (numpy broadcasting of the input to it: ONNX Expand)
     PAD = auto()          # pads (ONNX order: begins then ends), mode, value
     RESIZE = auto()       # mode, coordinate_transformation_mode, nearest_mode, scales
     LAYOUT_TRANSFORM = auto()  # src_layout, dst_layout, e.g. "NCHW" -> "NCHW16c"
@@ -63,7 +77,11 @@ class Op(Enum):
     SOFTMAX = auto()      # axis
 
     # reductions
+    REDUCE_SUM = auto()        # axes, keepdims (all REDUCE_*: axes non-negative, distinct)
     REDUCE_MEAN = auto()       # axes, keepdims
+    REDUCE_MAX = auto()        # axes, keepdims
+    REDUCE_MIN = auto()        # axes, keepdims
+    REDUCE_PROD = auto()       # axes, keepdims
     GLOBAL_AVG_POOL = auto()
 
     # complex, out-elementwise-fusable
@@ -80,5 +98,7 @@ class Op(Enum):
 
 LEAVES = frozenset({Op.INPUT, Op.PARAM})
 UNARY = frozenset({Op.RELU, Op.LEAKY_RELU, Op.CLIP, Op.SIGMOID, Op.TANH, Op.ERF, Op.GELU,
-                   Op.HARD_SWISH, Op.SQRT, Op.CAST})
+                   Op.HARD_SWISH, Op.SQRT, Op.EXP, Op.LOG, Op.ABS, Op.NEG, Op.NOT, Op.CAST})
 BINARY = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.POW})
+COMPARE = frozenset({Op.EQUAL, Op.LESS, Op.GREATER})
+REDUCE = frozenset({Op.REDUCE_SUM, Op.REDUCE_MEAN, Op.REDUCE_MAX, Op.REDUCE_MIN, Op.REDUCE_PROD})

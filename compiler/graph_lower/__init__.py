@@ -13,6 +13,9 @@
 - ``link.link_library(funcs, target, fp_contract, opt_level)``: lowered
   kernels -> the bytes of one host shared library; ``link.kernel_files``: that,
   or a cross triple's relocatable object (``kernels.o``).
+- ``aot``: the AOT executor: the same kernels and plan as one C-callable entry
+  (``vtamod_run``) with the parameters as constant data, and its C header
+  (``compile_graph(..., executor="aot")``; the registry is ``build.EXECUTORS``).
 """
 from .build import CompiledModel, compile_graph
 from .link import kernel_files, link_library

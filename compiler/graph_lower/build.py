@@ -37,6 +37,7 @@ import numpy as np
 from compiler.graph import Graph, Op
 from compiler.graph.ops import LEAVES
 
+from .aot import aot_files
 from .link import kernel_files
 from .lower import lower_group, pack_param, signature
 
@@ -94,6 +95,10 @@ class CompiledModel:
         vta: ``{"config": VTAConfig.to_dict(), "config_name": name}`` (accelerator models).
         plan: the accelerator ``compiler.quant.Plan`` it was built from (in memory
             only, for inspection and the oracle; not saved).
+        executor: ``"graph"`` (``driver.runtime`` runs the plan's calls) or ``"aot"``
+            (one C-callable entry runs them: ``files`` holds ``model.so`` or ``model.o``
+            and ``model.h``, ``params`` is empty: the constants are in the object).
+        aot: the manifest's ``aot`` entry of AOT modules (``aot.aot_files``), else None.
     """
 
     graph_json: dict
@@ -105,6 +110,8 @@ class CompiledModel:
     programs: dict = field(default_factory=dict)
     vta: "dict | None" = None
     plan: object = None
+    executor: str = "graph"
+    aot: "dict | None" = None
 
     def manifest(self) -> dict:
         """The manifest.json this model saves with (hashes of every file)."""
@@ -127,8 +134,22 @@ def _safe(name: str) -> str:
     return "".join(c if c.isalnum() else "_" for c in name)[:40]
 
 
+def _graph_executor(funcs, graph_json, params, tgt, opt_level):
+    return kernel_files(funcs, tgt, fp_contract=True, opt_level=opt_level), params, None
+
+
+def _aot_executor(funcs, graph_json, params, tgt, opt_level):
+    files, info = aot_files(funcs, graph_json, params, tgt, opt_level)
+    return files, {}, info
+
+
+#: executor name -> ``(funcs, graph_json, params, target, opt_level) -> (files, params to
+#: save, manifest "aot" entry or None)``: what a module holds besides its plan
+EXECUTORS = {"graph": _graph_executor, "aot": _aot_executor}
+
+
 def compile_graph(graph: Graph, params: dict, memory_plan, target="llvm", progress=None,
-                  opt_level: int = 3) -> CompiledModel:
+                  opt_level: int = 3, executor: str = "graph", tuning=None) -> CompiledModel:
     """Lower, build and link every kernel of a fused ``graph`` (see the module docstring).
 
     Args:
@@ -140,26 +161,32 @@ def compile_graph(graph: Graph, params: dict, memory_plan, target="llvm", progre
             ``kernels.o``, to link for that machine).
         progress: optional callable ``(iterable, total, desc) -> iterable`` (e.g. tqdm).
         opt_level: LLVM optimisation level.
+        executor: a key of ``EXECUTORS``: ``"graph"`` (kernels for ``driver.runtime`` to
+            call) or ``"aot"`` (the same kernels and plan as one C-callable entry,
+            ``compiler/graph_lower/aot.py``).
+        tuning: optional ``compiler.autotune.TuningContext``: per group, the tuned config
+            of its master (``config_for_node``), else the default point.
 
     Raises:
         compiler.graph_lower.LoweringError: an operator without a CPU lowering.
-        ValueError: a bad target string, or a graph that is not fully fused.
+        ValueError: a bad target string or executor, or a graph that is not fully fused.
     """
+    if executor not in EXECUTORS:
+        raise ValueError(f"executor must be one of {', '.join(map(repr, EXECUTORS))}, not "
+                         f"{executor!r}")
     from compiler.codegen.llvm.target import parse_target
     from compiler.tir import lower
 
     tgt = parse_target(target)
     t0 = time.perf_counter()
-    kernels, calls, out_params, workspace_bytes = plan_calls(graph, params, memory_plan, progress, tgt)
+    kernels, calls, out_params, workspace_bytes = plan_calls(graph, params, memory_plan, progress, tgt,
+                                                            tuning)
     t1 = time.perf_counter()
 
     todo = list(kernels.values())
     it = progress(todo, len(todo), "lowering") if progress else todo
     funcs = [lower(kdef.schedule, kdef.args, kname) for kname, kdef in it]
     t2 = time.perf_counter()
-    files = kernel_files(funcs, tgt, fp_contract=True, opt_level=opt_level)
-    t3 = time.perf_counter()
-
     gj = {
         "inputs": [{"name": n.name, "shape": list(n.shape), "dtype": n.dtype} for n in graph.inputs],
         "outputs": graph_outputs(graph, params, memory_plan, out_params),
@@ -169,17 +196,20 @@ def compile_graph(graph: Graph, params: dict, memory_plan, target="llvm", progre
         "kernels": {kname: [{"shape": list(t.shape), "dtype": t.dtype} for t in kdef.args]
                     for kname, kdef in kernels.values()},
     }
+    files, saved_params, aot = EXECUTORS[executor](funcs, gj, out_params, tgt, opt_level)
+    t3 = time.perf_counter()
     stats = {"kernels": len(kernels), "calls": len(calls), "lower_s": t1 - t0 + t2 - t1,
              "llvm_s": t3 - t2}
-    return CompiledModel(gj, files, out_params, stats, targets=[str(tgt)],
-                         cpu=cpu_record(tgt))
+    return CompiledModel(gj, files, saved_params, stats, targets=[str(tgt)],
+                         cpu=cpu_record(tgt), executor=executor, aot=aot)
 
 
-def plan_calls(graph: Graph, params: dict, memory_plan, progress=None, target=None):
+def plan_calls(graph: Graph, params: dict, memory_plan, progress=None, target=None, tuning=None):
     """Lower every FUSED node (once per signature) and plan its call.
 
     ``target`` (a ``Target``; None: the host) is what the operator strategies select
-    implementations for (``lower_group``).
+    implementations for (``lower_group``); ``tuning`` (see ``compile_graph``) picks each
+    group's config point.
 
     Returns (kernels: signature -> (name, KernelDef), calls (graph.json form),
     params the calls read (packed), workspace bytes).
@@ -193,6 +223,9 @@ def plan_calls(graph: Graph, params: dict, memory_plan, progress=None, target=No
         if n.op is not Op.FUSED:
             raise ValueError(f"node {n!r} is not fused; run compiler.graph.optimize(..., fuse=True)")
     input_index = {n: i for i, n in enumerate(graph.inputs)}
+    if tuning is not None and target is None:
+        from compiler.codegen.llvm.target import host_target
+        target = host_target()
 
     kernels: dict = {}      # signature -> (name, KernelDef)
     calls, out_params = [], {}
@@ -202,7 +235,8 @@ def plan_calls(graph: Graph, params: dict, memory_plan, progress=None, target=No
         sig = signature(n)
         if sig not in kernels:
             kname = f"k{len(kernels)}_{_safe(n.attr('name').replace('fused_', ''))}"
-            kernels[sig] = (kname, lower_group(n, kname, target))
+            config = tuning.config_for_node(n, target) if tuning is not None else None
+            kernels[sig] = (kname, lower_group(n, kname, target, config))
         kname, kdef = kernels[sig]
         args = []
         for i, src in enumerate(n.src):

@@ -14,7 +14,8 @@ import tempfile
 
 
 def compile_object(funcs: list, target="llvm", fp_contract: bool = True,
-                   opt_level: int = 3) -> bytes:
+                   opt_level: int = 3, entry_ir: "str | None" = None,
+                   data_ir: "str | None" = None) -> bytes:
     """One relocatable object (PIC; ELF, or a wasm object for wasm32) of lowered kernels.
 
     Args:
@@ -25,6 +26,10 @@ def compile_object(funcs: list, target="llvm", fp_contract: bool = True,
         fp_contract: allow fusing float multiply-add into FMA. Pass False for
             kernels that must round like numpy (quantize, requantize).
         opt_level: LLVM optimisation level 0..3.
+        entry_ir: LLVM IR text linked into the kernels' module before optimisation (the
+            AOT executor's entry function, ``aot.py``), or None.
+        data_ir: LLVM IR text linked in after optimisation (constant data that the
+            optimiser need not see: the AOT module's parameters), or None.
 
     Raises:
         ValueError: a bad target string.
@@ -38,11 +43,16 @@ def compile_object(funcs: list, target="llvm", fp_contract: bool = True,
     tgt = parse_target(target)
     source = codegen_llvm(list(funcs), tgt, fp_contract=fp_contract)
     mod = parse_ir(source.text)
+    if entry_ir is not None:
+        mod.link_in(parse_ir(entry_ir))
     optimize(mod, tgt.machine(), opt_level)
+    if data_ir is not None:
+        mod.link_in(parse_ir(data_ir))
     return emit_object(mod, tgt)
 
 
-def link_library(funcs: list, target="llvm", fp_contract: bool = True, opt_level: int = 3) -> bytes:
+def link_library(funcs: list, target="llvm", fp_contract: bool = True, opt_level: int = 3,
+                 entry_ir: "str | None" = None, data_ir: "str | None" = None) -> bytes:
     """Compile and link lowered kernels into a host shared library (arguments as
     :func:`compile_object`).
 
@@ -61,7 +71,7 @@ def link_library(funcs: list, target="llvm", fp_contract: bool = True, opt_level
     if not tgt.is_host:
         raise ValueError(f"shared libraries are linked for the host only; target {tgt} is not "
                          "this machine (kernel_files() gives a cross object, kernels.o)")
-    obj = compile_object(funcs, tgt, fp_contract, opt_level)
+    obj = compile_object(funcs, tgt, fp_contract, opt_level, entry_ir, data_ir)
     with tempfile.TemporaryDirectory(prefix="vtamod_link_") as tmp:
         path = link_shared([obj], os.path.join(tmp, "kernels.so"))
         with open(path, "rb") as f:

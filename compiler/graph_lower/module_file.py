@@ -3,7 +3,8 @@
 ::
 
     model.vtamod/
-      manifest.json   format "vtamod", version 3, targets, executor "graph", cpu (triple,
+      manifest.json   format "vtamod", version 3, targets, executor "graph" or "aot"
+                      (with aot: entry, header, object, workspace/constant bytes), cpu (triple,
                       cpu, "+" features the kernels were compiled with; absent for
                       GPU-only modules), vta (accelerator config; accelerator modules),
                       files (name -> "sha256:<hex>"), inputs/outputs, stats, digest
@@ -66,7 +67,9 @@ def manifest(cm, files: dict) -> dict:
     """manifest.json of ``cm`` whose files (relative path -> bytes) are ``files``."""
     gj = cm.graph_json
     doc = {"format": FORMAT, "version": VERSION, "targets": list(cm.targets),
-           "executor": "graph"}
+           "executor": getattr(cm, "executor", "graph")}
+    if getattr(cm, "aot", None) is not None:
+        doc["aot"] = dict(cm.aot)
     if cm.cpu is not None:
         doc["cpu"] = dict(cm.cpu)
     if cm.vta is not None:

@@ -6,13 +6,15 @@ One function per kind of step, each the exact integer semantics of
     QUANTIZE    float32 x -> int8: clip(round_half_even(x * 2**exp), -128, 127)
                 (``round`` is LLVM's ``roundeven``, numpy's ``rint``; scaling by a power of
                 two is exact in float32: overflow saturates and underflow rounds to 0 as
-                in the oracle's float64)
+                in the oracle's float64; a float exp, a model's own
+                scale, multiplies by float32(2**exp) in float32, as the oracle does)
     DEQUANTIZE  int8 q -> float32 q * 2**-exp
     CONV2D      int8 NCHW x, int8 weight packed ``[O/ob, C, KH, KW, ob]``, int32 bias (O,):
                 products and bias summed in uint32 (two's-complement wrapping, as the
                 accumulator's int32 with no undefined overflow), read back as int32, then
                 ``>> shift`` as floor(acc * 2**-shift) in float64 (exact: |acc| < 2**31),
-                relu, clip, int8. Per-channel shifts read a float64 (O,) table of 2**-shift.
+                [mult and post: ``layout.requantize``], relu, clip, int8. Per-channel
+                shifts read a float64 (O,) table of 2**-shift, multipliers an int32 one.
     DENSE       the same on (N, C) x (O, C), the weight packed ``[O/nb, C, nb]``
     ADD         ((a << la) + (b << lb) + round) in wrapping uint32, >> shift, relu, clip
     MEAN        floor((sum + HW // 2) / HW) over the axes after the first two (int32 sum)
@@ -125,6 +127,29 @@ def _requant_tables(shift, channels: int):
     return (lambda o: c), []
 
 
+def _requant(a: dict, channels: int):
+    """(function ``(int32 acc, channel) -> int32``, constants): ``>> shift`` and, with attrs
+    ``mult``/``post``, the multiplier's steps (``layout.requantize``: int32 products, exact
+    as on the accelerator; the importer keeps them inside int32)."""
+    scale, tables = _requant_tables(a["shift"], channels)
+    if a.get("mult") is None:
+        return (lambda v, o: _shift_right(v, scale(o))), tables
+    mult = a["mult"]
+    if isinstance(mult, (tuple, list)):
+        table = te.placeholder((channels,), "int32", "mult")
+        tables = tables + [(table, np.asarray(mult, np.int32))]
+        m = lambda o: table[o]  # noqa: E731
+    else:
+        m = lambda o: ir.const(int(mult), "int32")  # noqa: E731
+    first = ir.const(2.0 ** -(int(a["post"]) - 15), "float64")
+    last, half = ir.const(2.0 ** -15, "float64"), ir.const(1 << 14, "int32")
+
+    def f(v, o):
+        t = _shift_right(_shift_right(v, scale(o)) * m(o), first)
+        return _shift_right(t + half, last)
+    return f, tables
+
+
 def conv2d(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray,
            name="conv2d") -> KernelDef:
     """Int8 CONV2D (module docstring) of NCHW ``x_shape`` with OIHW ``weight`` (int8) and
@@ -138,7 +163,7 @@ def conv2d(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray,
     x = te.placeholder(x_shape, "int8", "x")
     w = te.placeholder((O // ob, C, KH, KW, ob), "int8", "w")
     b = te.placeholder((O,), "int32", "bias")
-    scale, tables = _requant_tables(a["shift"], O)
+    requant, tables = _requant(a, O)
     (sh, sw), (ph, pw) = a["strides"], a["padding"]
     N, _, H, W = x_shape
     OH, OW = (H + 2 * ph - KH) // sh + 1, (W + 2 * pw - KW) // sw + 1
@@ -153,7 +178,7 @@ def conv2d(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray,
 
     def epilogue(n, o, oh, ow):
         s = te.cast(acc[n, o // ob, oh, ow, o % ob] + te.cast(b[o], "uint32"), "int32")
-        return _clip8(_shift_right(s, scale(o)), a["relu"])
+        return _clip8(requant(s, o), a["relu"])
     out = te.compute((N, O, OH, OW), epilogue, name=name)
     s = te.create_schedule(out)
     tconv.schedule_conv2d_nchw(s, acc, out, parallel_pad=False)
@@ -172,13 +197,13 @@ def dense(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray, name="dens
     x = te.placeholder(x_shape, "int8", "x")
     w = te.placeholder((O // nb, C, nb), "int8", "w")
     b = te.placeholder((O,), "int32", "bias")
-    scale, tables = _requant_tables(a["shift"], O)
+    requant, tables = _requant(a, O)
     k = te.reduce_axis(C, "k")
     acc = te.compute((x_shape[0], O), lambda i, j: te.sum(
         te.cast(x[i, k], "uint32") * te.cast(w[j // nb, k, j % nb], "uint32"), axis=k),
         name=name + "_acc")
-    out = te.compute((x_shape[0], O), lambda i, j: _clip8(_shift_right(
-        te.cast(acc[i, j] + te.cast(b[j], "uint32"), "int32"), scale(j)), a["relu"]), name=name)
+    out = te.compute((x_shape[0], O), lambda i, j: _clip8(requant(
+        te.cast(acc[i, j] + te.cast(b[j], "uint32"), "int32"), j), a["relu"]), name=name)
     s = te.create_schedule(out)
     tdense.schedule_dense(s, acc, out)
     consts = [(w, tdense.pack_dense_weight(np.asarray(weight, np.int8), nb)),

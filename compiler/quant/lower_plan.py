@@ -19,7 +19,7 @@ target) and returns a ``CompiledModel``:
   contraction off (``link_library(..., fp_contract=False)``): quantize rounds half to
   even exactly as ``np.rint`` and float steps round as the numpy oracle does.
 
-Inputs are float32 (the QGraph's INPUT nodes), outputs in the QGraph's dtypes.
+Inputs and outputs are in the QGraph's dtypes (float32, or integer / bool for token ids and masks).
 """
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ def value_types(plan: Plan) -> dict[str, tuple[tuple, str]]:
     Packed values have the shape of the program buffer they feed ("input" buffer
     ``arg`` of a pack's node) or come from (a vta step's "out")."""
     qg = plan.qgraph
-    types = {f"%{i}": (tuple(qg.nodes[i].shape), "float32") for i in qg.inputs}
+    types = {f"%{i}": (tuple(qg.nodes[i].shape), qg.nodes[i].dtype) for i in qg.inputs}
     for s in plan.steps:
         n = qg.nodes[s.node]
         if s.kind in ("cpu", "unpack"):
@@ -174,7 +174,7 @@ def lower_plan(plan: Plan, cpu_target="llvm", progress=None, opt_level: int = 3)
     library = link_library(funcs, tgt, fp_contract=False, opt_level=opt_level)
     t2 = time.perf_counter()
     gj = {
-        "inputs": [{"name": qg.nodes[i].name, "shape": list(qg.nodes[i].shape), "dtype": "float32"}
+        "inputs": [{"name": qg.nodes[i].name, "shape": list(qg.nodes[i].shape), "dtype": qg.nodes[i].dtype}
                    for i in qg.inputs],
         "outputs": [{"name": nm, "shape": list(types[f"%{o}"][0]), "dtype": types[f"%{o}"][1],
                      "ref": refs[f"%{o}"]} for nm, o in zip(qg.output_names, qg.outputs)],

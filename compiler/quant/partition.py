@@ -111,9 +111,11 @@ def _as_image(shape) -> tuple[int, ...]:
 
 
 def compile_node(qg: QGraph, i: int, cfg: VTAConfig, *, vthreads: int = 2,
-                 dram: DramTiming | None = None, measure=None):
+                 dram: DramTiming | None = None, measure=None, tiling_for=None):
     """The kernel of accelerator node ``i``: a ``Conv2dKernel`` (conv2d/dense, weights and
-    bias baked into its program) or an ``AddKernel`` (add)."""
+    bias baked into its program) or an ``AddKernel`` (add). ``tiling_for(data_shape,
+    kernel_shape, strides, padding, shift) -> Tiling | None`` gives a conv's tuned tiling
+    (``compiler.autotune``; None: the tile search's)."""
     n = qg.nodes[i]
     a = n.attrs
     if n.op is QOp.ADD:
@@ -122,15 +124,20 @@ def compile_node(qg: QGraph, i: int, cfg: VTAConfig, *, vthreads: int = 2,
     x = qg.nodes[n.src[0]]
     w, b = (qg.params[p] for p in n.params)
     if n.op is QOp.CONV2D:
+        t = tiling_for(x.shape, w.shape, a["strides"], a["padding"], a["shift"]) if tiling_for \
+            else None
         k = conv2d_program(cfg, x.shape, w.shape, a["strides"], a["padding"], shift=a["shift"],
-                           relu=a["relu"], bias=True, vthreads=vthreads, dram=dram, measure=measure)
+                           relu=a["relu"], bias=True, mult=a.get("mult"), post=a.get("post", 15),
+                           vthreads=vthreads, dram=dram, measure=measure, tiling=t)
     else:
         # dense (N, C) x (O, C) as a 1x1 conv over a 1 x N image: the rows become pixels
         # of one image row, so the tile search blocks them and each DMA row moves many
         # (N batch blocks of one pixel each would run one pixel per tile: 5x the cycles)
-        k = conv2d_program(cfg, _as_image(x.shape), w.shape + (1, 1), shift=a["shift"],
-                           relu=a["relu"], bias=True, vthreads=vthreads, dram=dram,
-                           measure=measure)
+        img, kshape = _as_image(x.shape), w.shape + (1, 1)
+        t = tiling_for(img, kshape, 1, 0, a["shift"]) if tiling_for else None
+        k = conv2d_program(cfg, img, kshape, shift=a["shift"], relu=a["relu"], bias=True,
+                           mult=a.get("mult"), post=a.get("post", 15), vthreads=vthreads,
+                           dram=dram, measure=measure, tiling=t)
         w = w[:, :, None, None]
     baked = k.params(w, b)   # kernel, bias and, with per-channel weights, the shifts
     bufs = [dataclasses.replace(s, data=baked[s.name]) if s.name in baked else s
@@ -140,8 +147,9 @@ def compile_node(qg: QGraph, i: int, cfg: VTAConfig, *, vthreads: int = 2,
 
 
 def build_plan(qg: QGraph, cfg: VTAConfig, *, vthreads: int = 2, dram: DramTiming | None = None,
-               measure=None, min_channels: int | None = None) -> Plan:
-    """Partition ``qg`` and compile its accelerator nodes (module docstring)."""
+               measure=None, min_channels: int | None = None, tiling_for=None) -> Plan:
+    """Partition ``qg`` and compile its accelerator nodes (module docstring; ``tiling_for``
+    as ``compile_node``'s)."""
     t0 = time.perf_counter()
     qg = partition(qg, cfg, min_channels=min_channels)
     programs, stats, steps = {}, {}, []
@@ -180,7 +188,8 @@ def build_plan(qg: QGraph, cfg: VTAConfig, *, vthreads: int = 2, dram: DramTimin
             steps.append(Step("cpu", i, tuple(plain(s) for s in n.src), _value(i)))
             have_plain.add(i)
             continue
-        k = compile_node(qg, i, cfg, vthreads=vthreads, dram=dram, measure=measure)
+        k = compile_node(qg, i, cfg, vthreads=vthreads, dram=dram, measure=measure,
+                         tiling_for=tiling_for)
         programs[i] = k.program
         stats[i] = {"name": n.name, "op": n.op.value, "compile_s": k.compile_s,
                     "tiling": str(k.tiling),

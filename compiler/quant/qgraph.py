@@ -4,19 +4,30 @@ A ``QGraph`` is a list of ``QNode``s in topological order (a node's ``src`` are
 indices of earlier nodes). Every value is either
 
 - ``int8`` with an exponent ``exp``: the real value is ``q * 2**-exp`` (symmetric,
-  per tensor, zero point 0), or
-- ``float32`` (graph inputs, outputs, and ops that run in float on the CPU).
+  per tensor, zero point 0). ``exp`` is an int for power-of-two scales (the
+  quantizer's own, and a model's own when they are powers of two) and a float,
+  ``-log2(scale)``, for a QDQ model's other scales (``qdq.import_qdq``), or
+- ``float32`` (float graph inputs, outputs, and ops that run in float on the CPU), or
+- the graph's integer / bool dtype (token ids, masks, and ops that read them: never
+  quantized, run on the CPU as the float graph runs them).
 
 Ops (``QOp``) and their integer semantics, the same as the accelerator's
 (``compiler.topi.vta.layout.conv2d_reference``, ``add_reference``)::
 
-    INPUT       float input (name)
-    QUANTIZE    float -> int8: clip(round_half_even(x * 2**exp), -128, 127)
+    INPUT       graph input (name), in the graph's dtype
+    QUANTIZE    float -> int8: clip(round_half_even(x * 2**exp), -128, 127) (a float
+                exp: the product in float32, as ``kernels.quantize`` computes it)
     DEQUANTIZE  int8 -> float32: q * 2**-exp(src)
     CONV2D      int8 x, params weight (OIHW int8), bias ((O,) int32):
                 acc = sum x*w (int32) + bias; y = clip(relu?(acc >> shift), -128, 127)
                 attrs: strides, padding (symmetric h, w), shift, relu, ew (weight
-                exponent); with per-channel weights shift and ew are tuples of O ints
+                exponent); with per-channel weights shift and ew are tuples of O ints.
+                Scales that are not powers of two add attrs mult (int, or O ints, in
+                [1, 32767]) and post (15..46): after the shift
+                t = (t * mult) >> (post - 15); t = (t + 2**14) >> 15 in int32, i.e.
+                acc * mult * 2**-(shift + post) rounded (``layout.requantize``), and
+                err: a bound on that integer requantization's error against the exact
+                scale ratio, in output LSBs
     DENSE       the same on (N, C) x (O, C)
     ADD         int8 a, int8 b (same shape): ((a << la) + (b << lb) [+ round]) >> shift,
                 relu?, clip; int32 wrapping, round = 2**(shift-1) when shift > 0
@@ -25,7 +36,8 @@ Ops (``QOp``) and their integer semantics, the same as the accelerator's
     INT8        a graph op (``compiler.graph.Op`` name in attrs "op", its attributes
                 in "attrs") that moves or selects values only (reshape, max pool,
                 relu, ...), run on the int8 tensor; same exp
-    FLOAT       a graph op run in float32 on float inputs (softmax, anything else)
+    FLOAT       a graph op run on the CPU in the graph's dtypes (float32 softmax, anything
+                else; integer ops such as an embedding Gather on int64 ids)
 
 Weights and biases live in ``QGraph.params`` (name -> array). ``run(qgraph, inputs)``
 is the oracle the accelerator must match bit for bit; ``run(..., keep=True)``
@@ -64,8 +76,8 @@ class QNode:
     op: QOp
     src: tuple[int, ...]
     shape: tuple[int, ...]
-    dtype: str                      # "int8" or "float32"
-    exp: int | None = None          # int8 values: real = q * 2**-exp
+    dtype: str                      # "int8", "float32", or an integer / bool graph dtype
+    exp: int | float | None = None  # int8 values: real = q * 2**-exp
     attrs: dict = dataclasses.field(default_factory=dict)
     params: tuple[str, ...] = ()
     name: str = ""
@@ -130,8 +142,12 @@ def _tuplify(v: Any) -> Any:
     return v
 
 
-def quantize_array(x: np.ndarray, exp: int) -> np.ndarray:
-    """float -> int8 at exponent ``exp``: clip(round_half_even(x * 2**exp))."""
+def quantize_array(x: np.ndarray, exp: "int | float") -> np.ndarray:
+    """float -> int8 at exponent ``exp``: clip(round_half_even(x * 2**exp)); for a float
+    ``exp`` the product is a float32 one, as in the CPU kernel."""
+    if float(exp) != int(exp):
+        y = np.asarray(x, np.float32) * np.float32(2.0 ** exp)
+        return np.clip(np.rint(y), -128, 127).astype(np.int8)
     return np.clip(np.rint(np.asarray(x, np.float64) * 2.0 ** exp), -128, 127).astype(np.int8)
 
 
@@ -155,11 +171,13 @@ def eval_node(node: QNode, args: list[np.ndarray], params: Mapping[str, np.ndarr
         return dequantize_array(args[0], a["src_exp"])
     if op is QOp.CONV2D:
         w, b = (params[p] for p in node.params)
-        return conv2d_reference(args[0], w, b, a["strides"], a["padding"], a["shift"], a["relu"])
+        return conv2d_reference(args[0], w, b, a["strides"], a["padding"], a["shift"], a["relu"],
+                                a.get("mult"), a.get("post", 15))
     if op is QOp.DENSE:
         w, b = (params[p] for p in node.params)
         return conv2d_reference(args[0][:, :, None, None], w[:, :, None, None], b,
-                                shift=a["shift"], relu=a["relu"])[:, :, 0, 0]
+                                shift=a["shift"], relu=a["relu"], mult=a.get("mult"),
+                                post=a.get("post", 15))[:, :, 0, 0]
     if op is QOp.ADD:
         return add_reference(args[0], args[1], a["la"], a["lb"], a["shift"], a["relu"])
     if op is QOp.MEAN:
@@ -196,7 +214,7 @@ def run(qg: QGraph, inputs: Mapping[str, np.ndarray], *, keep: bool = False,
         if n.op is QOp.INPUT:
             if n.name not in inputs:
                 raise KeyError(f"input {n.name!r} not given; inputs: {sorted(inputs)}")
-            x = np.asarray(inputs[n.name], np.float32)
+            x = np.asarray(inputs[n.name]).astype(n.dtype, copy=False)
             if x.shape != n.shape:
                 raise ValueError(f"input {n.name!r} has shape {list(x.shape)}, the quantized graph "
                                  f"expects {list(n.shape)}")

@@ -23,12 +23,15 @@ shift: the ALU shifts by a vector, one shift per lane (``conv2d_program`` with a
 tuple ``shift``).
 
 Patterns fused into one accelerator-able node: conv2d [+ per-channel bias add]
-[+ relu], dense [+ bias add] [+ relu], residual add [+ relu] (integer ADD: both
+[+ relu], dense [+ bias add] [+ relu] (activations of rank > 2, a transformer's
+[batch, seq, hidden], are reshaped to 2-D around it, on int8), residual add [+ relu] (integer ADD: both
 operands shifted left to the larger exponent, summed, rounded and shifted right to
 the output's). Global average pooling becomes MEAN; data movement (reshape,
 transpose, slice, max pool, relu, nearest resize, and concat of inputs at one
 exponent) runs on the int8 values; any other op runs in float on the CPU between a
-DEQUANTIZE and a QUANTIZE.
+DEQUANTIZE and a QUANTIZE. Integer and bool graph inputs (token ids, attention masks)
+keep their dtype, and an op that reads integer or bool values runs on the CPU in the
+graph's dtypes, never quantized (an embedding Gather on int64 ids, a mask's Cast).
 """
 from __future__ import annotations
 
@@ -47,6 +50,17 @@ from vta_hw.errors import VtaError
 #: nearest mode only; CONCAT when its inputs share one exponent, ``_Builder.concat_int8``)
 INT8_OPS = {Op.RESHAPE, Op.TRANSPOSE, Op.MAX_POOL, Op.RELU, Op.SLICE, Op.RESIZE}
 EXP_MIN, EXP_MAX = -20, 30
+
+#: graph ops the quantizer maps onto the accelerator (GEMM core and ALU): op -> (the
+#: ``_Builder`` method that emits the node when its conditions hold, the conditions; the
+#: partition then keeps a conv/dense with fewer than ``min_channels`` inputs on the CPU)
+ACCELERATED = {
+    Op.CONV2D: ("conv_node", "int8 GEMM + bias + requantize (shift) + relu/clip; constant weight, dilation 1, "
+                             "symmetric pads up to 15, at least BLOCK_IN/4 input channels; grouped: one conv "
+                             "per group when groups have at least BLOCK_IN input channels"),
+    Op.DENSE: ("dense_node", "as CONV2D, on activations [..., K] (flattened to 2-D) with a constant weight [O, K]"),
+    Op.ADD: ("residual_add", "two int8 activations of one shape (2-D or 4-D), [+ relu]; shifts 0 to 31"),
+}
 
 
 class QuantizeError(VtaError, ValueError):
@@ -75,10 +89,11 @@ def _batches(graph: Graph, calib: Mapping[str, np.ndarray]):
     if missing:
         raise QuantizeError(f"calibration data lacks inputs {missing}; it has {sorted(calib)}")
     shapes = {i.name: i.shape for i in graph.inputs}
+    dtypes = {i.name: i.dtype for i in graph.inputs}
     count = None
     per = {}
     for n in names:
-        a = np.asarray(calib[n], np.float32)
+        a = np.asarray(calib[n]).astype(dtypes[n], copy=False)
         s = shapes[n]
         a = a.reshape((-1,) + tuple(s[1:]))
         per[n] = a
@@ -123,9 +138,10 @@ def _weight_per_channel(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 class _Builder:
-    def __init__(self, graph: Graph, params, stats, per_channel: bool = False):
+    def __init__(self, graph: Graph, params, stats, per_channel: bool = False,
+                 group_channels: "int | None" = None):
         self.graph, self.fparams, self.stats = graph, params, stats
-        self.per_channel = per_channel
+        self.per_channel, self.group_channels = per_channel, group_channels
         self.nodes: list[QNode] = []
         self.params: dict[str, np.ndarray] = {}
         self.of: dict[Node, int] = {}        # float node -> qnode index
@@ -183,6 +199,12 @@ class _Builder:
             end, relu = nxt, True
         return end, bias, relu
 
+    def conv_node(self, n: Node) -> bool:
+        return self.gemm_node(n, QOp.CONV2D)
+
+    def dense_node(self, n: Node) -> bool:
+        return self.gemm_node(n, QOp.DENSE)
+
     def gemm_node(self, n: Node, kind: QOp) -> bool:
         x, wn = n.src[0], n.src[1]
         w = self.param(wn)
@@ -191,20 +213,37 @@ class _Builder:
         if kind is QOp.CONV2D:
             a = n.attr_dict
             pads = tuple(a.get("pads", (0, 0, 0, 0)))
-            if (a.get("groups", 1) != 1 or tuple(a.get("dilations", (1, 1))) != (1, 1)
+            groups = a.get("groups", 1)
+            split = groups > 1 and self.group_channels is not None and w.shape[1] >= self.group_channels
+            if ((groups != 1 and not split) or tuple(a.get("dilations", (1, 1))) != (1, 1)
                     or pads[0] != pads[2] or pads[1] != pads[3] or max(pads) > 15 or len(n.shape) != 4):
                 return False
             attrs = {"strides": tuple(a.get("strides", (1, 1))), "padding": (pads[0], pads[1])}
             shapes = lambda o: {(o,), (o, 1, 1), (1, o, 1, 1)}  # noqa: E731
         else:
-            if len(x.shape) != 2:
+            if len(x.shape) < 2:
                 return False
             attrs = {}
             shapes = lambda o: {(o,), (1, o)}  # noqa: E731
         O = w.shape[0]
         end, bias, relu = self.absorb(n, O, shapes)
         xi = self.as_int(x)
-        ex = self.nodes[xi].exp
+        rows = int(np.prod(x.shape[:-1]))
+        if kind is QOp.DENSE and len(x.shape) > 2:   # [..., K] activations (a transformer's) as [rows, K]
+            xi = self.reshape_int8(xi, (rows, x.shape[-1]))
+        ey, quantized = self.requant(w, bias, self.nodes[xi].exp, end)
+        if kind is QOp.CONV2D and n.attr("groups", 1) > 1:
+            self.of[end] = self.grouped(n, end, xi, quantized, attrs, relu, ey)
+            return True
+        shape = (rows, O) if kind is QOp.DENSE else end.shape
+        out = self.gemm_qnode(kind, xi, shape, ey, quantized, attrs, relu, n.label)
+        self.of[end] = out if shape == end.shape else self.reshape_int8(out, end.shape)
+        return True
+
+    def requant(self, w: np.ndarray, bias: np.ndarray, ex: int, end: Node):
+        """The weight quantized, the output exponent and the requantization of a conv/dense of
+        float weight ``w`` and bias (O,) on int8 input at exponent ``ex`` whose pattern ends
+        at ``end``: ``(ey, (wq, bq, shift, ew, extra attrs))`` (module docstring)."""
         wq, ew = _weight_per_channel(w) if self.per_channel else _weight(w)
         ea = ex + np.asarray(ew, np.int64)       # accumulator exponent(s)
         ey = min(self.exp_of(end), int(ea.min()))
@@ -212,17 +251,49 @@ class _Builder:
         shift = ea - ey
         bq = np.rint(bias * 2.0 ** ea) + np.where(shift > 0, 1 << np.maximum(shift - 1, 0), 0)
         bq = np.clip(bq, -2 ** 31, 2 ** 31 - 1).astype(np.int32)
+        return int(ey), (wq, bq, shift, ew, {})
+
+    def gemm_qnode(self, kind, xi, shape, ey, quantized, attrs, relu, label) -> int:
+        """Emit a CONV2D / DENSE QNode of int8 weight ``wq``, int32 bias ``bq``, ``shift`` /
+        ``ew`` (ints, or one per output channel) and extra attrs (ints, floats or one per
+        output channel) from ``quantized``."""
+        wq, bq, shift, ew, extra = quantized
         k = len(self.nodes)
         pw, pb = f"q{k}.weight", f"q{k}.bias"
         self.params[pw], self.params[pb] = wq, bq
-        if self.per_channel:
-            attrs.update(shift=tuple(int(v) for v in shift), relu=relu,
-                         ew=tuple(int(v) for v in ew))
-        else:
-            attrs.update(shift=int(shift), relu=relu, ew=int(ew))
-        self.of[end] = self.emit(QNode(kind, (xi,), end.shape, "int8", int(ey), attrs, (pw, pb),
-                                       name=n.label or f"{kind.value}{k}"))
-        return True
+        attrs = dict(attrs, shift=_attr(shift, int), relu=relu, ew=_attr(ew, _num),
+                     **{key: _attr(v, _num) for key, v in extra.items()})
+        return self.emit(QNode(kind, (xi,), tuple(shape), "int8", ey, attrs, (pw, pb),
+                               name=label or f"{kind.value}{k}"))
+
+    def grouped(self, n: Node, end: Node, xi: int, quantized, attrs, relu, ey) -> int:
+        """A grouped conv as one ungrouped CONV2D per group (each on the accelerator's GEMM
+        core), on an INT8 SLICE of the group's input channels, joined by an INT8 CONCAT: the
+        weight, bias and shifts quantized for the whole conv and cut by output channel, so the
+        groups share the output exponent and the result equals the grouped conv's."""
+        wq, bq, shift, ew, extra = quantized
+        g, x = n.attr("groups"), self.nodes[xi]
+        cg, og = x.shape[1] // g, wq.shape[0] // g
+        outs = []
+        for i in range(g):
+            cut = slice(i * og, (i + 1) * og)
+            begin = (0, i * cg, 0, 0)
+            end_ = (x.shape[0], (i + 1) * cg, x.shape[2], x.shape[3])
+            part = self.emit(QNode(QOp.INT8, (xi,), (x.shape[0], cg) + x.shape[2:], "int8", x.exp,
+                                   {"op": "SLICE", "attrs": {"begin": begin, "end": end_, "step": (1, 1, 1, 1)}},
+                                   name=f"{n.label or 'conv'}.group{i}.input"))
+            per = [v[cut] if np.ndim(v) else v for v in (shift, ew)]
+            cut_extra = {key: v[cut] if np.ndim(v) else v for key, v in extra.items()}
+            outs.append(self.gemm_qnode(QOp.CONV2D, part, (end.shape[0], og) + end.shape[2:], ey,
+                                        (wq[cut], bq[cut], *per, cut_extra), attrs, relu,
+                                        f"{n.label or 'conv'}.group{i}"))
+        return self.emit(QNode(QOp.INT8, tuple(outs), end.shape, "int8", ey,
+                               {"op": "CONCAT", "attrs": {"axis": 1}}, name=f"{n.label or 'conv'}.groups"))
+
+    def reshape_int8(self, i: int, shape: tuple) -> int:
+        """An INT8 RESHAPE of value ``i`` to ``shape`` (same exponent)."""
+        return self.emit(QNode(QOp.INT8, (i,), tuple(shape), "int8", self.nodes[i].exp,
+                               {"op": "RESHAPE", "attrs": {"newshape": tuple(shape)}}, name=f"reshape.{i}"))
 
     def residual_add(self, n: Node) -> bool:
         a, b = n.src
@@ -259,13 +330,13 @@ class _Builder:
         if n in self.of or n in self.absorbed or n.op is Op.PARAM:
             return
         if n.op is Op.INPUT:
-            self.of[n] = self.emit(QNode(QOp.INPUT, (), n.shape, "float32", name=n.name))
+            self.of[n] = self.emit(QNode(QOp.INPUT, (), n.shape, n.dtype, name=n.name))
             return
-        if n.op is Op.CONV2D and self.gemm_node(n, QOp.CONV2D):
+        if any(not _real(s) for s in n.src if s.op is not Op.PARAM):
+            self.cpu_node(n)  # integer / bool values (token ids, masks) are never quantized
             return
-        if n.op is Op.DENSE and self.gemm_node(n, QOp.DENSE):
-            return
-        if n.op is Op.ADD and self.residual_add(n):
+        rule = ACCELERATED.get(n.op)
+        if rule is not None and getattr(self, rule[0])(n):
             return
         acts = [s for s in n.src if s.op is not Op.PARAM]
         if n.op is Op.GLOBAL_AVG_POOL:
@@ -283,7 +354,11 @@ class _Builder:
                                          {"op": n.op.name, "attrs": n.attr_dict},
                                          name=n.label or n.op.name.lower()))
             return
-        # float fallback: params become float constants of the node
+        self.cpu_node(n)
+
+    def cpu_node(self, n: Node) -> None:
+        """``n`` on the CPU in its own dtypes (float fallback; integer ops as they are): params
+        become constants of the node, int8 sources are dequantized."""
         srcs = []
         for s in n.src:
             if s.op is Op.PARAM:
@@ -299,9 +374,23 @@ class _Builder:
                                      name=n.label or n.op.name.lower()))
 
 
+def _num(v) -> "int | float":
+    """An int when ``v`` is integral (a power-of-two exponent), else a float."""
+    return int(v) if float(v).is_integer() else float(v)
+
+
+def _attr(v, kind):
+    """A QNode attribute: ``kind(v)``, or a tuple of them for per-channel arrays."""
+    return tuple(kind(x) for x in np.asarray(v).reshape(-1)) if np.ndim(v) else kind(v)
+
+
+def _real(n: Node) -> bool:
+    return np.issubdtype(np.dtype(n.dtype), np.floating)
+
+
 def quantize(graph: Graph, params: Mapping[str, np.ndarray],
              calib: Mapping[str, np.ndarray], *, prepared: bool = False,
-             per_channel: bool = False) -> QGraph:
+             per_channel: bool = False, group_channels: "int | None" = None) -> QGraph:
     """Quantize a float graph (module docstring).
 
     Args:
@@ -311,6 +400,10 @@ def quantize(graph: Graph, params: Mapping[str, np.ndarray],
         per_channel: one power-of-two weight exponent per output channel of every
             conv2d/dense (attrs ``ew`` and ``shift`` become tuples of O ints) instead of
             one per tensor.
+        group_channels: a grouped conv whose groups have at least this many input channels
+            becomes one int8 conv per group (``_Builder.grouped``; ``build_vta`` passes
+            BLOCK_IN, so each group fills the GEMM core's input lanes); None: grouped convs
+            run in float on the CPU.
 
     Returns:
         QGraph whose outputs are float32 (dequantized), in the graph's output order.
@@ -318,7 +411,7 @@ def quantize(graph: Graph, params: Mapping[str, np.ndarray],
     if not prepared:
         graph, params = prepare(graph, params)
     stats = calibrate(graph, params, calib)
-    b = _Builder(graph, params, stats, per_channel)
+    b = _Builder(graph, params, stats, per_channel, group_channels)
     for n in graph.nodes():
         b.visit(n)
     outs = [b.as_float(o) for o in graph.outputs]

@@ -22,11 +22,11 @@ Declare, schedule, lower::
 from .schedule import Schedule, ScheduleError, Stage, create_schedule
 from .tensor import (ComputeOp, IterVar, PlaceholderOp, Tensor, cast, ceil, compute, erf, exp, fabs,
                      floor, identity, if_then_else, log, max, maximum, min, minimum, placeholder,
-                     power, reduce_axis, rsqrt, sigmoid, sqrt, sum, tanh, tensors_read, thread_axis)
+                     power, prod, reduce_axis, rsqrt, sigmoid, sqrt, sum, tanh, tensors_read, thread_axis)
 from .tensorize import BufferView, Layout, TensorIntrin, decl_tensor_intrin
 
 __all__ = ["BufferView", "ComputeOp", "IterVar", "Layout", "PlaceholderOp", "Schedule", "ScheduleError",
            "Stage", "Tensor", "TensorIntrin", "cast", "ceil", "compute", "create_schedule",
            "decl_tensor_intrin", "erf", "exp", "fabs", "floor", "identity", "if_then_else", "log",
-           "max", "maximum", "min", "minimum", "placeholder", "power", "reduce_axis", "rsqrt",
+           "max", "maximum", "min", "minimum", "placeholder", "power", "prod", "reduce_axis", "rsqrt",
            "sigmoid", "sqrt", "sum", "tanh", "tensors_read", "thread_axis"]

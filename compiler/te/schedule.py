@@ -78,7 +78,9 @@ class Stage:
 
     def _leaf(self, iv, primitive: str) -> IterVar:
         if not isinstance(iv, IterVar):
-            raise ScheduleError(f"{primitive}: expected an IterVar of stage {self.name!r}, not {iv!r}")
+            raise ScheduleError(f"{primitive}: expected an IterVar (loop) of stage {self.name!r}, not "
+                                f"{iv!r}; pass one of s[{self.name}].op.axis, op.reduce_axis or "
+                                "an axis returned by split/fuse")
         if iv not in self.leaf_iter_vars:
             leaves = ", ".join(x.name for x in self.leaf_iter_vars)
             raise ScheduleError(
@@ -131,7 +133,8 @@ class Stage:
         data-parallel and reduce axes.
         """
         if len(ivs) < 2:
-            raise ScheduleError(f"fuse in stage {self.name!r}: give at least two axes, not {len(ivs)}")
+            raise ScheduleError(f"fuse in stage {self.name!r}: give at least two axes, not "
+                                f"{len(ivs)} ({', '.join(getattr(iv, 'name', str(iv)) for iv in ivs)})")
         for iv in ivs:
             self._leaf(iv, "fuse")
         pos = [self.leaf_iter_vars.index(iv) for iv in ivs]
@@ -143,7 +146,8 @@ class Stage:
         kinds = {self.is_reduce_axis(iv) for iv in ivs}
         if len(kinds) > 1:
             raise ScheduleError(f"fuse: stage {self.name!r} cannot fuse data-parallel and reduce "
-                                f"axes ({', '.join(iv.name for iv in ivs)})")
+                                f"axes ({', '.join(iv.name for iv in ivs)}); fuse only data-parallel "
+                                "axes or only reduce axes")
         acc = ivs[0]
         for nxt in ivs[1:]:
             fused = IterVar(ir.var(f"{acc.name}.{nxt.name}.fused"), None,
@@ -160,7 +164,7 @@ class Stage:
             self._leaf(iv, "reorder")
         if len(set(map(id, ivs))) != len(ivs):
             raise ScheduleError(f"reorder in stage {self.name!r}: an axis is given twice "
-                                f"({', '.join(iv.name for iv in ivs)})")
+                                f"({', '.join(iv.name for iv in ivs)}); give each axis once")
         slots = sorted(self.leaf_iter_vars.index(iv) for iv in ivs)
         for slot, iv in zip(slots, ivs):
             self.leaf_iter_vars[slot] = iv
@@ -216,28 +220,42 @@ class Stage:
     def compute_at(self, parent: Stage, iv: IterVar) -> None:
         """Compute this stage inside loop `iv` of stage `parent`, only the region it reads there.
 
-        Raises ScheduleError when `parent` does not read this stage's output or `iv`
-        is not a loop of `parent`.
+        `parent` reads this stage directly or through other stages (as TVM-VTA's
+        tutorials attach the GEMM and the ALU stages all at the output tile); then
+        every stage in between must be computed at the same loop.
+
+        Raises ScheduleError when `parent` does not read this stage's output, directly
+        or through other stages, or `iv` is not a loop of `parent`.
         """
         if not isinstance(parent, Stage):
             raise ScheduleError(f"compute_at: stage {self.name!r} needs a Stage (s[tensor]) to attach "
-                                f"to, not {parent!r}")
+                                f"to at axis {getattr(iv, 'name', iv)!r}, not {parent!r}; pass "
+                                "s[consumer]")
         parent._leaf(iv, "compute_at")
-        if self.origin_op.output not in parent.op.reads():
+        seen, todo = set(), [self]
+        while todo:
+            for r in self.schedule.readers(todo.pop()):
+                if r not in seen:
+                    seen.add(r)
+                    todo.append(r)
+        if parent not in seen:
             readers = [s.name for s in self.schedule.readers(self)] or ["none"]
             raise ScheduleError(f"compute_at: stage {parent.name!r} does not read {self.name!r}; "
                                 f"attach {self.name!r} to a stage that reads it (readers: "
-                                f"{', '.join(readers)})")
+                                f"{', '.join(readers)}), not at axis {iv.name!r} of "
+                                f"{parent.name!r}")
         self.attach, self.attach_stage, self.attach_ivar = "scope", parent, iv
 
     def compute_inline(self) -> None:
         """Substitute this stage's body into its readers; raises ScheduleError for a reduction
         or an output."""
         if self.op.reduce_axis:
-            raise ScheduleError(f"compute_inline: stage {self.name!r} is a reduction; only "
-                                "elementwise stages can be inlined (use compute_at)")
+            raise ScheduleError(f"compute_inline: stage {self.name!r} is a reduction (over axes "
+                                f"{', '.join(a.name for a in self.op.reduce_axis)}); only elementwise "
+                                "stages can be inlined: use compute_at")
         if self.origin_op in self.schedule.outputs:
-            raise ScheduleError(f"compute_inline: stage {self.name!r} is an output of the schedule")
+            raise ScheduleError(f"compute_inline: stage {self.name!r} is an output of the schedule; "
+                                "outputs stay at root: inline the stages it reads instead")
         self.attach, self.attach_stage, self.attach_ivar = "inline", None, None
 
     def compute_root(self) -> None:
@@ -255,8 +273,9 @@ class Stage:
                                 f"axis of stage {self.name!r} (axes: "
                                 f"{', '.join(a.name for a in self.op.axis)})")
         if factor < 1 or not 0 <= offset < factor:
-            raise ScheduleError(f"storage_align in stage {self.name!r}: need factor >= 1 and "
-                                f"0 <= offset < factor, not factor={factor}, offset={offset}")
+            raise ScheduleError(f"storage_align of axis {axis.name!r} in stage {self.name!r}: need "
+                                f"factor >= 1 and 0 <= offset < factor, not factor={factor}, "
+                                f"offset={offset}")
         self.storage_aligns.append((self.op.axis.index(axis), factor, offset))
 
 
@@ -304,7 +323,9 @@ class Schedule:
         stages = [self[r] for r in readers]
         for st in stages:
             if tensor not in st.op.reads():
-                raise ScheduleError(f"cache_read: stage {st.name!r} does not read {tensor.name!r}")
+                raise ScheduleError(f"cache_read: stage {st.name!r} does not read {tensor.name!r}; "
+                                    f"list only its readers ("
+                                    f"{', '.join(r.name for r in self.stages if tensor in r.op.reads())})")
         cache = _copy_compute(tensor, f"{tensor.name}.{scope}")
         for st in stages:
             st.op = _replace_reads(st.op, {tensor: cache})

@@ -180,7 +180,7 @@ def compute(shape, fcompute: Callable[..., ir.Expr], name: str = "compute") -> T
     return ComputeOp(name, axis, reduce, body).output
 
 
-REDUCERS = {"sum": lambda a, b: a + b, "max": ir.max_, "min": ir.min_}
+REDUCERS = {"sum": lambda a, b: a + b, "prod": lambda a, b: a * b, "max": ir.max_, "min": ir.min_}
 
 
 def _reduce(combiner: str, expr, axis, where) -> ir.Expr:
@@ -197,6 +197,11 @@ def sum(expr, axis, where=None) -> ir.Expr:  # noqa: A001 - te naming
     return _reduce("sum", expr, axis, where)
 
 
+def prod(expr, axis, where=None) -> ir.Expr:
+    """Product of `expr` over reduce axes `axis` (those where `where` holds)."""
+    return _reduce("prod", expr, axis, where)
+
+
 def max(expr, axis, where=None) -> ir.Expr:  # noqa: A001
     """Maximum of `expr` over reduce axes `axis`."""
     return _reduce("max", expr, axis, where)
@@ -208,9 +213,9 @@ def min(expr, axis, where=None) -> ir.Expr:  # noqa: A001
 
 
 def identity(combiner: str, dtype: str) -> ir.Expr:
-    """The start value of a reduction: 0 for sum, the lowest / highest value for max / min."""
-    if combiner == "sum":
-        return ir.const(0, dtype)
+    """The start value of a reduction: 0 for sum, 1 for prod, the lowest / highest value for max / min."""
+    if combiner in ("sum", "prod"):
+        return ir.const(0 if combiner == "sum" else 1, dtype)
     info = np.finfo(dtype) if dt.is_float(dtype) else np.iinfo(dtype)
     return ir.const(info.min if combiner == "max" else info.max, dtype)
 

@@ -91,11 +91,23 @@ class ExprOps:
     def __ge__(self, o): return self._bin(Op.GE, o)
     def __and__(self, o): return self._bin(Op.AND, o)
     def __or__(self, o): return self._bin(Op.OR, o)
+    def __rshift__(self, o): return self._bin(Op.FLOORDIV, 1 << _shift_amount(o, ">>"))
+    def __lshift__(self, o): return self._bin(Op.MUL, 1 << _shift_amount(o, "<<"))
     def __invert__(self): return Expr(Op.NOT, self.as_expr().dtype, (self.as_expr(),))
     def __neg__(self): return self._bin(Op.SUB, 0, True)
 
     def astype(self, dtype: str) -> Expr:
         return cast(self.as_expr(), dtype)
+
+
+def _shift_amount(n, sym: str) -> int:
+    """A constant shift amount in [0, 31]: ``x >> n`` is ``x // 2**n`` (arithmetic shift,
+    floor division), ``x << n`` is ``x * 2**n``, so shifts need no op of their own."""
+    v = n.value if isinstance(n, Expr) and n.op is Op.CONST else n
+    if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= 31:
+        raise ValueError(f"shift amount of `{sym}` must be a constant int in [0, 31], not {n!r}; "
+                         "shift by a variable amount with a select over the amounts")
+    return v
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)

@@ -113,9 +113,9 @@ class Lowering:
                 bodies[st] = body
         for st in self.stages:
             if st.attach == "scope" and st.attach_stage.attach == "inline":
-                raise ScheduleError(f"compute_at: stage {st.name!r} is attached to "
-                                    f"{st.attach_stage.name!r}, which is inlined; attach it to a "
-                                    "stage that is not inlined")
+                raise ScheduleError(f"compute_at: stage {st.name!r} is attached to axis "
+                                    f"{st.attach_ivar.name!r} of {st.attach_stage.name!r}, which is "
+                                    "inlined; attach it to a stage that is not inlined")
         return bodies
 
     # ------------------------------------------------------------ loop nests
@@ -177,15 +177,22 @@ class Lowering:
         if st.attach == "root":
             return [(ir.const(0), n) for n in shape]
         if st.origin_op in self.sch.outputs:
-            raise ScheduleError(f"compute_at: stage {st.name!r} is an output; outputs are computed "
-                                "at root")
+            raise ScheduleError(f"compute_at: stage {st.name!r} is an output, attached to axis "
+                                f"{st.attach_ivar.name!r} of {st.attach_stage.name!r}; outputs are "
+                                "computed at root: drop the compute_at")
         consumer = self.nests[st.attach_stage]
         t = st.origin_op.output
-        readers = [s.name for s in self.stages if s is not st.attach_stage and t in tensors_read(self.bodies[s])]
-        if readers:
-            raise ScheduleError(f"compute_at: stage {st.name!r} is attached to "
-                                f"{st.attach_stage.name!r} but also read by {', '.join(readers)}; "
-                                "compute it at root or cache_read it per reader")
+        # readers other than the consumer must be computed at the same loop of it (the
+        # consumer reads st through them); their whole nests read st there
+        between = [s for s in self.stages if s is not st.attach_stage and t in tensors_read(self.bodies[s])]
+        stray = [s.name for s in between if (s.attach, s.attach_stage, s.attach_ivar)
+                 != ("scope", st.attach_stage, st.attach_ivar)]
+        if stray:
+            raise ScheduleError(f"compute_at: stage {st.name!r} is attached to axis "
+                                f"{st.attach_ivar.name!r} of {st.attach_stage.name!r} but also read "
+                                f"by {', '.join(stray)}, which is not computed at that axis; "
+                                "compute it at root, cache_read it per reader, or compute every "
+                                "reader at that axis")
         leaves = st.attach_stage.leaf_iter_vars
         if st.attach_ivar not in leaves:
             raise ScheduleError(f"compute_at: stage {st.name!r} is attached to axis "
@@ -202,14 +209,24 @@ class Lowering:
         root_map = {iv.var: consumer.value[iv] for iv in consumer.value}
         reads = [tuple(substitute(i, root_map) for i in x.src)
                  for x in walk_expr(consumer.body) if x.op is Op.TENSOR_READ and x.arg is t]
+        for r in between:
+            nest = self.nests[r]
+            relax.update({nest.loop_var[iv]: (ir.const(0), ir.const(nest.extent[iv] - 1))
+                          for iv in r.leaf_iter_vars})
+            r_map = {iv.var: nest.value[iv] for iv in nest.value}
+            reads += [tuple(substitute(i, r_map) for i in x.src)
+                      for x in walk_expr(nest.body) if x.op is Op.TENSOR_READ and x.arg is t]
         return self._cover(reads, relax, st, shape)
 
     def _cover(self, reads: list, relax: dict, st: Stage, shape) -> list:
         """The box [(start, const extent)] covering index tuples `reads` with `relax`ed variables."""
         region = box_cover(reads, relax, self.ranges, shape)
         if isinstance(region, int):
-            raise ScheduleError(f"bound inference: cannot bound the indices of {st.name!r} in dimension "
-                                f"{region} ({', '.join(str(r[region]) for r in reads)}); use affine "
+            where = (f" computed at axis {st.attach_ivar.name!r} of {st.attach_stage.name!r}"
+                     if st.attach == "scope" else "")
+            raise ScheduleError(f"bound inference: cannot bound the indices of stage {st.name!r}"
+                                f"{where} in dimension {region} "
+                                f"({', '.join(str(r[region]) for r in reads)}); use affine "
                                 "indices or compute the stage at root")
         return region
 
@@ -297,9 +314,10 @@ class Lowering:
             buf = self.buffers[t]
             layout = intrin.layouts.get(key, Layout())
             if layout.scope is not None and buf.scope != layout.scope:
-                raise ScheduleError(f"tensorize: intrinsic {intrin.name!r} needs {t.name!r} in scope "
+                raise ScheduleError(f"tensorize: in stage {st.name!r} at axis {axis_name!r}, "
+                                    f"intrinsic {intrin.name!r} needs {t.name!r} in scope "
                                     f"{layout.scope!r}, but it is in {buf.scope!r}; cache it into "
-                                    f"{layout.scope!r}")
+                                    f"{layout.scope!r} (cache_read or set_scope)")
             start = tuple(simplify_expr(lo - o, self.ranges) for (lo, _), o in zip(region, self.origins[t]))
             view = BufferView(buf, start, tuple(want))
             offset = simplify_expr(view.elem_offset, self.ranges)
@@ -315,13 +333,16 @@ class Lowering:
 
         ins_t = tensors_read(nest.body)
         if len(ins_t) != len(intrin.inputs):
-            raise ScheduleError(f"tensorize: stage {st.name!r} reads {len(ins_t)} tensors but "
-                                f"intrinsic {intrin.name!r} reads {len(intrin.inputs)}")
+            raise ScheduleError(f"tensorize: stage {st.name!r} at axis {axis_name!r} reads "
+                                f"{len(ins_t)} tensors but intrinsic {intrin.name!r} reads "
+                                f"{len(intrin.inputs)}; tensorize a stage that computes what the "
+                                "intrinsic declares")
         red = nest.body.op is Op.REDUCE
         if (red != bool(intrin.op.reduce_axis)
                 or red and (nest.body.arg[0] != intrin.op.body.arg[0] or not ir.is_const(nest.body.src[1], True))):
-            raise ScheduleError(f"tensorize: stage {st.name!r} and intrinsic {intrin.name!r} differ in "
-                                "reduction (both must be the same reduction without where=, or neither)")
+            raise ScheduleError(f"tensorize: stage {st.name!r} at axis {axis_name!r} and intrinsic "
+                                f"{intrin.name!r} differ in reduction; make both the same reduction "
+                                "without where=, or neither a reduction")
         checked = [c for _, c in nest.guards if any(uses_var(c, v) for v in relax)]
         if checked:
             raise ScheduleError(f"tensorize: the loops of stage {st.name!r} from axis {axis_name!r} inward "
@@ -341,7 +362,8 @@ class Lowering:
         if reset is None:
             raise ScheduleError(f"tensorize: stage {st.name!r} keeps reduce loops outside axis "
                                 f"{axis_name!r}, so intrinsic {intrin.name!r} must return "
-                                "(body, reset, update)")
+                                "(body, reset, update); give it those, or tensorize at an axis "
+                                "outside every reduce loop")
         first = ir.logical_and(*(ir.eq(v, 0) for v in outer_red))
         return self._guard(nest, ir.AttrStmt("tensorize", intrin.name,
                                              ir.seq(ir.IfThenElse(first, reset), update)))

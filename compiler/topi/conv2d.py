@@ -215,13 +215,24 @@ def _tile_width(ow: int, cap: int) -> int:
     return f if f * 2 > cap or f == ow else min(cap, ow)
 
 
-def schedule_conv2d_nchwc(s, conv, out, ow_tile: int = 14):
+def _parallel_outer(s, stage, axes, par_depth: int):
+    """Fuse the first ``par_depth`` of ``axes`` into one parallel loop (the rest stay serial
+    inside it): 3 (today's choice) parallelises (n, channel block, row), 2 only (n, channel
+    block), so each thread runs whole channel blocks (coarser grain, fewer tasks)."""
+    if par_depth not in (2, 3):
+        raise ValueError(f"par_depth must be 2 or 3, not {par_depth!r}")
+    fused = s[stage].fuse(*axes[:par_depth])
+    s[stage].parallel(fused)
+    return fused
+
+
+def schedule_conv2d_nchwc(s, conv, out, ow_tile: int = 14, par_depth: int = 3):
     """Schedule the blocked convolution ``conv`` whose (elementwise) consumer chain ends in
     ``out`` (``out`` may be ``conv``). Stages between them must already be inlined.
 
-    Loop nest: parallel over (n, oc-block, oh), then ow tiles; per tile an
-    ``ow_tile x ob`` accumulator (unrolled x vectorised) runs over the
-    reduction ic, kh, kw, ii; the epilogue stores the tile.
+    Loop nest: parallel over (n, oc-block, oh) (``par_depth`` 3; 2: over (n, oc-block)),
+    then ow tiles; per tile an ``ow_tile x ob`` accumulator (unrolled x vectorised)
+    runs over the reduction ic, kh, kw, ii; the epilogue stores the tile.
     """
     N, Oc, OH, OW, ob = conv.shape
     reg = _tile_width(OW, ow_tile)
@@ -236,8 +247,7 @@ def schedule_conv2d_nchwc(s, conv, out, ow_tile: int = 14):
     s[out_t].reorder(n, oc, oh, owo, owi, oi)
     s[out_t].unroll(owi)
     s[out_t].vectorize(oi)
-    fused = s[out_t].fuse(n, oc, oh)
-    s[out_t].parallel(fused)
+    _parallel_outer(s, out_t, (n, oc, oh), par_depth)
     s[acc].compute_at(s[out_t], owo)
     an, aoc, aoh, aow, aoi = s[acc].op.axis
     ic, kh, kw, ii = s[acc].op.reduce_axis
@@ -248,11 +258,13 @@ def schedule_conv2d_nchwc(s, conv, out, ow_tile: int = 14):
     return s
 
 
-def schedule_conv2d_nchw(s, conv, out, ow_tile: int = 14, parallel_pad: bool = True):
+def schedule_conv2d_nchw(s, conv, out, ow_tile: int = 14, parallel_pad: bool = True,
+                         par_depth: int = 3):
     """Schedule :func:`conv2d_nchw`: ``conv`` is its blocked accumulation, ``out`` the NCHW
     epilogue stage that reads it (the unpacking and any elementwise consumers inlined).
 
-    Per (n, oc block, row) in parallel and per column tile: an ``ow_tile x ob``
+    Per (n, oc block, row) in parallel (``par_depth`` 3; 2: per (n, oc block), the rows
+    serial inside) and per column tile: an ``ow_tile x ob``
     accumulator (unrolled over columns, vectorised over the ``ob`` output
     channels) runs over the reduction (ic, kh, kw); the epilogue stores it
     channel by channel, vectorised along the columns. The zero-padded input is
@@ -267,7 +279,7 @@ def schedule_conv2d_nchw(s, conv, out, ow_tile: int = 14, parallel_pad: bool = T
     s[out].reorder(n, oo, oh, owo, oi, owi)
     s[out].unroll(oi)
     s[out].vectorize(owi)
-    s[out].parallel(s[out].fuse(n, oo, oh))
+    _parallel_outer(s, out, (n, oo, oh), par_depth)
     s[conv].compute_at(s[out], owo)
     an, ao, aoh, aow, aoi = s[conv].op.axis
     s[conv].reorder(*s[conv].op.reduce_axis, aow, aoi)
@@ -278,16 +290,17 @@ def schedule_conv2d_nchw(s, conv, out, ow_tile: int = 14, parallel_pad: bool = T
     return s
 
 
-def schedule_depthwise_nchw(s, conv, out, ow_vec: int = 16):
-    """Schedule depthwise / grouped convolutions: parallel over (n, channel, row), columns
-    vectorised by ``ow_vec`` with the accumulator in registers."""
+def schedule_depthwise_nchw(s, conv, out, ow_vec: int = 16, par_depth: int = 3):
+    """Schedule depthwise / grouped convolutions: parallel over (n, channel, row)
+    (``par_depth`` 3; 2: over (n, channel), rows serial inside), columns vectorised by
+    ``ow_vec`` (4: one 128-bit fp32 vector) with the accumulator in registers."""
     N, O, OH, OW = conv.shape
     vec = _tile_width(OW, ow_vec)
     acc, out_t = (s.cache_write(conv, "local"), conv) if out is conv else (conv, out)
     n, o, oh, ow = s[out_t].op.axis
     owo, owi = s[out_t].split(ow, factor=vec)
     s[out_t].vectorize(owi)
-    s[out_t].parallel(s[out_t].fuse(n, o, oh))
+    _parallel_outer(s, out_t, (n, o, oh), par_depth)
     s[acc].compute_at(s[out_t], owo)
     an, ao, aoh, aow = s[acc].op.axis
     s[acc].reorder(*s[acc].op.reduce_axis, aow)

@@ -60,8 +60,15 @@ def _divisor_at_most(n: int, cap: int) -> int:
     return 1
 
 
-def schedule_dense(s, acc, out, mr: int = 4):
-    """Schedule :func:`dense` (``acc``) with its epilogue stage ``out[M, N]`` (may be ``acc``)."""
+def schedule_dense(s, acc, out, mr: int = 4, par: str = "tiles"):
+    """Schedule :func:`dense` (``acc``) with its epilogue stage ``out[M, N]`` (may be ``acc``).
+
+    ``mr`` rows x ``nb`` columns per register tile; ``par``: ``"tiles"`` (today's choice)
+    runs the (row tile, column block) pairs in parallel, ``"rows"`` only the row tiles
+    (each thread sweeps all column blocks of its rows: one task per row tile).
+    """
+    if par not in ("tiles", "rows"):
+        raise ValueError(f"dense par must be 'tiles' or 'rows', not {par!r}")
     M, N = acc.shape
     nb = acc.op.reads()[1].shape[-1] if len(acc.op.reads()) > 1 else 16
     nb = nb if N % nb == 0 else 1
@@ -74,9 +81,13 @@ def schedule_dense(s, acc, out, mr: int = 4):
     s[out].reorder(io, jo, ii, ji)
     s[out].unroll(ii)
     s[out].vectorize(ji)
-    fused = s[out].fuse(io, jo)
-    s[out].parallel(fused)
-    s[acc].compute_at(s[out], fused)
+    if par == "tiles":
+        fused = s[out].fuse(io, jo)
+        s[out].parallel(fused)
+        s[acc].compute_at(s[out], fused)
+    else:
+        s[out].parallel(io)
+        s[acc].compute_at(s[out], jo)
     ai, aj = s[acc].op.axis
     (k,) = s[acc].op.reduce_axis
     s[acc].reorder(k, ai, aj)

@@ -99,6 +99,28 @@ def sqrt(x):
     return unary(x, te.sqrt)
 
 
+def exp(x):
+    return unary(x, te.exp)
+
+
+def log(x):
+    return unary(x, te.log)
+
+
+def absolute(x):
+    if np.issubdtype(np.dtype(x.dtype), np.floating):
+        return unary(x, te.fabs)
+    return unary(x, lambda v: ir.select(v < const(0, x.dtype), const(0, x.dtype) - v, v))
+
+
+def negative(x):
+    return unary(x, lambda v: const(0, x.dtype) - v)
+
+
+def logical_not(x):
+    return unary(x, lambda v: ~v)
+
+
 def gelu(x, approximate="none"):
     d = x.dtype
     half, one = const(0.5, d), const(1.0, d)
@@ -120,7 +142,9 @@ def cast(x, dtype):
 
 
 _BIN = {"ADD": lambda a, b: a + b, "SUB": lambda a, b: a - b, "MUL": lambda a, b: a * b,
-        "DIV": lambda a, b: a / b, "POW": lambda a, b: te.power(a, b)}
+        "DIV": lambda a, b: a / b, "POW": lambda a, b: te.power(a, b),
+        "EQUAL": ir.eq, "LESS": lambda a, b: a < b, "GREATER": lambda a, b: a > b}
+_COMPARE = ("EQUAL", "LESS", "GREATER")
 
 
 def _trunc_div(a, b):
@@ -131,16 +155,30 @@ def _trunc_div(a, b):
 
 
 def binary(op: str, a: Lazy, b: Lazy, out_shape) -> Lazy:
-    """``op`` in ADD, SUB, MUL, DIV, POW with numpy broadcasting to ``out_shape``
-    (integer DIV truncates toward zero, as ONNX)."""
+    """``op`` in ADD, SUB, MUL, DIV, POW, EQUAL, LESS, GREATER with numpy broadcasting to
+    ``out_shape`` (integer DIV truncates toward zero, as ONNX; comparisons give bool)."""
     f = _BIN[op]
     if op == "DIV" and not np.issubdtype(np.dtype(a.dtype), np.floating):
         f = _trunc_div
     out_shape = tuple(out_shape)
     if op == "POW" and b.dtype != a.dtype:
         b = cast(b, a.dtype)
-    return Lazy(out_shape, a.dtype,
+    return Lazy(out_shape, "bool" if op in _COMPARE else a.dtype,
                 lambda *idx: f(broadcast_read(a, out_shape, idx), broadcast_read(b, out_shape, idx)))
+
+
+def where(cond: Lazy, a: Lazy, b: Lazy, out_shape) -> Lazy:
+    """``a`` where ``cond`` holds, else ``b``; numpy broadcasting of all three to ``out_shape``."""
+    out_shape = tuple(out_shape)
+    return Lazy(out_shape, a.dtype, lambda *idx: ir.select(broadcast_read(cond, out_shape, idx),
+                                                           broadcast_read(a, out_shape, idx),
+                                                           broadcast_read(b, out_shape, idx)))
+
+
+def broadcast_to(x: Lazy, out_shape) -> Lazy:
+    """``x`` broadcast (numpy rules) to ``out_shape``."""
+    out_shape = tuple(out_shape)
+    return Lazy(out_shape, x.dtype, lambda *idx: broadcast_read(x, out_shape, idx))
 
 
 # ---------------------------------------------------------------- data movement

@@ -65,11 +65,14 @@ def pool2d(x, kind, kernel, strides=(1, 1), pads=(0, 0, 0, 0), dilations=(1, 1),
     return te.compute((N, C, OH, OW), body, name=name)
 
 
-def schedule_pool2d(s, pool, out):
-    """Parallel over (n, c, row); the window reduction innermost per output cell; the padded
-    input (if any) materialised first, in parallel over (n, c)."""
+def schedule_pool2d(s, pool, out, par_depth: int = 3):
+    """Parallel over (n, c, row) (``par_depth`` 3; 2: over (n, c), rows serial inside); the
+    window reduction innermost per output cell; the padded input (if any) materialised
+    first, in parallel over (n, c)."""
+    if par_depth not in (2, 3):
+        raise ValueError(f"par_depth must be 2 or 3, not {par_depth!r}")
     n, c, oh, ow = s[out].op.axis
-    s[out].parallel(s[out].fuse(n, c, oh))
+    s[out].parallel(s[out].fuse(*(n, c, oh)[:par_depth]))
     if pool is not out:
         s[pool].compute_at(s[out], ow)
     for t in pool.op.reads():

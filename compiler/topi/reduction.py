@@ -1,4 +1,5 @@
-"""Reductions and normalizations: global average pool, reduce-mean, softmax, layer norm.
+"""Reductions and normalizations: sum / prod / max / min / mean over axes, global average pool,
+softmax, layer norm.
 
 Inputs are :class:`~compiler.topi.injective.Lazy` (a fused group's injective
 producers are inlined into the reduction's body). Each returns the output
@@ -15,11 +16,14 @@ from compiler.tir import ir
 from .injective import Lazy
 
 
-def reduce_mean(x: Lazy, axes, keepdims=True, name="mean"):
-    """Mean of ``x`` over ``axes`` (sorted, non-negative); shape as numpy with ``keepdims``."""
+_TE_REDUCERS = {"sum": te.sum, "prod": te.prod, "max": te.max, "min": te.min}
+
+
+def reduce(x: Lazy, axes, keepdims=True, combiner="sum", name="reduce"):
+    """``combiner`` (sum, prod, max, min) of ``x`` over ``axes`` (distinct, non-negative), in
+    ``x``'s dtype; shape as numpy with ``keepdims``."""
     axes = tuple(axes)
-    rax = [te.reduce_axis(x.shape[a], f"r{a}") for a in axes]
-    count = int(np.prod([x.shape[a] for a in axes]))
+    rax = {a: te.reduce_axis(x.shape[a], f"r{a}") for a in axes}
     if keepdims:
         shape = tuple(1 if i in axes else d for i, d in enumerate(x.shape))
     else:
@@ -27,16 +31,17 @@ def reduce_mean(x: Lazy, axes, keepdims=True, name="mean"):
     kept = [i for i in range(len(x.shape)) if i not in axes]
 
     def read(idx):
-        sub, it = [], iter(rax)
-        for i in range(len(x.shape)):
-            if i in axes:
-                sub.append(next(it))
-            else:
-                sub.append(idx[i] if keepdims else idx[kept.index(i)])
-        return x(*sub)
-    total = te.compute(shape, lambda *idx: te.sum(read(idx), axis=tuple(rax)), name=name + "_sum")
-    inv = ir.const(1.0 / count, x.dtype)
-    return te.compute(shape, lambda *idx: total[idx] * inv, name=name)
+        return x(*(rax[i] if i in rax else idx[i] if keepdims else idx[kept.index(i)]
+                   for i in range(len(x.shape))))
+    fn = _TE_REDUCERS[combiner]
+    return te.compute(shape, lambda *idx: fn(read(idx), axis=tuple(rax.values())), name=name)
+
+
+def reduce_mean(x: Lazy, axes, keepdims=True, name="mean"):
+    """Mean of ``x`` over ``axes`` (distinct, non-negative); shape as numpy with ``keepdims``."""
+    total = reduce(x, axes, keepdims, "sum", name + "_sum")
+    inv = ir.const(1.0 / int(np.prod([x.shape[a] for a in axes])), x.dtype)
+    return te.compute(total.shape, lambda *idx: total[idx] * inv, name=name)
 
 
 def global_avg_pool(x: Lazy, name="gap"):

@@ -32,7 +32,7 @@ def _progress(iterable, total, desc):
               help="--target vta: calibration samples, [N, *input dims] (array named after "
                    "the input, or 'images'; default: seeded random normal samples)")
 @click.option("--calibrate-scale", default=1.0, show_default=True,
-              help="--target vta: multiply the calibration samples by this (digits: 0.0625)")
+              help="--target vta: multiply the float inputs' calibration samples by this (digits: 0.0625; integer and bool inputs are read as they are)")
 @click.option("--per-channel", is_flag=True,
               help="--target vta: one power-of-two weight scale per output channel of every "
                    "conv/dense (the accelerator shifts each lane by its own amount)")
@@ -42,10 +42,23 @@ def _progress(iterable, total, desc):
 @click.option("--input-shape", "input_shapes", multiple=True, metavar="NAME:1x3x224x224",
               help="static shape of an input (repeatable); a dynamic ONNX batch (first) "
                    "dimension defaults to 1, other dynamic dimensions must be given")
+@click.option("--executor", type=click.Choice(["graph", "aot"]), default="graph",
+              show_default=True,
+              help="graph: the runtime calls the kernels in plan order (every target); aot "
+                   "(CPU targets): the whole model as one C function vtamod_run with the "
+                   "parameters as constant data and one workspace, plus its C header model.h "
+                   "(model.so on this machine, model.o for aarch64/armv7/wasm32; "
+                   "docs/deploy.md)")
+@click.option("--wasm", "wasm_path", type=click.Path(dir_okay=False), metavar="FILE.wasm",
+              help="with --target wasm32 --executor aot: also link the model into one "
+                   "WebAssembly file for the JavaScript runtime (wasm-ld; docs/deploy.md)")
+@click.option("--tuning-log", "tuning_log", type=click.Path(dir_okay=False), metavar="LOG",
+              help="LLVM targets: apply, per workload, the best record of this `vta tune` log "
+                   "whose target matches this build's exactly (others keep the default)")
 @click.option("--quiet", is_flag=True, help="no progress bar")
 @friendly
 def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_channel,
-                cpu_target, input_shapes, quiet):
+                cpu_target, input_shapes, executor, wasm_path, tuning_log, quiet):
     """Compile MODEL (ONNX, or a torch.export program saved with torch.export.save as .pt2)
     for the CPU, a GPU or the accelerator (--target vta) into the module folder OUTPUT (an
     earlier module there is replaced whole).
@@ -55,6 +68,10 @@ def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_
       vta compile examples/digits/digits_cnn.onnx -o out/digits.vtamod
       vta compile examples/digits/digits_cnn.onnx --target cuda -o out/digits_cuda.vtamod
       vta compile model.pt2 --input-shape x:1x3x224x224 -o out/model.vtamod
+      vta compile examples/digits/digits_cnn.onnx --executor aot --target aarch64 \\
+          -o out/digits_arm64.vtamod        # model.o + model.h for an AArch64 host
+      vta compile examples/digits/digits_cnn.onnx --executor aot --target wasm32 \\
+          -o out/digits_wasm.vtamod --wasm out/digits.wasm   # for Node and browsers
       vta run out/digits.vtamod --eval examples/digits/heldout.npz --eval-scale 0.0625
       vta compile examples/digits/digits_cnn.onnx --target vta --input-shape image:120x1x8x8 \\
           --calibrate examples/digits/calib.npz --calibrate-scale 0.0625 \\
@@ -68,12 +85,23 @@ def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_
     output_path(output, "-o/--output", folder=True)
     _check_output_folder(output)
     kind = target.split()[0] if target.split() else ""
+    if executor == "aot" and kind in ("cuda", "opencl", "vta"):
+        raise click.ClickException(f"--executor aot builds CPU modules (--target llvm, aarch64, "
+                                   f"armv7, wasm32 or 'llvm -mtriple=...'), not --target "
+                                   f"{target!r}; use --executor graph for GPUs and the accelerator")
+    if wasm_path and (executor != "aot" or "wasm32" not in target):
+        raise click.ClickException(f"--wasm needs --target wasm32 --executor aot, not --target "
+                                   f"{target!r} --executor {executor}")
+    if tuning_log and kind in ("cuda", "opencl"):
+        raise click.ClickException(f"--tuning-log applies to LLVM targets and vta, not --target "
+                                   f"{target!r} (the GPU templates have no tuning spaces yet)")
     if kind == "vta":
         if target.split()[1:]:
             raise click.ClickException(f"--target {target!r}: vta takes no options; choose the "
                                        "accelerator with --config PRESET")
         _compile_vta(model, output, preset, calib_path, calibrate_scale,
-                     parse_input_shapes(input_shapes), per_channel, cpu_target or "llvm", quiet)
+                     parse_input_shapes(input_shapes), per_channel, cpu_target or "llvm", quiet,
+                     tuning_log)
         return
     if preset or calib_path or per_channel or cpu_target:
         raise click.ClickException("--config, --calibrate, --per-channel and --cpu-target apply "
@@ -81,7 +109,8 @@ def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_
     shapes = parse_input_shapes(input_shapes)
     start = time.perf_counter()
     try:
-        cm = build_model(model, target=target, input_shapes=shapes,
+        cm = build_model(model, target=target, input_shapes=shapes, executor=executor,
+                         tuning_log=tuning_log,
                          progress=None if quiet else _progress)
     except CudaCompileError as e:
         raise click.ClickException(_cuda_error(target, e)) from None
@@ -98,7 +127,25 @@ def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_
                f"{plural(st['calls'], 'call')}, {plural(len(cm.params), 'param')}, compiled in {time.perf_counter() - start:.1f} s "
                f"(lowering {st['lower_s']:.1f} s, {kind if kind in ('cuda', 'opencl') else 'LLVM'} "
                f"{st['llvm_s']:.1f} s)")
+    if cm.aot is not None:
+        click.echo(f"  AOT entry {cm.aot['entry']} in {cm.aot['object']} (declared in "
+                   f"{cm.aot['header']}): workspace {cm.aot['workspace_bytes']} bytes, constants "
+                   f"{cm.aot['constant_bytes']} bytes")
+    if wasm_path:
+        from compiler.graph_lower.web import web_module
+        with open(wasm_path, "wb") as f:
+            f.write(web_module(cm))
+        click.echo(f"  wrote {wasm_path}: the model as one WebAssembly file "
+                   "(driver/web/vta_runtime.mjs loads it)")
+    _echo_tuning(cm)
     _echo_io(cm)
+
+
+def _echo_tuning(cm) -> None:
+    tuning = cm.stats.get("tuning")
+    if tuning and tuning["logs"]:
+        click.echo(f"  tuning: {tuning['covered']} of {plural(tuning['workloads'], 'tunable workload')}"
+                   f" covered by {', '.join(tuning['logs'])}")
 
 
 def _echo_io(cm) -> None:
@@ -132,12 +179,14 @@ def _cuda_error(target, e) -> str:
     return f"--target {target!r}: kernel {e.kernel!r} does not compile: {first} (source: {src})"
 
 
-def _compile_vta(model, output, preset, calib_path, scale, shapes, per_channel, cpu_target, quiet):
+def _compile_vta(model, output, preset, calib_path, scale, shapes, per_channel, cpu_target, quiet,
+                 tuning_log=None):
     import numpy as np
 
     from compiler import build_model
     from compiler.build_model import import_model
     from compiler.quant.calibration import check_calibration
+    from compiler.quant.qdq import is_qdq
     from vta_hw.config import load_config
 
     start = time.perf_counter()
@@ -166,12 +215,17 @@ def _compile_vta(model, output, preset, calib_path, scale, shapes, per_channel, 
                                   tuple(i.shape))
             except ValueError as e:
                 raise click.ClickException(f"{e} (input {i.name!r})") from None
-            calib[i.name] = arrays[key].astype(np.float32) * np.float32(scale)
+            a = arrays[key]
+            # float inputs are scaled (--calibrate-scale); token ids and masks stay as they are
+            floating = np.issubdtype(np.dtype(i.dtype), np.floating)
+            calib[i.name] = a.astype(np.float32) * np.float32(scale) if floating else a
+    elif is_qdq(graph):
+        click.echo("QDQ model: quantized at its own scales (no calibration)", err=True)
     else:
         click.echo("warning: no --calibrate data; calibrating on seeded random normal inputs "
                    "(accuracy will suffer)", err=True)
     cm = build_model(graph, params=params, target="vta", config=preset, calib=calib,
-                     per_channel=per_channel, cpu_target=cpu_target,
+                     per_channel=per_channel, cpu_target=cpu_target, tuning_log=tuning_log,
                      progress=None if quiet else _progress)
     cm.save(output)
     st = cm.stats
@@ -182,6 +236,12 @@ def _compile_vta(model, output, preset, calib_path, scale, shapes, per_channel, 
         lshift = f" la {n['la']} lb {n['lb']}" if "la" in n else ""
         sh = n["shift"]
         sh = f"{min(sh)}..{max(sh)} per channel" if isinstance(sh, list) else sh
+        mult = ""
+        if "mult" in n:   # a QDQ model's scale ratio: pre-shift, multiplier, rounding shift
+            m = n["mult"]
+            m = f"{min(m)}..{max(m)} per channel" if isinstance(m, list) else m
+            mult = f" x {m} >> {n['post']} (pre-shift approximation: error <= {n['err']} LSB)"
         click.echo(f"  vta  {n['op']:<7} {n['name']}: int8{n['shape']}{lshift} shift "
-                   f"{sh}{' relu' if n['relu'] else ''}")
+                   f"{sh}{mult}{' relu' if n['relu'] else ''}")
+    _echo_tuning(cm)
     _echo_io(cm)

@@ -42,6 +42,8 @@ cli.add_command(__import__("driver.cli.fpga", fromlist=["fpga"]).fpga)
 cli.add_command(__import__("driver.cli.hw", fromlist=["hw"]).hw)
 cli.add_command(__import__("driver.cli.compile", fromlist=["compile_cmd"]).compile_cmd)
 cli.add_command(__import__("driver.cli.run", fromlist=["run_cmd"]).run_cmd)
+cli.add_command(__import__("driver.cli.serve_demo", fromlist=["serve_demo"]).serve_demo)
+cli.add_command(__import__("driver.cli.tune", fromlist=["tune_cmd"]).tune_cmd)
 
 
 def main() -> None:

@@ -33,8 +33,10 @@ def _load_inputs(module, specs, seed):
     for name, shape, dtype in info:
         if name in given:
             out[name] = given[name]   # the module converts it, refusing text or complex values
-        else:
+        elif np.issubdtype(np.dtype(dtype), np.floating):
             out[name] = rng.standard_normal(shape).astype(dtype)
+        else:  # token ids and masks: 0 or 1, valid for any vocabulary
+            out[name] = rng.integers(0, 2, shape).astype(dtype)
     return out, given
 
 
@@ -134,13 +136,21 @@ def _evaluate(m, path, scale):
                                    + ("" if shape[0] == 1 else ", or compile with batch 1"))
     correct, elapsed = 0, 0.0
     for x, y in zip(xs, ys):
-        m.set_input(name, (x.astype(np.float64) * scale).astype(dtype).reshape(shape))
+        m.set_input(name, _scaled(x, scale, dtype).reshape(shape))
         t0 = time.perf_counter()
         m.run()
         elapsed += time.perf_counter() - t0
         correct += int(np.argmax(m.get_output(0).reshape(-1)) == int(y))
     click.echo(f"accuracy: {correct / len(ys) * 100:.2f} % ({correct} / {len(ys)}) on {path}")
     click.echo(f"latency: {elapsed / len(ys) * 1e3:.3f} ms mean per image (batch 1)")
+
+
+def _scaled(xs, scale, dtype):
+    """``xs * scale`` in the model input's ``dtype`` for a float input; for an integer or
+    bool input (token ids, masks) ``xs`` in that dtype, unscaled (a scale would corrupt ids)."""
+    if np.issubdtype(np.dtype(dtype), np.floating):
+        return (xs.astype(np.float64) * scale).astype(dtype)
+    return xs.astype(dtype)
 
 
 def _read_eval(path):
@@ -167,13 +177,13 @@ def _run_vta(m, inputs, seed, eval_path, scale, save_output):
     device = m.device.backend_name
     if eval_path:
         xs, ys = _read_eval(eval_path)
-        (name, shape, _), = _single_input(m)
+        (name, shape, dtype), = _single_input(m)
         batch, per = shape[0], int(np.prod(shape[1:]))
         if xs[0].size != per:
             raise click.ClickException(f"--eval: an example has {xs[0].size} values, input {name} "
                                        f"takes {per} per image ({list(shape[1:])}); give images "
                                        "of the model's input size")
-        xs = (xs.astype(np.float64) * scale).astype(np.float32).reshape((-1,) + tuple(shape[1:]))
+        xs = _scaled(xs, scale, dtype).reshape((-1,) + tuple(shape[1:]))
         n = len(xs)
         preds, elapsed = [], 0.0
         for k in range(0, n, batch):

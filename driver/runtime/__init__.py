@@ -29,7 +29,8 @@ this machine lacks (``cpu_features.py``), a missing kernel, parameter or program
 Layout: ``source`` (folder or memory, manifest and hashes), ``cpu_features``,
 ``dlpack`` (``Array``: zero-copy views for DLPack consumers; inputs from producers),
 ``native`` (buffers, params, shared libraries, libgomp), ``executor``
-(:class:`GraphModule`: CPU and accelerator calls), ``vta_call`` (the "vta" call);
+(:class:`GraphModule`: CPU and accelerator calls), ``aot`` (:class:`AotModule`: the
+one call into an AOT module's ``vtamod_run``), ``vta_call`` (the "vta" call);
 GPU modules run in ``driver.gpu_runtime``. Nothing here imports ``compiler``,
 llvmlite or onnx.
 """
@@ -37,6 +38,7 @@ from __future__ import annotations
 
 import os
 
+from .aot import AotModule
 from .cpu_features import check_cpu, host_cpu_flags
 from .dlpack import Array
 from .errors import RuntimeModuleError
@@ -44,7 +46,7 @@ from .executor import GraphModule
 from .native import check_shared_library, load_params, num_threads
 from .source import FORMAT, OLD_FORMATS, VERSION, ModuleSource, from_memory, open_folder, read_manifest
 
-__all__ = ["FORMAT", "OLD_FORMATS", "VERSION", "Array", "GraphModule", "ModuleSource", "RuntimeModuleError",
+__all__ = ["AotModule", "FORMAT", "OLD_FORMATS", "VERSION", "Array", "GraphModule", "ModuleSource", "RuntimeModuleError",
            "check_cpu", "check_shared_library", "host_cpu_flags", "load_module", "load_params",
            "num_threads", "open_folder", "read_manifest"]
 
@@ -79,6 +81,19 @@ def _device(source: ModuleSource, device, device_options: dict):
                   **device_options)
 
 
+def _open_graph(source: ModuleSource, device, timeout_s, device_options) -> GraphModule:
+    dev = _device(source, device, device_options) if source.kind == "vta" else None
+    return GraphModule(source, dev, timeout_s)
+
+
+def _open_aot(source: ModuleSource, device, timeout_s, device_options) -> AotModule:
+    return AotModule(source)
+
+
+#: the manifest's ``executor`` -> ``(source, device, timeout_s, device_options) -> module``
+EXECUTORS = {"graph": _open_graph, "aot": _open_aot}
+
+
 def load_module(module, device=None, timeout_s: "float | None" = None, **device_options):
     """Open a compiled module for running.
 
@@ -91,7 +106,8 @@ def load_module(module, device=None, timeout_s: "float | None" = None, **device_
         **device_options: passed to ``Device`` (``dram_timing``, ``max_cycles``).
 
     Returns:
-        a :class:`GraphModule` (CPU and accelerator modules) or a
+        a :class:`GraphModule` (CPU and accelerator modules), an :class:`AotModule`
+        (``executor: "aot"``: one C call runs the model), or a
         ``driver.gpu_runtime.GpuGraphModule`` (cuda / opencl).
 
     Raises:
@@ -112,5 +128,9 @@ def load_module(module, device=None, timeout_s: "float | None" = None, **device_
     if kind == "gpu":
         from driver.gpu_runtime import GpuGraphModule
         return GpuGraphModule(source)
-    dev = _device(source, device, device_options) if kind == "vta" else None
-    return GraphModule(source, dev, timeout_s)
+    executor = source.manifest.get("executor", "graph")
+    if executor not in EXECUTORS:
+        raise RuntimeModuleError(f"{source.where}: executor {executor!r}, this runtime runs "
+                                 f"{', '.join(map(repr, EXECUTORS))}; update it or recompile the "
+                                 "module with `vta compile`")
+    return EXECUTORS[executor](source, device, timeout_s, device_options)

@@ -92,8 +92,9 @@ def check_cpu(cpu: "dict | None", where: str) -> None:
     here = platform.machine().lower()
     if arch in _MACHINES and here not in _MACHINES[arch]:
         raise RuntimeModuleError(f"{where}: kernels compiled for {arch} ({cpu.get('triple')}), "
-                                 f"this machine is {here}; run the module on that machine (its "
-                                 "kernels.o is to be linked there), or recompile it here with "
+                                 f"this machine is {here}; run the module on that machine (link its "
+                                 "kernels.o there, or build an AOT module's model.o into a "
+                                 "program: docs/deploy.md), or recompile it here with "
                                  "--target llvm")
     flags = host_cpu_flags()
     if not flags:

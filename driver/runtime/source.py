@@ -19,7 +19,8 @@ can write the folder can write a consistent manifest too. Where that matters, si
 folder (e.g. minisign or sigstore over manifest.json).
 
 :func:`from_memory` wraps a ``compiler.graph_lower.CompiledModel`` (any object with
-its attributes: nothing here imports the compiler) so that it runs without a
+its attributes, ``executor`` and ``aot`` of AOT modules: nothing here imports the
+compiler) so that it runs without a
 save/load round trip.
 """
 from __future__ import annotations
@@ -74,11 +75,12 @@ class ModuleSource:
             raise RuntimeModuleError(f"module {self.where!r} has no {name}; {RECOMPILE}")
         return self._files[name]
 
-    def library(self) -> bytes:
-        """The bytes of kernels.so (for ``native.open_library``)."""
-        data = self._files.get("kernels.so")
+    def library(self, name: str = "kernels.so") -> bytes:
+        """The bytes of the shared library ``name`` (kernels.so; model.so of AOT modules),
+        for ``native.open_library``."""
+        data = self._files.get(name)
         if data is None:
-            raise RuntimeModuleError(f"module {self.where!r} has no kernels.so; {RECOMPILE}")
+            raise RuntimeModuleError(f"module {self.where!r} has no {name}; {RECOMPILE}")
         return data
 
     def params(self) -> dict:
@@ -297,5 +299,7 @@ def from_memory(cm) -> ModuleSource:
         manifest["cpu"] = cm.cpu
     if getattr(cm, "vta", None) is not None:
         manifest["vta"] = cm.vta
+    if getattr(cm, "aot", None) is not None:
+        manifest.update(executor="aot", aot=cm.aot)
     return ModuleSource("<in-memory module>", manifest, cm.graph_json, dict(cm.files),
                         dict(cm.params), dict(getattr(cm, "programs", {}) or {}))

@@ -40,8 +40,8 @@ def test_single_op_compiled_matches_onnxruntime(case, tmp_path):
     _compile_and_compare(model, feeds, tmp_path, case)
 
 
-@pytest.mark.parametrize("case", sorted(_cases.SPLIT_CASES))
-def test_split_compiled_matches_onnxruntime(case, tmp_path):
-    inputs, attrs, opset, n_out = _cases.SPLIT_CASES[case]
-    model, feeds = single_node_model("Split", inputs, attrs, opset, n_out=n_out)
+@pytest.mark.parametrize("case", sorted(_cases.MULTI_OUT_CASES))
+def test_multi_output_op_compiled_matches_onnxruntime(case, tmp_path):
+    op, inputs, attrs, opset, n_out = _cases.MULTI_OUT_CASES[case]
+    model, feeds = single_node_model(op, inputs, attrs, opset, n_out=n_out)
     _compile_and_compare(model, feeds, tmp_path, case)

@@ -142,6 +142,47 @@ def build_bert_layer(seq: int = 32, hidden: int = 256, heads: int = 4, ffn: int 
     return b.model([_io("input", [1, seq, hidden])], [_io(out, None)], opset)
 
 
+def build_token_encoder(seq: int = 8, vocab: int = 50, hidden: int = 32, heads: int = 2, ffn: int = 64,
+                        seed: int = 0, opset: int = 13) -> onnx.ModelProto:
+    """A tiny BERT-style encoder over token ids, as exporters write it: inputs "input_ids" int64
+    [1, seq] and "attention_mask" int64 [1, seq] (1: token, 0: padding); word + position
+    embeddings (Gather on int64 ids), embedding LayerNorm, one attention layer whose mask is
+    (1 - Cast(mask)) * -10000 added to the scores, Softmax, GELU FFN, post-LayerNorm. Output
+    float32 [1, seq, hidden]."""
+    b = OnnxBuilder(seed)
+    dh = hidden // heads
+
+    def linear(t, k, n):
+        w = b.const(b.randn(k, n, std=np.sqrt(1.0 / k)), "w")
+        return b.node("Add", [b.node("MatMul", [t, w]), b.const(b.randn(n, std=0.1), "b")])
+
+    def heads_of(t):
+        r = b.node("Reshape", [t, b.const(np.array([1, seq, heads, dh], np.int64), "shape")])
+        return b.node("Transpose", [r], perm=[0, 2, 1, 3])
+
+    def layer_norm(t):
+        return b.node("LayerNormalization", [t, b.const(b.rng.uniform(0.5, 1.5, hidden).astype(np.float32), "g"),
+                                             b.const(b.randn(hidden, std=0.1), "beta")], axis=-1, epsilon=1e-12)
+
+    words = b.node("Gather", [b.const(b.randn(vocab, hidden), "wemb"), "input_ids"])
+    positions = b.const(np.arange(seq, dtype=np.int64).reshape(1, seq), "pos")
+    x = layer_norm(b.node("Add", [words, b.node("Gather", [b.const(b.randn(seq, hidden), "pemb"), positions])]))
+    mask = b.node("Cast", [b.node("Unsqueeze", ["attention_mask", b.const(np.array([1, 2], np.int64), "axes")])],
+                  to=TensorProto.FLOAT)
+    bias = b.node("Mul", [b.node("Sub", [b.const(np.float32(1.0), "one"), mask]), b.const(np.float32(-10000.0), "big")])
+    q, k, v = (heads_of(linear(x, hidden, hidden)) for _ in range(3))
+    scores = b.node("Div", [b.node("MatMul", [q, b.node("Transpose", [k], perm=[0, 1, 3, 2])]),
+                            b.const(np.float32(np.sqrt(dh)), "scale")])
+    probs = b.node("Softmax", [b.node("Add", [scores, bias])], axis=-1)
+    ctx = b.node("Transpose", [b.node("MatMul", [probs, v])], perm=[0, 2, 1, 3])
+    ctx = b.node("Reshape", [ctx, b.const(np.array([1, seq, hidden], np.int64), "shape")])
+    x = layer_norm(b.node("Add", [linear(ctx, hidden, hidden), x]))
+    h = b.node("Gelu" if opset >= 20 else "Relu", [linear(x, hidden, ffn)])
+    out = layer_norm(b.node("Add", [linear(h, ffn, hidden), x]))
+    ids = [helper.make_tensor_value_info(n, TensorProto.INT64, [1, seq]) for n in ("input_ids", "attention_mask")]
+    return b.model(ids, [_io(out, None)], opset)
+
+
 def build_upsample_concat(size: int = 16, seed: int = 0, opset: int = 13,
                           repeat_names: bool = True) -> onnx.ModelProto:
     """A small U-Net-like CNN: conv stem, a stride-2 conv, nearest Resize x2, Concat with

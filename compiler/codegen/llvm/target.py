@@ -5,7 +5,7 @@ A target string follows TVM's form::
     "llvm"                                   # the host: JIT and shared libraries
     "llvm -mtriple=aarch64-linux-gnu"        # cross: object files only
     "llvm -mtriple=armv7-linux-gnueabihf -mattr=+neon"
-    "llvm -mtriple=wasm32-unknown-unknown"
+    "llvm -mtriple=wasm32-unknown-unknown -mattr=+simd128"   # SIMD128: 4 x f32
     "llvm -mcpu=skylake-avx512 -mattr=+avx512f"
 
 The host target takes its CPU name and feature string from LLVM's host
@@ -27,7 +27,7 @@ from vta_hw.errors import ArgumentError
 # Named cross targets the test-suite and the CLI know by a short name.
 AARCH64 = "llvm -mtriple=aarch64-linux-gnu"
 ARMV7 = "llvm -mtriple=armv7-linux-gnueabihf -mattr=+neon"
-WASM32 = "llvm -mtriple=wasm32-unknown-unknown"
+WASM32 = "llvm -mtriple=wasm32-unknown-unknown -mattr=+simd128"
 _ALIASES = {"host": "llvm", "aarch64": AARCH64, "armv7": ARMV7, "wasm32": WASM32}
 
 
@@ -136,7 +136,7 @@ def parse_target(spec: "str | Target") -> Target:
                              f"in {spec!r}")
         opts[key] = value
     host = host_target()
-    triple = opts.get("-mtriple", host.triple)
+    triple = normalize_triple(opts.get("-mtriple", host.triple))
     is_host = _same_machine(triple, host.triple)
     init_llvm()
     try:
@@ -177,6 +177,21 @@ def _cpu_known(triple: str, cpu: str) -> bool:
             os.close(saved)
         cap.seek(0)
         return b"not a recognized processor" not in cap.read()
+
+
+#: operating systems a three-part triple (``arch-os-env``) may name without a vendor
+_VENDORLESS_OS = ("linux",)
+
+
+def normalize_triple(triple: str) -> str:
+    """``triple`` with the vendor LLVM expects in the second place: ``armv7-linux-gnueabihf``
+    -> ``armv7-unknown-linux-gnueabihf``. LLVM reads a three-part triple as arch-vendor-os,
+    so without this the environment (``gnueabihf``: hard-float calls) is lost and ARMv7
+    objects pass floats in integer registers, which a hard-float C library misreads."""
+    parts = triple.split("-")
+    if len(parts) == 3 and parts[1] in _VENDORLESS_OS:
+        parts.insert(1, "unknown")
+    return "-".join(parts)
 
 
 def _same_machine(triple: str, host_triple: str) -> bool:

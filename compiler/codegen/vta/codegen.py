@@ -22,12 +22,18 @@ per-thread SRAM buffers (``name.vt<k>``) are welcome.
   (``AttrStmt("tensorize", "vta.gemm" | "vta.alu.<OP>")``, see
   ``compiler.topi.vta.intrin``) at its leaf: one GEMM/ALU instruction; the two
   innermost loops fold into ``iter_out``/``iter_in`` (``vta_uops.fold``), the
-  others become uops. A tensorize statement outside a uop scope is a
-  one-uop kernel. A GEMM reset under ``if cond`` (te's tensorize of a
+  others become uops. Without the pragma, a loop nest whose leaf is one
+  tensor intrinsic is a uop scope by itself (``auto_kernel``: the whole nest
+  while each instruction's uops fit half the uop buffer, else per iteration of
+  its outer loops); a lone tensorize statement is a one-uop kernel. A GEMM
+  reset under ``if cond`` (te's tensorize of a
   reduction) becomes a reset instruction over the iterations where ``cond``
   holds, ahead of the update.
 - virtual-thread copies sunk inside a copy nest or an intrinsic are split back
   out: each thread's part becomes its own instructions, thread by thread.
+- ``AttrStmt("pragma_alu")`` (TVM-VTA's ``env.alu``) around an elementwise
+  stage's loop nest: ``alu_pragma.inject_alu``, run first, matches its body
+  into ALU intrinsics over the nest's outer loops.
 - an ALU intrinsic naming a result, a left operand and a right operand (te's
   ``out = op(in, ...)`` stages) runs in place: the result buffer shares the
   left operand's entries (``vta_threads.inplace_aliases``).
@@ -60,6 +66,7 @@ from vta_hw.config import VTAConfig
 from vta_hw.isa import Alu, AluOp, Gemm, Load, MemId, Store
 from vta_hw.program import DramLayout, Program
 
+from . import alu_pragma
 from .dma import DmaMixin
 from .eval import CodegenError, element_index, evaluate
 from .threads import inplace_aliases, per_thread
@@ -96,6 +103,7 @@ class _Gen(DmaMixin):
         self.uops = UopCache(cfg)
         self.alias = inplace_aliases(func.body)
         self._group_entries: dict[int, int] = {}  # id(Allocate) -> entries of its group
+        self._split: dict[int, tuple] = {}         # id(stmt) -> (stmt, its per-thread parts)
 
     # ------------------------------------------------------------------ walking
     def stmt(self, s: ir.Stmt, env: dict) -> None:
@@ -103,6 +111,11 @@ class _Gen(DmaMixin):
             for c in s.stmts:
                 self.stmt(c, env)
         elif isinstance(s, ir.For):
+            parts = self._parts(s, _intrin_nests)
+            if parts:
+                for part in parts:
+                    self.auto_kernel(part, env)
+                return
             lo, n = int(evaluate(s.min, env)), int(evaluate(s.extent, env))
             for v in range(lo, lo + n):
                 self.stmt(s.body, {**env, s.var.name: v})
@@ -117,17 +130,28 @@ class _Gen(DmaMixin):
             self.allocate(s, env)
         elif isinstance(s, ir.AttrStmt):
             if s.key == "pragma_dma_copy":
-                for part in per_thread(s.body):
+                for part in self._parts(s.body, per_thread):
                     self.dma(part, env)
             elif s.key == "pragma_uop_scope" or s.key == "tensorize":
-                for part in per_thread(s if s.key == "tensorize" else s.body):
+                for part in self._parts(s if s.key == "tensorize" else s.body, per_thread):
                     self.kernel(part, env)
             else:
                 self.stmt(s.body, env)
         else:
-            raise CodegenError(f"{type(s).__name__} outside a dma_copy pragma or uop scope: "
-                               f"{s!r:.200}; the accelerator runs only DMA copies and tensor "
-                               "intrinsics")
+            stage = f"stage {s.buffer.name!r}" if isinstance(s, ir.Store) else "a statement"
+            raise CodegenError(f"{stage} inside loops ({loop_names(env)}) is neither a DMA copy, an "
+                               f"ALU stage nor a tensor intrinsic: {s!r:.200}; mark a copy stage "
+                               "with pragma env.dma_copy, an elementwise stage in "
+                               "local.acc_buffer with pragma env.alu, or tensorize it with "
+                               "env.gemm")
+
+    def _parts(self, s: ir.Stmt, split) -> list:
+        """``split(s)`` (the per-thread parts of a copy or an intrinsic nest), computed once
+        per statement: the loops around it visit it once per iteration."""
+        hit = self._split.get(id(s))
+        if hit is None or hit[0] is not s:
+            hit = self._split[id(s)] = (s, split(s))
+        return hit[1]
 
     def allocate(self, s: ir.Allocate, env: dict) -> None:
         b = s.buffer
@@ -136,8 +160,10 @@ class _Gen(DmaMixin):
             self.stmt(s.body, env)
             return
         if b.scope not in (INP_SCOPE, WGT_SCOPE, ACC_SCOPE):
-            raise CodegenError(f"buffer {b.name!r} is allocated in scope {b.scope!r}; VTA kernels "
-                               f"allocate only {INP_SCOPE}, {WGT_SCOPE}, {ACC_SCOPE}")
+            raise CodegenError(f"stage {b.name!r} (allocated inside loops ({loop_names(env)})) is "
+                               f"in scope {b.scope!r}; VTA kernels allocate only {INP_SCOPE}, "
+                               f"{WGT_SCOPE}, {ACC_SCOPE}: set_scope it to one of them or compute "
+                               "it on the host")
         ev = self.env_.elem_values(b.scope)
         n = self._group_entries.get(id(s))
         if n is None:
@@ -147,23 +173,43 @@ class _Gen(DmaMixin):
         base = self.top[b.scope]
         depth = self.env_.depth(b.scope)
         if base + n > depth:
-            raise CodegenError(f"buffer {b.name!r} needs {n} entries of {b.scope} at entry {base}, "
-                               f"past its {depth} entries on {self.cfg.name}; use smaller tiles")
+            raise CodegenError(f"stage {b.name!r}, allocated inside loops ({loop_names(env)}), "
+                               f"needs {n} entries of {b.scope} at entry {base}, past its {depth} "
+                               f"entries on {self.cfg.name}; use smaller tiles (split the "
+                               f"consumer's loops and compute {b.name!r} at an inner one)")
         self.sram[root] = base
         self.top[b.scope] = base + n
         self.stmt(s.body, env)
         self.top[b.scope] = base
         del self.sram[root]
 
-    # ------------------------------------------------------------------ DMA
-    def kernel(self, s: ir.Stmt, env: dict) -> None:
+    # ------------------------------------------------------------------ GEMM/ALU
+    def auto_kernel(self, s: ir.Stmt, env: dict) -> None:
+        """A loop nest around one intrinsic without a uop scope: one instruction over the
+        whole nest when its uops fit half the uop buffer, else one per iteration of its
+        outermost loop, each over the rest of the nest."""
+        if not isinstance(s, ir.For):
+            self.kernel(s, env)
+            return
+        if self.kernel(s, env, self.cfg.uop_depth // 2):
+            return
+        lo, n = int(evaluate(s.min, env)), int(evaluate(s.extent, env))
+        for v in range(lo, lo + n):
+            self.auto_kernel(s.body, {**env, s.var.name: v})
+
+    def kernel(self, s: ir.Stmt, env: dict, max_uops: int | None = None) -> bool:
+        """Emit the instructions of one uop scope ``s`` (a loop nest around one intrinsic);
+        with ``max_uops``, emit nothing and return False when an instruction would need
+        more uops than that."""
         loops, leaf = [], s
         while isinstance(leaf, ir.For):
             loops.append(leaf)
             leaf = leaf.body
         if not (isinstance(leaf, ir.AttrStmt) and leaf.key == "tensorize"):
-            raise CodegenError(f"a uop scope must hold a loop nest around one tensor intrinsic, "
-                               f"found {type(leaf).__name__}: {leaf!r:.200}")
+            raise CodegenError(f"a uop scope (loops {', '.join(f.var.name for f in loops) or 'none'}) "
+                               f"must hold a loop nest around one tensor intrinsic, found "
+                               f"{type(leaf).__name__}: {leaf!r:.200}; put env.uop_pragma at an "
+                               "axis whose inner loops hold only the tensorized stage")
         name = leaf.value
         grid, ext = dict(env), []
         nl = len(loops)
@@ -174,7 +220,7 @@ class _Gen(DmaMixin):
             shape[k] = n
             grid[f.var.name] = (np.arange(n) + lo).reshape(shape)
         if 0 in ext:
-            return
+            return True
         ext = [1] * max(0, 3 - nl) + ext
         U, O, I = int(np.prod(ext[:-2])), ext[-2], ext[-1]
         body = leaf.body.stmts if isinstance(leaf.body, ir.SeqStmt) else (leaf.body,)
@@ -196,12 +242,15 @@ class _Gen(DmaMixin):
             ld = ptr.src[0]
             b = ld.arg
             if self._root(b.name) not in self.sram:
-                raise CodegenError(f"intrinsic {name!r} uses {b.name!r}, which is not an SRAM "
-                                   "buffer allocated around it")
+                raise CodegenError(f"intrinsic {name!r} in loops ({loop_names(grid)}) uses stage "
+                                   f"{b.name!r}, which is not an SRAM buffer allocated around it; "
+                                   f"compute {b.name!r} (in an SRAM scope) at a loop outside the "
+                                   "intrinsic")
             i = element_index(b, ld.src, self.env_.elem_values(b.scope), grid)
             full = np.broadcast_to(i, tuple(ext[-nl:]) if nl else ()).reshape(U, O, I)
             return b, full + self.sram[self._root(b.name)]
 
+        out: list = []   # (instruction, uops, reads, writes), emitted once all fit
         if name == GEMM:
             if reset_cond is not None:
                 # every reset precedes, in loop order, the updates of its output, so the
@@ -210,16 +259,16 @@ class _Gen(DmaMixin):
                                        tuple(ext[-nl:]) if nl else ()).reshape(U, O, I)
                 acc_b, dst = self._gemm_operands(reset_ops, idx_of)[ACC_SCOPE]
                 if mask.all():
-                    self._gemm(acc_b, dst, None)
+                    out.append(self._gemm(acc_b, dst, None))
                 elif mask.any():
                     # the entries to zero, as loops where they allow (fold falls back to uops)
                     d = np.unique(dst[mask])
                     inner = ext[-1] if d.size % ext[-1] == 0 else 1
-                    self._gemm(acc_b, d.reshape(1, d.size // inner, inner), None)
+                    out.append(self._gemm(acc_b, d.reshape(1, d.size // inner, inner), None))
             ops_by = self._gemm_operands(ops, idx_of)
             acc_b, dst = ops_by[ACC_SCOPE]
-            self._gemm(acc_b, dst, ops_by if INP_SCOPE in ops_by else None)
-            return
+            out.append(self._gemm(acc_b, dst, ops_by if INP_SCOPE in ops_by else None))
+            return self._emit_all(out, max_uops)
         if not (isinstance(name, str) and name.startswith(ALU_PREFIX)):
             raise CodegenError(f"unknown tensor intrinsic {name!r}; VTA has {GEMM!r} and "
                                f"'{ALU_PREFIX}<MIN|MAX|ADD|SHR|MUL>'")
@@ -228,9 +277,11 @@ class _Gen(DmaMixin):
         if len(ops) == 3:  # dst = op(lhs, ...): in place, dst aliases lhs (see _aliases)
             lhs_b, lhs = idx_of(ops.pop(1))
             if not np.array_equal(lhs, dst):
-                raise CodegenError(f"ALU {op.name} writes {dst_b.name!r} from {lhs_b.name!r} at "
-                                   "other entries; the ALU works in place, so the result stage "
-                                   "must have its operand's layout")
+                raise CodegenError(f"ALU {op.name} in loops ({loop_names(grid)}) writes stage "
+                                   f"{dst_b.name!r} from {lhs_b.name!r} at other entries; the ALU "
+                                   "works in place, so the result stage must have its operand's "
+                                   f"layout: compute {dst_b.name!r} and {lhs_b.name!r} at the same "
+                                   "loop with the same axes")
         reads = set()
         if ops[1].op is Op.CONST:
             imm, src = int(ops[1].arg), dst
@@ -243,7 +294,14 @@ class _Gen(DmaMixin):
                    dst_factor_in=fac["dst"][1], src_factor_out=fac["src"][0],
                    src_factor_in=fac["src"][1], alu_op=op, use_imm=imm is not None,
                    imm=imm or 0)
-        self._emit(insn, uops, reads, {dst_b.name})
+        return self._emit_all([(insn, uops, reads, {dst_b.name})], max_uops)
+
+    def _emit_all(self, out: list, max_uops: int | None) -> bool:
+        if max_uops is not None and any(len(uops) > max_uops for _, uops, _, _ in out):
+            return False
+        for insn in out:
+            self._emit(*insn)
+        return True
 
     @staticmethod
     def _gemm_operands(ops, idx_of) -> dict:
@@ -257,8 +315,9 @@ class _Gen(DmaMixin):
             raise CodegenError("GEMM intrinsic with only one of its inp/wgt operands")
         return by_scope
 
-    def _gemm(self, acc_b, dst, ops_by) -> None:
-        """One GEMM over ``dst`` (``(U, O, I)`` ACC indices): reset if ``ops_by`` is None."""
+    def _gemm(self, acc_b, dst, ops_by) -> tuple:
+        """One GEMM over ``dst`` (``(U, O, I)`` ACC indices), reset if ``ops_by`` is None:
+        ``(instruction, uops, reads, writes)`` for ``_emit``."""
         reset = ops_by is None
         zero = np.zeros_like(dst)
         src = zero if reset else ops_by[INP_SCOPE][1]
@@ -269,7 +328,7 @@ class _Gen(DmaMixin):
                     src_factor_out=fac["src"][0], src_factor_in=fac["src"][1],
                     wgt_factor_out=fac["wgt"][0], wgt_factor_in=fac["wgt"][1])
         reads = set() if reset else {ops_by[INP_SCOPE][0].name, ops_by[WGT_SCOPE][0].name}
-        self._emit(insn, uops, reads, {acc_b.name})
+        return insn, uops, reads, {acc_b.name}
 
     def _emit(self, insn, uops, reads, writes) -> None:
         bgn, uload = self.uops.place(uops)
@@ -283,6 +342,32 @@ class _Gen(DmaMixin):
         while name in self.alias:
             name = self.alias[name]
         return name
+
+
+def loop_names(env: dict) -> str:
+    """The loop (and let) variables bound in ``env``, outermost first, for messages."""
+    return ", ".join(repr(k) for k in env) or "none"
+
+
+def _leaf(s: ir.Stmt) -> ir.Stmt:
+    while isinstance(s, ir.For):
+        s = s.body
+    return s
+
+
+def _is_intrin(s: ir.Stmt) -> bool:
+    return isinstance(s, ir.AttrStmt) and s.key == "tensorize"
+
+
+def _intrin_nests(s: ir.For) -> list[ir.Stmt]:
+    """``s`` once per virtual thread when it is a loop nest around one tensor intrinsic
+    (the automatic uop scope), else []."""
+    leaf = _leaf(s)
+    if not (_is_intrin(leaf) or isinstance(leaf, ir.SeqStmt) and leaf.stmts and all(
+            isinstance(c, ir.AttrStmt) and c.key == "virtual_thread" for c in leaf.stmts)):
+        return []
+    parts = per_thread(s)
+    return parts if all(_is_intrin(_leaf(p)) for p in parts) else []
 
 
 def build(func: ir.PrimFunc, cfg: VTAConfig, kinds: dict[str, str] | None = None,
@@ -299,7 +384,10 @@ def build(func: ir.PrimFunc, cfg: VTAConfig, kinds: dict[str, str] | None = None
         CodegenError: IR outside the supported forms, buffers that overflow an
             SRAM, DMA copies the hardware cannot express; TokenError (a
             CodegenError) if the dependency tokens fail verification.
+        compiler.te.ScheduleError: an ALU pragma nest that does not match
+            (``alu_pragma``).
     """
+    func = alu_pragma.inject_alu(func, Env(cfg))
     g = _Gen(func, cfg, dict(kinds or {}), dict(data or {}))
     g.stmt(func.body, {})
     base = g.layout.alloc_uops(max(1, len(g.uops.dram)))

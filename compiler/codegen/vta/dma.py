@@ -58,9 +58,13 @@ class DmaMixin:
             t, e = leaf.then_case, leaf.else_case
             leaf = ir.Store(t.buffer, ir.Expr(Op.SELECT, t.value.dtype, (leaf.cond, t.value, e.value)),
                             t.indices)
+        self._copy_loops = ", ".join(repr(f.var.name) for f in loops) or "none"
         if not isinstance(leaf, ir.Store):
             raise CodegenError(f"a dma_copy pragma must hold a loop nest around one Store, found "
-                               f"{type(leaf).__name__}: {leaf!r:.200}")
+                               f"{type(leaf).__name__} under loops ({self._copy_loops}): "
+                               f"{leaf!r:.200}; put env.dma_copy on the outermost axis of a copy "
+                               "stage (a cache_read, or a stage that only copies a tensor), with "
+                               "no other stage computed inside it")
         elem = {}
         if dt.lanes(leaf.value.dtype) == 1:
             loops, elem = self._element_loops(loops, leaf, env)
@@ -75,16 +79,20 @@ class DmaMixin:
             value = value.src[0] if value.op is Op.CAST else value.src[1]
         sram = st.buffer if st.buffer.scope != "global" else value.arg
         if sram.scope not in (INP_SCOPE, WGT_SCOPE, ACC_SCOPE) or value.op is not Op.LOAD:
-            raise CodegenError(f"a dma_copy Store must copy between DRAM and an SRAM buffer, "
-                               f"not {st!r:.200}")
+            raise CodegenError(f"dma_copy on stage {st.buffer.name!r} (loops {self._copy_loops}): "
+                               f"a copy must move a tensor between DRAM and an SRAM scope, not "
+                               f"{st!r:.200}; put env.dma_copy only on copy stages (cache_read "
+                               "into local.*_buffer, or the output copied from local.acc_buffer)")
         ev = self.env_.elem_values(sram.scope)
         k, prod = len(loops), 1
         while k > 0 and prod < ev:
             k -= 1
             prod *= int(evaluate(loops[k].extent, env))
         if prod != ev:
-            raise CodegenError(f"a scalar DMA copy into/out of {sram.name!r} must end in loops "
-                               f"over exactly one {ev}-value element; theirs cover {prod}")
+            raise CodegenError(f"copy stage {st.buffer.name!r} (loops {self._copy_loops}) must end "
+                               f"in loops over exactly one {ev}-value element of {sram.name!r}; "
+                               f"theirs cover {prod}: keep the copy's innermost axes (the "
+                               "element's rows and columns) whole and innermost")
         grid = {f.var.name: int(evaluate(f.min, env)) for f in loops[:k]}
         elem = {}
         shape = [int(evaluate(f.extent, env)) for f in loops[k:]]
@@ -97,8 +105,9 @@ class DmaMixin:
         for buf, idx in ((st.buffer, st.indices), (value.arg, value.src)):
             off = np.broadcast_to(evaluate(flat_offset(buf, idx), full), shape).reshape(-1)
             if not np.array_equal(off, off[0] + np.arange(ev)):
-                raise CodegenError(f"the element loops of a DMA copy must walk {buf.name!r} "
-                                   "contiguously, value by value")
+                raise CodegenError(f"copy stage {st.buffer.name!r} (loops {self._copy_loops}): "
+                                   f"the element loops must walk {buf.name!r} contiguously, value "
+                                   "by value; do not reorder or split the copy's innermost axes")
         return loops[:k], elem
 
     def _dma_outer(self, outer, inner, st, env, elem=None):
@@ -134,11 +143,15 @@ class DmaMixin:
             while other.op in (Op.CAST, Op.BROADCAST):
                 other = other.src[0]
             if not (other.op is Op.CONST and other.arg == 0):
-                raise CodegenError(f"a padded DMA copy must fill with 0, not {other}")
+                raise CodegenError(f"copy stage {st.buffer.name!r} (loops {self._copy_loops}) pads "
+                                   f"with {other}; the LOAD pads with 0 only: write the padding "
+                                   "as te.if_then_else(cond, x, 0)")
             while value.op is Op.CAST:
                 value = value.src[0]
         if value.op is not Op.LOAD:
-            raise CodegenError(f"a dma_copy Store must copy a Load, not {value!r:.200}")
+            raise CodegenError(f"copy stage {st.buffer.name!r} (loops {self._copy_loops}) computes "
+                               f"{value!r:.200}, not a copy; a DMA moves values as they are: "
+                               "compute in another stage (env.alu or tensorize) and copy that")
         dst, src = st.buffer, value.arg
         yy = np.arange(Y)[:, None]
         xx = np.arange(X)[None, :]
@@ -146,13 +159,18 @@ class DmaMixin:
             sram_buf, sram_idx, dram_buf, dram_idx, load = dst, st.indices, src, value.src, True
         elif dst.scope == "global" and src.scope == ACC_SCOPE:
             if cond is not None:
-                raise CodegenError(f"STORE to {dst.name!r} cannot pad; drop the select")
+                raise CodegenError(f"copy stage {dst.name!r} (loops {self._copy_loops}): a STORE "
+                                   "cannot pad; drop the select")
             sram_buf, sram_idx, dram_buf, dram_idx, load = src, value.src, dst, st.indices, False
         else:
-            raise CodegenError(f"DMA copy from {src.name!r} ({src.scope}) to {dst.name!r} "
-                               f"({dst.scope}): VTA moves DRAM->INP/WGT/ACC SRAM and ACC(OUT)->DRAM")
+            raise CodegenError(f"copy stage {dst.name!r} (loops {self._copy_loops}) copies from "
+                               f"{src.name!r} ({src.scope}) to {dst.name!r} ({dst.scope}); VTA "
+                               "moves DRAM->INP/WGT/ACC SRAM and ACC(OUT)->DRAM: set the scopes "
+                               "so each copy has one side in DRAM")
         if self._root(sram_buf.name) not in self.sram:
-            raise CodegenError(f"SRAM buffer {sram_buf.name!r} is used outside its Allocate")
+            raise CodegenError(f"copy stage {st.buffer.name!r} (loops {self._copy_loops}) uses SRAM "
+                               f"buffer {sram_buf.name!r} outside its allocation; compute "
+                               f"{sram_buf.name!r} at a loop around this copy")
         ev = self.env_.elem_values(sram_buf.scope)
         s_idx = np.broadcast_to(element_index(sram_buf, sram_idx, ev, grid), (Y, X))
         d_idx = np.broadcast_to(element_index(dram_buf, dram_idx, ev, grid), (Y, X))
@@ -165,8 +183,10 @@ class DmaMixin:
             yy, xx = np.arange(Y)[:, None], np.arange(X)[None, :]
         base = int(s_idx[0, 0])
         if not np.array_equal(s_idx, base + yy * X + xx):
-            raise CodegenError(f"the SRAM side of a DMA copy ({sram_buf.name!r}) must be dense "
-                               f"rows of {X} elements; got indices {s_idx.tolist()!r:.120}")
+            raise CodegenError(f"copy stage {st.buffer.name!r} (loops {self._copy_loops}): the SRAM "
+                               f"side ({sram_buf.name!r}) must be dense rows of {X} elements; got "
+                               f"indices {s_idx.tolist()!r:.120}; keep the copy's axes in the "
+                               f"order of {sram_buf.name!r}'s dimensions (no reorder)")
         mem = SCOPE_MEM[sram_buf.scope] if load else MemId.OUT
         eb = self.cfg.elem_bytes(mem.name.lower())
         spec = self.dram[dram_buf.name]
@@ -183,8 +203,10 @@ class DmaMixin:
             rect = np.zeros((Y, X), bool)
             rect[y0:y1, x0:x1] = True
             if not np.array_equal(valid, rect):
-                raise CodegenError(f"the valid part of a padded DMA copy into {sram_buf.name!r} is "
-                                   "not a rectangle; pads can only surround it")
+                raise CodegenError(f"copy stage {st.buffer.name!r} (loops {self._copy_loops}): the "
+                                   f"valid part of the padded copy into {sram_buf.name!r} is not a "
+                                   "rectangle; pads can only surround it: pad in rows and columns "
+                                   "of the two innermost copy loops only")
             pads = (y0, Y - y1, x0, X - x1)
             d = d_idx[y0:y1, x0:x1]
             stride = int(d[1, 0] - d[0, 0]) if y1 - y0 > 1 else x1 - x0
@@ -194,10 +216,13 @@ class DmaMixin:
                 raise CodegenError(_dram_side_error(dram_buf.name, sram_buf.name, d, names))
             dram_base = self.layout.elem(spec, mem.name.lower()) + int(d[0, 0])
             if int(d.min()) < 0 or (int(d.max()) + 1) * ev > int(np.prod(dram_buf.shape)):
-                raise CodegenError(f"DMA copy reads/writes {dram_buf.name!r} out of bounds")
+                raise CodegenError(f"copy stage {st.buffer.name!r} (loops {self._copy_loops}) reads/"
+                                   f"writes {dram_buf.name!r} out of bounds; use split factors "
+                                   "that divide the extents")
         if max(pads) > _PAD_MAX:
-            raise CodegenError(f"DMA copy into {sram_buf.name!r} needs pads {pads}; each pad field "
-                               f"holds at most {_PAD_MAX} (reduce the padding or tile it)")
+            raise CodegenError(f"copy stage {st.buffer.name!r} (loops {self._copy_loops}) needs pads "
+                               f"{pads}; each pad field holds at most {_PAD_MAX} (reduce the "
+                               "padding or tile it)")
         sram_base = self.sram[self._root(sram_buf.name)] + base
         if stride == x1 - x0 == X and not any(pads) and 1 < Y * X <= _SIZE_MAX:
             # rows back to back in DRAM (and dense in SRAM): one row, so the memory port

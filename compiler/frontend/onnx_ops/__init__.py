@@ -3,7 +3,7 @@
 One module per family; each exports a `CONVERTERS` dict merged here.
 """
 
-from . import elementwise, nn, quant, resize, tensor
+from . import einsum, elementwise, nn, qlinear, quant, reduce, resize, tensor
 
-CONVERTERS = {**elementwise.CONVERTERS, **nn.CONVERTERS, **tensor.CONVERTERS,
-              **quant.CONVERTERS, **resize.CONVERTERS}
+CONVERTERS = {**elementwise.CONVERTERS, **nn.CONVERTERS, **tensor.CONVERTERS, **reduce.CONVERTERS,
+              **einsum.CONVERTERS, **quant.CONVERTERS, **qlinear.CONVERTERS, **resize.CONVERTERS}

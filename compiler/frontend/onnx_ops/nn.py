@@ -1,4 +1,9 @@
-"""Conv, ConvTranspose, Gemm, MatMul, pools, BatchNormalization, LayerNormalization, Softmax."""
+"""Conv, ConvTranspose, Gemm, MatMul, pools, BatchNormalization, LayerNormalization,
+InstanceNormalization, LRN, Softmax.
+
+InstanceNormalization is a LAYER_NORM over the spatial axes with a per-channel
+scale and bias; LRN is an average pool of the squares over a window of channels.
+"""
 
 from __future__ import annotations
 
@@ -148,6 +153,38 @@ def layer_norm(ctx, node, a):
     return ctx.make(node, Op.LAYER_NORM, *src, axis=axis, epsilon=float(a.get("epsilon", 1e-5)))
 
 
+def instance_norm(ctx, node, a):
+    """(x - mean) / sqrt(var + eps) * scale[c] + bias[c], statistics over the spatial axes."""
+    x, scale, bias = ctx.required(node, 0), ctx.required(node, 1), ctx.required(node, 2)
+    if len(x.shape) < 3:
+        raise ctx.fail(node, f"needs an N,C,spatial... input, not {list(x.shape)}")
+    per_channel = (x.shape[1],) + (1,) * (len(x.shape) - 2)
+    scale, bias = (ctx.make(node, Op.RESHAPE, t, newshape=per_channel) for t in (scale, bias))
+    return ctx.make(node, Op.LAYER_NORM, x, scale, bias, axis=2, epsilon=float(a.get("epsilon", 1e-5)))
+
+
+def lrn(ctx, node, a):
+    """x / (bias + alpha / size * sum of x^2 over `size` channels around c) ** beta (ONNX LRN):
+    the sum is an AVG_POOL (count_include_pad) over channels of x^2 seen as [N, 1, C, H*W]."""
+    x = ctx.required(node, 0)
+    if len(x.shape) != 4:
+        raise ctx.fail(node, f"only 4-D (NCHW) inputs are supported, got shape {list(x.shape)}")
+    size = int(a["size"])
+    alpha, beta, bias = float(a.get("alpha", 1e-4)), float(a.get("beta", 0.75)), float(a.get("bias", 1.0))
+    n, c, h, w = x.shape
+    sq = ctx.make(node, Op.RESHAPE, ctx.make(node, Op.MUL, x, x), newshape=(n, 1, c, h * w))
+    lo, hi = (size - 1) // 2, size - 1 - (size - 1) // 2
+    mean = ctx.make(node, Op.AVG_POOL, sq, kernel=(size, 1), strides=(1, 1), pads=(lo, 0, hi, 0),
+                    dilations=(1, 1), ceil_mode=0, count_include_pad=1)
+    mean = ctx.make(node, Op.RESHAPE, mean, newshape=x.shape)
+
+    def k(v, what):
+        return ctx.param(np.asarray(v, x.dtype), f"{node.name or 'lrn'}_{what}")
+    scaled = ctx.make(node, Op.ADD, k(bias, "bias"), ctx.make(node, Op.MUL, mean, k(alpha, "alpha")))
+    denom = ctx.make(node, Op.POW, scaled, k(beta, "beta"))
+    return ctx.make(node, Op.DIV, x, denom)
+
+
 def softmax(ctx, node, a):
     """Softmax; before opset 13 it flattens to 2-D at `axis` (default 1) and normalizes the rows."""
     x = ctx.required(node, 0)
@@ -165,4 +202,5 @@ CONVERTERS = {
     "Conv": conv, "ConvTranspose": conv_transpose, "Gemm": gemm, "MatMul": matmul,
     "MaxPool": _pool(Op.MAX_POOL), "AveragePool": _pool(Op.AVG_POOL), "GlobalAveragePool": global_avg_pool,
     "BatchNormalization": batch_norm, "LayerNormalization": layer_norm, "Softmax": softmax,
+    "InstanceNormalization": instance_norm, "LRN": lrn,
 }

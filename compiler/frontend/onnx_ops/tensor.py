@@ -1,8 +1,12 @@
 """Shape and data-movement ops: Flatten, Reshape, Transpose, Concat, Split, Slice, Gather,
-Squeeze, Unsqueeze, Pad, ReduceMean, and the constant producers Shape, ConstantOfShape, Constant.
+Squeeze, Unsqueeze, Pad, Expand, Tile, DepthToSpace, SpaceToDepth, OneHot, and the constant
+producers Shape, ConstantOfShape, Constant, Range.
+
+Tile, DepthToSpace and SpaceToDepth are reshapes, transposes and broadcasts;
+OneHot is a comparison against an index table and a WHERE.
 
 Attribute-vs-input forms across opsets are both accepted (Split sizes,
-Squeeze/Unsqueeze axes, Pad pads, Slice starts/ends, ReduceMean axes).
+Squeeze/Unsqueeze axes, Pad pads, Slice starts/ends).
 """
 
 from __future__ import annotations
@@ -182,15 +186,88 @@ def pad(ctx, node, a):
     return ctx.make(node, Op.PAD, x, pads=tuple(pads), mode=mode, value=float(value))
 
 
-def reduce_mean(ctx, node, a):
+def expand(ctx, node, a):
     x = ctx.required(node, 0)
-    axes = _attr_or_input(ctx, node, a, "axes", 1)
-    if not axes:
-        if a.get("noop_with_empty_axes", 0):
-            return x
-        axes = range(len(x.shape))
-    axes = tuple(sorted(set(_axes(ctx, node, axes, len(x.shape)))))
-    return ctx.make(node, Op.REDUCE_MEAN, x, axes=axes, keepdims=int(a.get("keepdims", 1)))
+    shape = tuple(int(d) for d in ctx.const(node, 1, "shape").reshape(-1))
+    out = ctx.make(node, Op.BROADCAST_TO, x, shape=shape)
+    return x if out.shape == x.shape else out
+
+
+def tile(ctx, node, a):
+    """x [.., d, ..] -> [.., 1, d, ..] broadcast to [.., r, d, ..] -> [.., r*d, ..]."""
+    x = ctx.required(node, 0)
+    reps = [int(r) for r in ctx.const(node, 1, "repeats").reshape(-1)]
+    if len(reps) != len(x.shape) or any(r < 1 for r in reps):
+        raise ctx.fail(node, f"repeats {reps} must hold one positive count per axis of {list(x.shape)}")
+    if all(r == 1 for r in reps):
+        return x
+    spread = tuple(v for d in x.shape for v in (1, d))
+    wide = tuple(v for r, d in zip(reps, x.shape) for v in (r, d))
+    y = ctx.make(node, Op.BROADCAST_TO, ctx.make(node, Op.RESHAPE, x, newshape=spread), shape=wide)
+    return ctx.make(node, Op.RESHAPE, y, newshape=tuple(r * d for r, d in zip(reps, x.shape)))
+
+
+def _blocksize(ctx, node, a, x):
+    b = int(a.get("blocksize", 0))
+    if len(x.shape) != 4 or b < 1:
+        raise ctx.fail(node, f"needs a 4-D NCHW input and a positive blocksize, not {list(x.shape)} and {b}")
+    return b
+
+
+def depth_to_space(ctx, node, a):
+    x = ctx.required(node, 0)
+    b = _blocksize(ctx, node, a, x)
+    n, c, h, w = x.shape
+    if c % (b * b):
+        raise ctx.fail(node, f"channels {c} must divide by blocksize^2 = {b * b}")
+    if a.get("mode", "DCR") == "DCR":
+        t = ctx.make(node, Op.RESHAPE, x, newshape=(n, b, b, c // (b * b), h, w))
+        t = ctx.make(node, Op.TRANSPOSE, t, perm=(0, 3, 4, 1, 5, 2))
+    else:  # CRD
+        t = ctx.make(node, Op.RESHAPE, x, newshape=(n, c // (b * b), b, b, h, w))
+        t = ctx.make(node, Op.TRANSPOSE, t, perm=(0, 1, 4, 2, 5, 3))
+    return ctx.make(node, Op.RESHAPE, t, newshape=(n, c // (b * b), h * b, w * b))
+
+
+def space_to_depth(ctx, node, a):
+    x = ctx.required(node, 0)
+    b = _blocksize(ctx, node, a, x)
+    n, c, h, w = x.shape
+    if h % b or w % b:
+        raise ctx.fail(node, f"height {h} and width {w} must divide by blocksize {b}")
+    t = ctx.make(node, Op.RESHAPE, x, newshape=(n, c, h // b, b, w // b, b))
+    t = ctx.make(node, Op.TRANSPOSE, t, perm=(0, 3, 5, 1, 2, 4))
+    return ctx.make(node, Op.RESHAPE, t, newshape=(n, c * b * b, h // b, w // b))
+
+
+def one_hot(ctx, node, a):
+    """values[1] where indices (negative ones counted from depth) == position along `axis`, else values[0]."""
+    idx = ctx.required(node, 0)
+    depth = int(np.asarray(ctx.const(node, 1, "depth")).reshape(-1)[0])
+    values = ctx.const(node, 2, "values")
+    if depth < 1 or values is None or values.size != 2:
+        raise ctx.fail(node, f"depth must be positive and values [off, on], not {depth} and {values}")
+    rank = len(idx.shape) + 1
+    axis = _axes(ctx, node, [a.get("axis", -1)], rank, "axis")[0]
+    hint = node.name or "onehot"
+    zero = ctx.param(np.zeros((), idx.dtype), f"{hint}_zero")
+    wrapped = ctx.make(node, Op.WHERE, ctx.make(node, Op.LESS, idx, zero),
+                       ctx.make(node, Op.ADD, idx, ctx.param(np.asarray(depth, idx.dtype), f"{hint}_depth")), idx)
+    shape = list(idx.shape)
+    shape.insert(axis, 1)
+    table = [1] * rank
+    table[axis] = depth
+    hit = ctx.make(node, Op.EQUAL, ctx.make(node, Op.RESHAPE, wrapped, newshape=tuple(shape)),
+                   ctx.param(np.arange(depth, dtype=idx.dtype).reshape(table), f"{hint}_positions"))
+    off, on = (ctx.param(np.asarray(v), f"{hint}_{k}") for k, v in zip(("off", "on"), values.reshape(-1)))
+    return ctx.make(node, Op.WHERE, hit, on, off)
+
+
+def range_(ctx, node, a):
+    start, limit, delta = (np.asarray(ctx.const(node, i, w)) for i, w in enumerate(("start", "limit", "delta")))
+    if delta == 0:
+        raise ctx.fail(node, "delta must be non-zero")
+    return ctx.param(np.arange(start, limit, delta, dtype=start.dtype), f"{node.name or 'range'}_value")
 
 
 def shape(ctx, node, a):
@@ -217,5 +294,6 @@ def constant(ctx, node, a):
 CONVERTERS = {
     "Flatten": flatten, "Reshape": reshape, "Transpose": transpose, "Concat": concat, "Split": split,
     "Slice": slice_, "Gather": gather, "Squeeze": squeeze, "Unsqueeze": unsqueeze, "Pad": pad,
-    "ReduceMean": reduce_mean, "Shape": shape, "ConstantOfShape": constant_of_shape, "Constant": constant,
+    "Expand": expand, "Tile": tile, "DepthToSpace": depth_to_space, "SpaceToDepth": space_to_depth,
+    "OneHot": one_hot, "Range": range_, "Shape": shape, "ConstantOfShape": constant_of_shape, "Constant": constant,
 }

@@ -10,7 +10,8 @@ Conventions (2-D, NCHW; the frontend turns ONNX auto_pad into explicit pads):
 - DENSE src (x[...,K], w[N,K]) -> [...,N] (x @ w.T).  MATMUL: numpy.matmul.
 - MAX_POOL / AVG_POOL kernel, strides, pads, dilations, ceil_mode
   (AVG_POOL: count_include_pad). GLOBAL_AVG_POOL: mean over H, W, keeping them as 1.
-- REDUCE_MEAN axes (non-negative, sorted), keepdims.
+- REDUCE_SUM / REDUCE_MEAN / REDUCE_MAX / REDUCE_MIN / REDUCE_PROD axes
+  (non-negative, distinct), keepdims; the input's dtype (MEAN: float only).
 """
 
 from __future__ import annotations
@@ -242,13 +243,25 @@ def _global_avg_pool():
     return infer, lambda args, a: args[0].mean(axis=tuple(range(2, args[0].ndim)), keepdims=True)
 
 
-@register(Op.REDUCE_MEAN, Kind.REDUCTION, 1)
-def _reduce_mean():
+_REDUCERS = {Op.REDUCE_SUM: np.sum, Op.REDUCE_MEAN: np.mean, Op.REDUCE_MAX: np.max,
+             Op.REDUCE_MIN: np.min, Op.REDUCE_PROD: np.prod}
+
+
+def _reduce(op, fn):
     def infer(src, a):
         x, axes = src[0].shape, a["axes"]
-        if any(not 0 <= ax < len(x) for ax in axes):
-            raise GraphError(f"axes {list(axes)} out of range for rank {len(x)}")
+        if any(not 0 <= ax < len(x) for ax in axes) or len(set(axes)) != len(axes):
+            raise GraphError(f"axes {list(axes)} must be distinct and in range for rank {len(x)}")
+        if op is Op.REDUCE_MEAN and not np.issubdtype(np.dtype(src[0].dtype), np.floating):
+            raise GraphError(f"input must be a float tensor, not {src[0].dtype}; insert a CAST")
         if a.get("keepdims", 1):
             return tuple(1 if i in axes else d for i, d in enumerate(x)), src[0].dtype
         return tuple(d for i, d in enumerate(x) if i not in axes), src[0].dtype
-    return infer, lambda args, a: args[0].mean(axis=tuple(a["axes"]), keepdims=bool(a.get("keepdims", 1))).astype(args[0].dtype)
+
+    def compute(args, a):
+        return np.asarray(fn(args[0], axis=tuple(a["axes"]), keepdims=bool(a.get("keepdims", 1)))).astype(args[0].dtype)
+    register(op, Kind.REDUCTION, 1)(lambda: (infer, compute))
+
+
+for _op, _fn in _REDUCERS.items():
+    _reduce(_op, _fn)

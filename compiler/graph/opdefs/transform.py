@@ -6,6 +6,9 @@
   range() semantics (end may be -1 for a negative step: "past index 0").
 - CONCAT axis (non-negative); inputs share dtype and every other dim.
 - TAKE axis: src (data, indices); numpy.take after wrapping negative indices.
+- BROADCAST_TO shape: numpy broadcasting of the input against `shape` (ONNX
+  Expand: the result has the broadcast of both, so a 1 in `shape` keeps the
+  input's dim).
 - PAD pads: ONNX order (all begins, then all ends), non-negative; mode
   "constant" | "reflect" | "edge" | "wrap"; value for constant mode.
 - LAYOUT_TRANSFORM src_layout/dst_layout: layout strings whose upper-case
@@ -95,6 +98,18 @@ def _take():
         dim = data.shape[a["axis"]]
         idx = np.where(idx < 0, idx + dim, idx)
         return np.take(data, idx, axis=a["axis"])
+    return infer, compute
+
+
+@register(Op.BROADCAST_TO, Kind.INJECTIVE, 1)
+def _broadcast_to():
+    from .elementwise import broadcast_shape
+
+    def infer(src, a):
+        return broadcast_shape(src[0].shape, tuple(a["shape"])), src[0].dtype
+
+    def compute(args, a):
+        return np.ascontiguousarray(np.broadcast_to(args[0], np.broadcast_shapes(args[0].shape, tuple(a["shape"]))))
     return infer, compute
 
 

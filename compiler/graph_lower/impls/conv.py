@@ -2,9 +2,11 @@
 
 Shapes and layouts as in ``compiler.topi.conv2d``. Knobs (defaults are the
 hand-picked schedule): ``conv_out_block`` (output channels per packed weight
-block, a divisor of O), ``ow_tile`` (output columns per register tile, a cap:
-``topi.conv2d`` picks a divisor of OW near it), ``ow_vec`` (columns per vector
-of the depthwise-style schedules).
+block, a divisor of O: the channel block, 4 = one 128-bit fp32 vector),
+``ow_tile`` (output columns per register tile, a cap: ``topi.conv2d`` picks a
+divisor of OW near it), ``ow_vec`` (columns per vector of the depthwise-style
+schedules, 4 = 128-bit), ``par_depth`` (outer axes fused into the parallel loop:
+3 = (n, channel block, row), 2 = (n, channel block)).
 """
 from __future__ import annotations
 
@@ -20,7 +22,13 @@ from ..strategy import attr_is, register
 
 _NCHW = attr_is("data_layout", "NCHW", "NCHW")
 _OW_TILE = Knob("ow_tile", (4, 7, 8, 14, 16, 28), 14)
-_OW_VEC = Knob("ow_vec", (8, 16, 32), 16)
+#: wasm32 (SIMD128; V8 on x86-64 has 16 vector registers): the register tile is two
+#: vectors of output channels x 7 columns: 14 accumulators. Against the 16 x 14 tile made
+#: for AVX-512 it runs ResNet-18 (224) in Node 1.6x faster (bench/deploy_wasm.py). NEON
+#: (32 registers) keeps the default until it is measured.
+_OW_TILE_WASM = Knob("ow_tile", _OW_TILE.candidates, 7)
+_OW_VEC = Knob("ow_vec", (4, 8, 16, 32), 16)
+_PAR = Knob("par_depth", (3, 2), 3)
 
 
 def _window(n):
@@ -30,11 +38,16 @@ def _window(n):
 def _conv_space(w):
     O = w.node.src[1].shape[0]
     blocks = tuple(b for b in (16, 8, 4, 2, 1) if O % b == 0)
-    return ConfigSpace((Knob("conv_out_block", blocks, tconv.conv_out_block(O)), _OW_TILE))
+    if w.target.arch.startswith("wasm"):
+        pair = 2 * w.target.vector_lanes(32)
+        block = pair if O % pair == 0 else tconv.conv_out_block(O)
+        return ConfigSpace((Knob("conv_out_block", blocks, block), _OW_TILE_WASM, _PAR))
+    return ConfigSpace((Knob("conv_out_block", blocks, tconv.conv_out_block(O)), _OW_TILE, _PAR))
 
 
 @register(Op.CONV2D, "conv2d_nchw", kind=MasterKind.CONV2D, space=_conv_space,
-          schedule=lambda s, acc, out, cfg: tconv.schedule_conv2d_nchw(s, acc, out, cfg["ow_tile"]),
+          schedule=lambda s, acc, out, cfg: tconv.schedule_conv2d_nchw(
+              s, acc, out, cfg["ow_tile"], par_depth=cfg["par_depth"]),
           packs=lambda w, cfg: {1: f"conv:{cfg['conv_out_block']}"},
           when=(_NCHW, attr_is("groups", 1, 1)))
 def _conv2d_nchw(b, n, a, cfg):
@@ -67,8 +80,9 @@ def _blocked(w):
 
 
 @register(Op.CONV2D, "conv2d_nchwc", kind=MasterKind.CONV2D_NCHWC,
-          space=lambda w: ConfigSpace((_OW_TILE,)),
-          schedule=lambda s, acc, out, cfg: tconv.schedule_conv2d_nchwc(s, acc, out, cfg["ow_tile"]),
+          space=lambda w: ConfigSpace((_OW_TILE, _PAR)),
+          schedule=lambda s, acc, out, cfg: tconv.schedule_conv2d_nchwc(s, acc, out, cfg["ow_tile"],
+                                                                        cfg["par_depth"]),
           when=(_blocked, attr_is("groups", 1, 1)))
 def _conv2d_nchwc(b, n, a, cfg):
     x = b.tensor_of(a[0], "conv_in")
@@ -91,8 +105,9 @@ def _grouped(w):
 
 
 @register(Op.CONV2D, "depthwise_conv2d_nchw", kind=MasterKind.DEPTHWISE_CONV2D,
-          space=lambda w: ConfigSpace((_OW_VEC,)),
-          schedule=lambda s, acc, out, cfg: tconv.schedule_depthwise_nchw(s, acc, out, cfg["ow_vec"]),
+          space=lambda w: ConfigSpace((_OW_VEC, _PAR)),
+          schedule=lambda s, acc, out, cfg: tconv.schedule_depthwise_nchw(s, acc, out, cfg["ow_vec"],
+                                                                          cfg["par_depth"]),
           when=(_NCHW, _depthwise), plevel=15)
 def _depthwise_conv2d_nchw(b, n, a, cfg):
     x = b.tensor_of(a[0], "conv_in")

@@ -8,8 +8,9 @@
   over the batch axes), flattened to ``[B, M, K] @ [B, K, N]``.
 
 Knobs (defaults are the hand-picked schedule): ``dense_block`` (nb, a divisor of
-N), ``mr`` (rows per register tile, a cap: a divisor of M at most it), ``nb``
-(batch_matmul columns per register tile, a cap likewise).
+N), ``mr`` (rows per register tile, a cap: a divisor of M at most it), ``par``
+(``"tiles"``: (row tile, column block) pairs in parallel; ``"rows"``: row tiles
+only), ``nb`` (batch_matmul columns per register tile, a cap likewise).
 """
 from __future__ import annotations
 
@@ -30,11 +31,12 @@ _MR = Knob("mr", (1, 2, 4, 8), 4)
 
 def _dense_space(N: int) -> ConfigSpace:
     blocks = tuple(b for b in (16, 8, 4, 2, 1) if N % b == 0)
-    return ConfigSpace((Knob("dense_block", blocks, tdense.dense_block(N)), _MR))
+    return ConfigSpace((Knob("dense_block", blocks, tdense.dense_block(N)), _MR,
+                        Knob("par", ("tiles", "rows"), "tiles")))
 
 
 def _schedule_dense(s, acc, out, cfg):
-    tdense.schedule_dense(s, acc, out, cfg["mr"])
+    tdense.schedule_dense(s, acc, out, cfg["mr"], cfg["par"])
 
 
 def _lead_view(acc, shape):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from compiler.graph import Op
-from compiler.graph.ops import BINARY
+from compiler.graph.ops import BINARY, COMPARE
 from compiler.topi import injective as inj
 from compiler.topi.injective import Lazy
 
@@ -44,8 +44,15 @@ INJECTIVE = {
     Op.GELU: lambda b, n, a: inj.gelu(a[0], n.attr("approximate", "none")),
     Op.HARD_SWISH: lambda b, n, a: inj.hard_swish(a[0]),
     Op.SQRT: lambda b, n, a: inj.sqrt(a[0]),
+    Op.EXP: lambda b, n, a: inj.exp(a[0]),
+    Op.LOG: lambda b, n, a: inj.log(a[0]),
+    Op.ABS: lambda b, n, a: inj.absolute(a[0]),
+    Op.NEG: lambda b, n, a: inj.negative(a[0]),
+    Op.NOT: lambda b, n, a: inj.logical_not(a[0]),
     Op.CAST: lambda b, n, a: inj.cast(a[0], str(np.dtype(n.attr("to")))),
-    **{op: (lambda b, n, a: inj.binary(n.op.name, a[0], a[1], n.shape)) for op in BINARY},
+    **{op: (lambda b, n, a: inj.binary(n.op.name, a[0], a[1], n.shape)) for op in BINARY | COMPARE},
+    Op.WHERE: lambda b, n, a: inj.where(a[0], a[1], a[2], n.shape),
+    Op.BROADCAST_TO: lambda b, n, a: inj.broadcast_to(a[0], n.shape),
     Op.RESHAPE: lambda b, n, a: inj.reshape(a[0], n.shape),
     Op.TRANSPOSE: lambda b, n, a: inj.transpose(a[0], n.attr("perm")),
     Op.SLICE: lambda b, n, a: inj.strided_slice(a[0], n.attr("begin"), n.attr("step"), n.shape),

@@ -1,7 +1,8 @@
 """Max and average pooling (NCHW; ONNX padding, dilation and count_include_pad rules).
 
-One implementation, no knobs: parallel over (n, c, row), the window
-reduction innermost (``topi.pooling``).
+One implementation: parallel over (n, c, row), the window reduction innermost
+(``topi.pooling``). Knob ``par_depth``: 3 (default) fuses (n, c, row) into the
+parallel loop, 2 only (n, c).
 """
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from compiler.topi import pooling as tpool
 
 from ..builder import view
 from ..master import MasterKind
+from ..space import ConfigSpace, Knob
 from ..strategy import register
 
 
@@ -24,4 +26,6 @@ def _pool2d(b, n, a, cfg):
 
 for _op in (Op.MAX_POOL, Op.AVG_POOL):
     register(_op, "pool2d_nchw", kind=MasterKind.POOL,
-             schedule=lambda s, acc, out, cfg: tpool.schedule_pool2d(s, acc, out))(_pool2d)
+             space=lambda w: ConfigSpace((Knob("par_depth", (3, 2), 3),)),
+             schedule=lambda s, acc, out, cfg: tpool.schedule_pool2d(s, acc, out,
+                                                                     cfg["par_depth"]))(_pool2d)

@@ -23,9 +23,9 @@ def flat_index(buffer: ir.Buffer, indices) -> ir.Expr:
 
 
 def storage_flatten(func: ir.PrimFunc) -> ir.PrimFunc:
-    """Pass: flatten indices (accesses with one index are taken as flat already)."""
+    """Pass: flatten indices (accesses with one index are taken as flat already; a 0-d access reads offset 0)."""
     def load(x: ir.Expr) -> ir.Expr | None:
-        if x.op is Op.LOAD and len(x.src) > 1:
+        if x.op is Op.LOAD and len(x.src) != 1:
             return ir.Expr(Op.LOAD, x.dtype, (flat_index(x.arg, x.src),), x.arg)
         return None
 
@@ -33,7 +33,7 @@ def storage_flatten(func: ir.PrimFunc) -> ir.PrimFunc:
         return rewrite_expr(e, load)
 
     def stmt(s: ir.Stmt) -> ir.Stmt:
-        if isinstance(s, ir.Store) and len(s.indices) > 1:
+        if isinstance(s, ir.Store) and len(s.indices) != 1:
             return ir.Store(s.buffer, s.value, (flat_index(s.buffer, s.indices),))
         return s
 

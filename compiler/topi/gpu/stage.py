@@ -101,6 +101,9 @@ def _bind_threads(st, axes: list, t: Tensor, tile: int, threads: int):
     for a in t.op.axis:
         n *= a.extent
     n //= tile
+    if not axes:
+        raise ValueError(f"stage {t.name!r} is a scalar (0-d); GPU kernels bind threads to an axis, so "
+                         "keep a reduced axis (keepdims=1) or compile for a CPU target")
     f = st.fuse(*axes) if len(axes) > 1 else axes[0]
     threads = min(threads, max(32, 1 << (n - 1).bit_length()))
     while threads > 64 and -(-n // threads) < MIN_BLOCKS:   # spread small stages over more SMs

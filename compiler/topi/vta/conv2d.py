@@ -22,7 +22,11 @@ DMAs worse for overlap than grouping each thread's loads as here:
   ``(oc, ic, kh, kw, y, x)`` in a uop scope (``y``, ``x`` fold into the GEMM
   loops); then ALU: ADD bias, SHR shift (an immediate, or with per-channel weight
   scales a per-lane shift vector loaded into ACC like the bias and used as the
-  ALU's tensor operand), MAX 0 (relu) or -128, MIN 127; then store the tile
+  ALU's tensor operand), [MUL by a multiplier (an immediate or a per-lane vector),
+  SHR, ADD 2**14, SHR 15: a scale that is not a power of two, rounded; the
+  multiplier is at most 15 bits because MUL keeps the low 32 bits of the product,
+  so the first shift is a pre-shift that keeps the product in int32],
+  MAX 0 (relu) or -128, MIN 127; then store the tile
   (a ``dma_copy`` from ``local.acc_buffer``; OUT holds the int8 truncation,
   exact after the clip).
 
@@ -87,12 +91,14 @@ class _Buffers:
     kernel: ir.Buffer
     bias: ir.Buffer
     shift: ir.Buffer
+    mult: ir.Buffer
     out: ir.Buffer
     inp: ir.Buffer        # the input tile of one reduction step, ``local.inp_buffer``
     wgt: ir.Buffer        # the weight tile (all the reduction with ``Tiling.wres``)
     acc: ir.Buffer        # the accumulator tile
     acc_bias: ir.Buffer   # one ACC vector of bias per output-channel block of the tile
     acc_shift: ir.Buffer  # one ACC vector of per-channel shifts likewise
+    acc_mult: ir.Buffer   # and of per-channel multipliers
 
 
 def _buffers(env: Env, s: Conv2dShape, t: Tiling) -> _Buffers:
@@ -104,12 +110,14 @@ def _buffers(env: Env, s: Conv2dShape, t: Tiling) -> _Buffers:
         kernel=ir.Buffer("kernel", "int8", (s.OB, s.CB, s.KH, s.KW, BO, BI)),
         bias=ir.Buffer("bias", "int32", (s.OB, B, BO)),
         shift=ir.Buffer("shift", "int32", (s.OB, B, BO)),
+        mult=ir.Buffer("mult", "int32", (s.OB, B, BO)),
         out=ir.Buffer("out", "int8", (s.NB, s.OB, s.OH, s.OW, B, BO)),
         inp=ir.Buffer("inp", "int8", (t.tic * rows_max * cols_max, B, BI), scope=INP_SCOPE),
         wgt=ir.Buffer("wgt", "int8", (wgt_n, BO, BI), scope=WGT_SCOPE),
         acc=ir.Buffer("acc", "int32", (t.toc * t.th * t.tw, B, BO), scope=ACC_SCOPE),
         acc_bias=ir.Buffer("acc_bias", "int32", (t.toc, B, BO), scope=ACC_SCOPE),
-        acc_shift=ir.Buffer("acc_shift", "int32", (t.toc, B, BO), scope=ACC_SCOPE))
+        acc_shift=ir.Buffer("acc_shift", "int32", (t.toc, B, BO), scope=ACC_SCOPE),
+        acc_mult=ir.Buffer("acc_mult", "int32", (t.toc, B, BO), scope=ACC_SCOPE))
 
 
 class _Tile:
@@ -264,18 +272,23 @@ class _Stmts:
 
 
 def conv2d_ir(env: Env, s: Conv2dShape, t: Tiling, *, shift: int = 0, relu: bool = False,
-              bias: bool = True, shifts: bool = False, name: str = "conv2d") -> ir.PrimFunc:
+              bias: bool = True, shifts: bool = False, mult: "int | None" = None,
+              mults: bool = False, post: int = 15, name: str = "conv2d") -> ir.PrimFunc:
     """The scheduled conv2d as loop IR for ``compiler.codegen.vta`` (module docstring).
 
     Parameters (DRAM buffers): data ``(NB, CB, H, W, B, BI)`` int8, kernel
     ``(OB, CB, KH, KW, BO, BI)`` int8, [bias ``(OB, B, BO)`` int32], [shift
     ``(OB, B, BO)`` int32: per-output-channel right shifts, with ``shifts``; then
-    ``shift`` is ignored], out ``(NB, OB, OH, OW, B, BO)`` int8.
+    ``shift`` is ignored], [mult ``(OB, B, BO)`` int32: per-output-channel multipliers,
+    with ``mults``], out ``(NB, OB, OH, OW, B, BO)`` int8. ``mult`` (an immediate) or
+    ``mults``, with ``post``: after the shift, MUL, SHR ``post - 15``, ADD 2**14, SHR 15
+    (``layout.requantize``).
     """
     b, tl = _buffers(env, s, t), _Tile(s, t)
     st = _Stmts(env, s, t, b, tl)
     body = [st.reset()]
-    for on, vec, dram in ((bias, b.acc_bias, b.bias), (shifts, b.acc_shift, b.shift)):
+    for on, vec, dram in ((bias, b.acc_bias, b.bias), (shifts, b.acc_shift, b.shift),
+                          (mults, b.acc_mult, b.mult)):
         if on:
             body.append(st.load_vector(vec, dram))
     # one statement for both loads: each virtual thread's loads stay together, so
@@ -288,6 +301,11 @@ def conv2d_ir(env: Env, s: Conv2dShape, t: Tiling, *, shift: int = 0, relu: bool
         body.append(st.alu("SHR", vec=b.acc_shift))
     elif shift:
         body.append(st.alu("SHR", imm=shift))
+    if mults or mult is not None:
+        body.append(st.alu("MUL", vec=b.acc_mult) if mults else st.alu("MUL", imm=mult))
+        if post > 15:
+            body.append(st.alu("SHR", imm=post - 15))
+        body += [st.alu("ADD", imm=1 << 14), st.alu("SHR", imm=15)]
     body.append(st.alu("MAX", imm=0 if relu else -128))
     body.append(st.alu("MIN", imm=127))
     body.append(st.store_out())
@@ -297,14 +315,15 @@ def conv2d_ir(env: Env, s: Conv2dShape, t: Tiling, *, shift: int = 0, relu: bool
         # thread 1's GEMM instead of delaying the next reset
         body = [st.guard(ir.seq(*(_unguard(x) for x in body)))]
     stmt = ir.seq(*body)
-    vecs = ([b.acc_bias] if bias else []) + ([b.acc_shift] if shifts else [])
+    vecs = ([b.acc_bias] if bias else []) + ([b.acc_shift] if shifts else []) + (
+        [b.acc_mult] if mults else [])
     for buf in vecs + [b.acc] + ([] if t.wres else [b.wgt]) + [b.inp]:
         stmt = ir.Allocate(buf, stmt)
     stmt = _for(tl.outer, -(-tl.count // t.vt), _for(tl.vt, t.vt, stmt, thread="vthread"))
     if t.wres:
         stmt = _for(tl.oc_tile, tl.n_oc, ir.Allocate(b.wgt, ir.seq(st.load_all_wgt(), stmt)))
     params = ((b.data, b.kernel) + ((b.bias,) if bias else ()) + ((b.shift,) if shifts else ())
-              + (b.out,))
+              + ((b.mult,) if mults else ()) + (b.out,))
     return inject_virtual_thread(ir.PrimFunc(name, params, stmt))
 
 
@@ -330,6 +349,8 @@ class Conv2dKernel:
     bias: bool
     stats: vta_codegen.BuildStats
     compile_s: float
+    mult: "int | tuple[int, ...] | None" = None   # ``layout.requantize``
+    post: int = 15
 
     def pack_data(self, x: np.ndarray) -> np.ndarray:
         return pack_nchw(np.asarray(x, np.int8), self.env.BATCH, self.env.BLOCK_IN)
@@ -350,6 +371,8 @@ class Conv2dKernel:
             d["bias"] = self.pack_bias(b if b is not None else np.zeros(self.O, np.int32))
         if self.per_channel:
             d["shift"] = self.pack_bias(np.asarray(self.shift, np.int32))
+        if isinstance(self.mult, tuple):
+            d["mult"] = self.pack_bias(np.asarray(self.mult, np.int32))
         return d
 
     def inputs(self, x, w, b=None) -> dict[str, np.ndarray]:
@@ -361,7 +384,7 @@ class Conv2dKernel:
     def reference(self, x, w, b=None) -> np.ndarray:
         s = self.shape
         return conv2d_reference(x, w, b if self.bias else None, (s.sh, s.sw), (s.ph, s.pw),
-                                self.shift, self.relu)
+                                self.shift, self.relu, self.mult, self.post)
 
 
 def _pair(v, what: str) -> tuple[int, int]:
@@ -374,7 +397,7 @@ def _pair(v, what: str) -> tuple[int, int]:
 
 
 def conv2d_program(cfg: VTAConfig, data_shape, kernel_shape, strides=1, padding=0, *,
-                   shift=0, relu: bool = False, bias: bool = True,
+                   shift=0, relu: bool = False, bias: bool = True, mult=None, post: int = 15,
                    vthreads: int = 2, tiling: Tiling | None = None,
                    dram: DramTiming | None = None,
                    measure: Callable[[Program], float] | None = None,
@@ -390,6 +413,10 @@ def conv2d_program(cfg: VTAConfig, data_shape, kernel_shape, strides=1, padding=
             of O such shifts, one per output channel (per-channel weight scales: the
             program gets a "shift" param buffer, packed as the bias).
         relu: clamp at 0 before the int8 clip.
+        mult, post: a multiplier in [1, 32767] (the ALU's 16-bit immediate) or O of them
+            (an ACC vector like the shifts, param buffer "mult"), applied after the shift
+            with a rounding right shift by ``post`` (15..46): ``layout.requantize``. None:
+            shifts only (power-of-two scales).
         bias: add an int32 per-output-channel bias (a DRAM buffer "bias").
         vthreads: virtual threads for latency hiding (1 disables; 2 is the default).
         tiling: a fixed ``Tiling`` instead of ``tiling.search``.
@@ -419,18 +446,29 @@ def conv2d_program(cfg: VTAConfig, data_shape, kernel_shape, strides=1, padding=
     for v in (shift if per_channel else (shift,)):
         if not 0 <= v <= 31:
             raise ValueError(f"shift must be in [0, 31], not {v}")
+    mults = mult is not None and not isinstance(mult, (int, np.integer))
+    if mults:
+        mult = tuple(int(v) for v in np.asarray(mult).reshape(-1))
+        if len(mult) != O:
+            raise ValueError(f"per-channel mult has {len(mult)} entries, the kernel {O} output "
+                             "channels; give one multiplier per output channel")
+    for v in (mult if mults else () if mult is None else (mult,)):
+        if not 1 <= v <= 32767:
+            raise ValueError(f"mult must be in [1, 32767] (a 16-bit ALU immediate), not {v}")
+    if mult is not None and not 15 <= post <= 46:
+        raise ValueError(f"post must be in [15, 46] (two right shifts of at most 31), not {post}")
     (sh, sw), (ph, pw) = _pair(strides, "strides"), _pair(padding, "padding")
     s = Conv2dShape(-(-N // env.BATCH), -(-C // env.BLOCK_IN), H, W, -(-O // env.BLOCK_OUT),
                     KH, KW, sh, sw, ph, pw)
     kinds = {"data": "input", "kernel": "param", "bias": "param", "shift": "param",
-             "out": "output"}
-    vectors = int(bias) + int(per_channel)  # per-channel ACC vectors per channel block
+             "mult": "param", "out": "output"}
+    vectors = int(bias) + int(per_channel) + int(mults)  # ACC vectors per channel block
     tilings = [tiling] if tiling else candidates(s, cfg, vectors, vthreads, dram,
                                                  tune_top if measure else 1)
     best = None
     for t in tilings:
         func = conv2d_ir(env, s, t, shift=0 if per_channel else shift, relu=relu, bias=bias,
-                         shifts=per_channel)
+                         shifts=per_channel, mult=None if mults else mult, mults=mults, post=post)
         stats = vta_codegen.BuildStats()
         prog = vta_codegen.build(func, cfg, kinds, stats=stats)
         cost = measure(prog) if measure and len(tilings) > 1 else 0.0
@@ -438,11 +476,12 @@ def conv2d_program(cfg: VTAConfig, data_shape, kernel_shape, strides=1, padding=
             best = (cost, t, prog, stats)
     _, t, prog, stats = best
     return Conv2dKernel(prog, env, s, t, N, C, O, shift, relu, bias, stats,
-                        time.perf_counter() - t0)
+                        time.perf_counter() - t0, mult, post)
 
 
 def dense_program(cfg: VTAConfig, data_shape, weight_shape, *, shift=0,
-                  relu: bool = False, bias: bool = True, vthreads: int = 2) -> "DenseKernel":
+                  relu: bool = False, bias: bool = True, vthreads: int = 2, mult=None,
+                  post: int = 15) -> "DenseKernel":
     """Compile a quantized dense layer: ``x`` (N, C) int8 times ``w`` (O, C) int8 -> (N, O).
 
     Packed layouts: data ``(N/B, C/BI, 1, 1, B, BI)``, weights ``(O/BO, C/BI, 1, 1, BO, BI)``
@@ -451,7 +490,7 @@ def dense_program(cfg: VTAConfig, data_shape, weight_shape, *, shift=0,
     N, C = data_shape
     O, C2 = weight_shape
     k = conv2d_program(cfg, (N, C, 1, 1), (O, C2, 1, 1), shift=shift, relu=relu, bias=bias,
-                       vthreads=vthreads)
+                       vthreads=vthreads, mult=mult, post=post)
     return DenseKernel(k)
 
 

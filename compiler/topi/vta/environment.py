@@ -26,11 +26,15 @@ TVM's names, for schedules written as VTA's tutorials teach::
     env.inp_scope, env.wgt_scope, env.acc_scope            # the scopes above
     s[A_buf].pragma(axis, env.dma_copy)                    # a DMA copy (LOAD/STORE)
     s[C_buf].tensorize(axis, env.gemm)                     # the GEMM intrinsic
-    s[R].tensorize(axis, env.alu("SHR", 8))                # an ALU intrinsic (op, imm)
+    s[R].pragma(axis, env.alu)                             # an elementwise stage on the ALU
     s[C_buf].pragma(axis, env.uop_pragma)                  # loops folded into one GEMM/ALU
 
-Unlike TVM, ALU work is tensorized (``env.alu(op, imm)`` returns the intrinsic)
-rather than marked with a pragma that the back end pattern-matches.
+As in TVM, ``env.alu`` marks an elementwise stage in ``local.acc_buffer``
+whose body the back end pattern-matches into ALU instructions
+(``compiler.codegen.vta.alu_pragma`` lists the forms: add, max, min, shifts,
+mul, with immediates or a second accumulator tensor, nested, e.g. a clip).
+The loops around a tensorized GEMM fold into the instruction by themselves;
+``env.uop_pragma`` folds a chosen nest explicitly.
 """
 from __future__ import annotations
 
@@ -53,6 +57,7 @@ ALU_PREFIX = "vta.alu."
 #: Pragma keys understood by ``compiler.codegen.vta``.
 DMA_COPY = "dma_copy"
 UOP_SCOPE_PRAGMA = "uop_scope"
+ALU_PRAGMA = "alu"
 #: Element dtypes of the SRAMs (fixed by the ISA: int8 operands, int32 accumulators).
 INP_DTYPE, WGT_DTYPE, ACC_DTYPE, OUT_DTYPE = "int8", "int8", "int32", "int8"
 
@@ -75,6 +80,21 @@ class Env:
     def BLOCK_OUT(self) -> int:
         return self.cfg.BLOCK_OUT
 
+    @property
+    def INP_WIDTH(self) -> int:
+        """Bits of an input value (8)."""
+        return self.cfg.INP_WIDTH
+
+    @property
+    def WGT_WIDTH(self) -> int:
+        """Bits of a weight value (8)."""
+        return self.cfg.WGT_WIDTH
+
+    @property
+    def ACC_WIDTH(self) -> int:
+        """Bits of an accumulator value (32)."""
+        return self.cfg.ACC_WIDTH
+
     inp_scope = INP_SCOPE
     wgt_scope = WGT_SCOPE
     acc_scope = ACC_SCOPE
@@ -88,6 +108,8 @@ class Env:
     out_dtype = OUT_DTYPE
     #: pragma key: the loop nest below is a DMA copy (LOAD into an SRAM, or STORE from ACC)
     dma_copy = DMA_COPY
+    #: pragma key: the elementwise stage below runs on the ALU (its body pattern-matched)
+    alu = ALU_PRAGMA
 
     @classmethod
     def from_config(cls, config: "str | VTAConfig") -> "Env":
@@ -101,16 +123,6 @@ class Env:
         BLOCK_IN)`` int8, transposed."""
         from .intrin import gemm_intrin
         return gemm_intrin(self)
-
-    def alu(self, op: str, imm: "int | None" = None):
-        """The ALU tensor intrinsic over one ACC element: ``out = op(x, imm)``, or with
-        ``imm`` None ``out = op(x, y)`` of two ACC tensors; ``op`` one of MIN, MAX, ADD,
-        SHR (``x >> imm``; negative shifts left), MUL. Raises ValueError for another op."""
-        from vta_hw.isa import AluOp
-        if op not in AluOp.__members__:
-            raise ValueError(f"ALU op must be one of {', '.join(AluOp.__members__)}, not {op!r}")
-        from .intrin import alu_intrin
-        return alu_intrin(self, op, imm)
 
     @property
     def inp_elem(self) -> tuple[int, int]:
@@ -126,10 +138,14 @@ class Env:
         return (self.BATCH, self.BLOCK_OUT)
 
     def elem_values(self, scope: str) -> int:
-        """Values per element of an SRAM scope."""
-        r, c = {INP_SCOPE: self.inp_elem, WGT_SCOPE: self.wgt_elem,
-                ACC_SCOPE: self.acc_elem}[scope]
-        return r * c
+        """Values per element of an SRAM scope (the code generator asks once per operand of
+        every instruction, so the table is built once)."""
+        return self._elem_values[scope]
+
+    @functools.cached_property
+    def _elem_values(self) -> dict[str, int]:
+        return {s: r * c for s, (r, c) in ((INP_SCOPE, self.inp_elem), (WGT_SCOPE, self.wgt_elem),
+                                           (ACC_SCOPE, self.acc_elem))}
 
     def depth(self, scope: str) -> int:
         """Entries of the SRAM behind ``scope``."""

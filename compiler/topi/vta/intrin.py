@@ -14,7 +14,9 @@ evaluations, the form ``compiler.codegen.vta`` reads:
 ALU: ``alu(op, dst, src=None, imm=None)`` gives the statement for
 ``acc[dst] = op(acc[dst], imm or acc[src])`` on one ACC element, tagged
 ``AttrStmt("tensorize", "vta.alu.<OP>")``; ``op`` is an ``AluOp`` name
-(MIN, MAX, ADD, SHR, MUL); ``imm`` is a signed 16-bit immediate.
+(MIN, MAX, ADD, SHR, MUL); ``imm`` is a signed 16-bit immediate. te stages
+reach the ALU through the ``env.alu`` pragma instead
+(``compiler.codegen.vta.alu_pragma`` emits these statements).
 """
 from __future__ import annotations
 
@@ -22,30 +24,8 @@ from compiler import te
 from compiler.tir import ir
 from vta_hw.alu import parse_alu_op
 from vta_hw.config import ALU_IMM_BITS
-from vta_hw.isa import AluOp
 
 from .environment import ACC_SCOPE, ALU_PREFIX, GEMM, INP_SCOPE, WGT_SCOPE, Env
-
-
-def _shr(a, b):
-    """SHR as ``vta_hw.alu`` states it, for a constant amount ``b`` (the compiler only
-    shifts by immediates): floor division is the arithmetic right shift."""
-    n = max(-31, min(int(b.value), 31))   # the hardware shifts by at most 31 either way
-    return a // (1 << n) if n >= 0 else a * (1 << -n)
-
-
-#: The te form of each ALU op (``b`` a te expression, a constant for an immediate), one
-#: entry per ``AluOp`` with the semantics of ``vta_hw.alu.SEMANTICS``; a test checks both
-#: tables agree.
-TE_OPS = {
-    AluOp.MIN: te.minimum,
-    AluOp.MAX: te.maximum,
-    AluOp.ADD: lambda a, b: a + b,
-    AluOp.SHR: _shr,
-    AluOp.MUL: lambda a, b: a * b,
-}
-#: The ops that take a tensor operand in ``alu_intrin`` (SHR shifts by an immediate).
-TENSOR_OPS = (AluOp.MIN, AluOp.MAX, AluOp.ADD, AluOp.MUL)
 
 
 def _ptr(view: te.BufferView) -> ir.Stmt:
@@ -104,39 +84,3 @@ def alu(op: str, dst: te.BufferView, src: te.BufferView | None = None,
     else:
         operand = _ptr(src)
     return ir.AttrStmt("tensorize", ALU_PREFIX + op, ir.seq(_ptr(dst), operand))
-
-
-def alu_intrin(env: Env, op: str, imm: int | None = None) -> te.TensorIntrin:
-    """An ALU tensor intrinsic over one ACC element, for te stages in ``local.acc_buffer``:
-    ``out = op(x, y)`` (two inputs, ``imm`` None; ADD, MIN, MAX, MUL) or ``out = op(x, imm)``.
-
-    Its statement names the result, the left operand and the right operand (or the
-    immediate); the code generator runs it in place (the result stage takes the left
-    operand's entries), as the ALU writes ``acc[dst] = op(acc[dst], ...)``.
-
-    Raises:
-        ValueError: an unknown ``op`` (the message lists the ALU ops), or SHR without
-            ``imm``.
-    """
-    alu_op = parse_alu_op(op)
-    B, BO = env.BATCH, env.BLOCK_OUT
-    x = te.placeholder((B, BO), "int32", name="x")
-    if imm is None:
-        if alu_op not in TENSOR_OPS:
-            raise ValueError(f"ALU op {alu_op.name} with a tensor operand must be one of "
-                             f"{', '.join(o.name for o in TENSOR_OPS)}, not {alu_op.name!r}; "
-                             "give imm= for SHR")
-        y = te.placeholder((B, BO), "int32", name="y")
-        out = te.compute((B, BO), lambda b, o: TE_OPS[alu_op](x[b, o], y[b, o]), name="out")
-    else:
-        imm = int(imm)
-        k = ir.const(imm, "int32")
-        out = te.compute((B, BO), lambda b, o: TE_OPS[alu_op](x[b, o], k), name="out")
-    layout = te.Layout(ACC_SCOPE, B * BO)
-    layouts = {t.name: layout for t in out.op.reads()} | {"out": layout}
-
-    def impl(ins, outs):
-        operand = _ptr(ins[1]) if imm is None else ir.Evaluate(ir.const(imm, "int32"))
-        return ir.seq(_ptr(outs[0]), _ptr(ins[0]), operand)
-
-    return te.decl_tensor_intrin(out, impl, ALU_PREFIX + alu_op.name, layouts)

@@ -5,14 +5,15 @@ The schedule reads as TVM's ``vta_conv2d.py``: the accumulator stage in
 ``local.acc_buffer``; ``cache_read`` of data and weights into the INP/WGT
 scopes, computed at the input-channel loop; ``pragma("dma_copy")`` on the
 copies and the output stage; output-channel tiles bound to two virtual threads;
-``pragma("uop_scope")`` around the GEMM loops, tensorized onto ``vta.gemm``.
+the GEMM loops tensorized onto ``env.gemm`` (the code generator folds them into
+GEMM instructions).
 
 Scope: strides; zero padding (a ``data_pad`` ``if_then_else`` stage inlined
 into the INP copy, which the code generator turns into LOAD pad fields); with
 ``requantize``, bias (a ``cache_read`` into ``local.acc_buffer``), shift,
-relu and clip as te stages in ``local.acc_buffer`` tensorized onto ALU
-intrinsics (``intrin.alu_intrin``; the code generator runs each in place on
-its operand's entries).
+relu and clip as te stages in ``local.acc_buffer`` marked ``env.alu``, as
+TVM's conv tutorial writes them (the code generator pattern-matches each into
+ALU instructions, run in place on its operand's entries).
 
 Tiles (a ``tiling.Tiling``): ``th`` x ``tw`` output pixels of ``toc``
 output-channel blocks per tile, accumulated over steps of ``tic`` input-channel
@@ -36,10 +37,8 @@ from compiler.codegen.vta import codegen as vta_codegen
 from vta_hw.config import VTAConfig
 from vta_hw.program import Program
 
-from compiler.tir import ir
 
 from .environment import ACC_SCOPE, INP_SCOPE, WGT_SCOPE, Env
-from .intrin import alu_intrin, gemm_intrin
 from .tiling import Conv2dShape, Tiling, TilingError, candidates
 
 
@@ -130,8 +129,8 @@ def conv2d_te_schedule(env: Env, packed_data_shape, packed_kernel_shape, strides
             ``oc_tile`` output-channel blocks by the whole output image).
         requantize: without it ``res`` is the int32 accumulator truncated to int8; with
             it ``bias`` (packed ``(OB, B, BO)`` int32), ``>> shift``, relu and the int8
-            clip run on the ALU, each a te stage in ``local.acc_buffer`` tensorized onto
-            an ALU intrinsic. ``res`` is ``(N/B, O/BO, OH, OW, B, BO)`` int8.
+            clip run on the ALU, each a te stage in ``local.acc_buffer`` marked
+            ``env.alu``. ``res`` is ``(N/B, O/BO, OH, OW, B, BO)`` int8.
 
     Raises:
         TilingError: no even tiling fits, or ``tiling`` does not split the shape evenly.
@@ -159,17 +158,18 @@ def conv2d_te_schedule(env: Env, packed_data_shape, packed_kernel_shape, strides
             args.append(bias_t)
             last = te.compute(acc.shape, lambda n, o, y, x, b, oo: last[n, o, y, x, b, oo]
                               + bias_t[o, b, oo], name="acc_bias")
-            stages.append((last, alu_intrin(env, "ADD")))
+            stages.append(last)
         if shift:
             prev = last
-            last = te.compute(acc.shape, lambda *i: prev[i] // (1 << shift), name="acc_shr")
-            stages.append((last, alu_intrin(env, "SHR", shift)))
-        for op, imm in (("MAX", 0 if relu else -128), ("MIN", 127)):
-            prev = last
-            fn = te.maximum if op == "MAX" else te.minimum
-            last = te.compute(acc.shape, lambda *i, prev=prev, fn=fn, imm=imm: fn(
-                prev[i], ir.const(imm, "int32")), name=f"acc_{op.lower()}")
-            stages.append((last, alu_intrin(env, op, imm)))
+            last = te.compute(acc.shape, lambda *i: prev[i] >> shift, name="acc_shr")
+            stages.append(last)
+        prev = last
+        last = te.compute(acc.shape, lambda *i: te.maximum(prev[i], 0 if relu else -128),
+                          name="acc_max")
+        stages.append(last)
+        prev = last
+        last = te.compute(acc.shape, lambda *i: te.minimum(prev[i], 127), name="acc_min")
+        stages.append(last)
         final = last
     else:
         final = acc
@@ -193,21 +193,19 @@ def conv2d_te_schedule(env: Env, packed_data_shape, packed_kernel_shape, strides
             vt, y_out = s[res].split(y_out, nparts=t.vt)
         s[res].reorder(n, vt, o_out, y_out, x_out)
         s[res].bind(vt, te.thread_axis("vthread"))
-    s[res].pragma(o_in, "dma_copy")
-    # each stage of the chain acc -> [bias, shift, max, min] is computed inside its
-    # reader's batch loop, the last one at the output tile
-    chain = [acc] + [st for st, _ in stages[1:]]
-    for st, reader in zip(chain, chain[1:]):
-        s[st].compute_at(s[reader], reader.op.axis[0])
-    s[chain[-1]].compute_at(s[res], x_out)
+    s[res].pragma(o_in, env.dma_copy)
+    # the accumulator and the ALU stages at the output tile, as TVM's conv tutorial
+    # attaches them; each ALU stage's body runs on the ALU (env.alu: its expression is
+    # pattern-matched into ALU instructions)
+    for st in stages:
+        s[st].compute_at(s[res], x_out)
     if requantize and bias:
-        bl = s.cache_read(args[2], ACC_SCOPE, [stages[1][0]])
-        s[bl].compute_at(s[stages[1][0]], stages[1][0].op.axis[0])
-        s[bl].pragma(s[bl].op.axis[0], "dma_copy")
-    for st, intrin in stages[1:]:
+        bl = s.cache_read(args[2], ACC_SCOPE, [stages[1]])
+        s[bl].compute_at(s[res], x_out)
+        s[bl].pragma(s[bl].op.axis[0], env.dma_copy)
+    for st in stages[1:]:
         s[st].set_scope(ACC_SCOPE)
-        s[st].pragma(st.op.axis[1], "uop_scope")
-        s[st].tensorize(st.op.axis[4], intrin)
+        s[st].pragma(st.op.axis[0], env.alu)
     # the reduction in steps of tic input-channel blocks; the copies at each step
     n, o, y, x, b, oo = s[acc].op.axis
     ic, kh, kw, ii = s[acc].op.reduce_axis
@@ -215,7 +213,6 @@ def conv2d_te_schedule(env: Env, packed_data_shape, packed_kernel_shape, strides
     s[acc].reorder(n, ic_out, o, ic_in, kh, kw, y, x, b, oo, ii)
     for cache in (dl, kl):
         s[cache].compute_at(s[acc], ic_out)
-        s[cache].pragma(s[cache].op.axis[0], "dma_copy")
-    s[acc].pragma(o, "uop_scope")
-    s[acc].tensorize(b, gemm_intrin(env))
+        s[cache].pragma(s[cache].op.axis[0], env.dma_copy)
+    s[acc].tensorize(b, env.gemm)
     return s, args + [res]

@@ -141,6 +141,22 @@ def estimate(t: Tiling, s: Conv2dShape, cfg: VTAConfig, bias: int,
     return T * per_tile + inp + wgt + R * 10 * T + resident
 
 
+def _caps(cfg: VTAConfig) -> dict[str, int]:
+    return {"inp": cfg.inp_depth, "wgt": cfg.wgt_depth, "acc": cfg.acc_depth,
+            "uop": cfg.uop_depth // 4}
+
+
+def fits(t: Tiling, s: Conv2dShape, cfg: VTAConfig, bias: int = 1) -> bool:
+    """Whether every virtual thread's tiles of ``t`` fit its share of the buffers (resident
+    weights: one WGT buffer shared by the threads)."""
+    caps_all = _caps(cfg)
+    caps = {k: (c // t.vt if k != "uop" else c) for k, c in caps_all.items()}
+    need = t.buffers(s, bias)
+    if t.wres and need["wgt"] > caps_all["wgt"]:
+        return False
+    return not any(need[k] > caps[k] for k in caps if not (t.wres and k == "wgt"))
+
+
 def candidates(s: Conv2dShape, cfg: VTAConfig, bias: int = 1, vt: int = 2,
                dram: DramTiming | None = None, top: int = 1) -> list[Tiling]:
     """The ``top`` best-ranked tilings with ``vt`` virtual threads (with 1 if 2 fit nothing),
@@ -149,21 +165,15 @@ def candidates(s: Conv2dShape, cfg: VTAConfig, bias: int = 1, vt: int = 2,
     Raises:
         TilingError: not even the smallest tile fits; names the buffer.
     """
-    caps_all = {"inp": cfg.inp_depth, "wgt": cfg.wgt_depth, "acc": cfg.acc_depth,
-                "uop": cfg.uop_depth // 4}
+    caps_all = _caps(cfg)
     for v in ([vt, 1] if vt > 1 else [1]):
-        caps = {k: (c // v if k != "uop" else c) for k, c in caps_all.items()}
         ranked = []
         for th, tw, toc, tic, tkh, wres in itertools.product(
                 _cands(s.OH), _cands(s.OW), _cands(s.OB), _cands(s.CB), _cands(s.KH),
                 (False, True)):
             t = Tiling(th, tw, toc, tic, tkh, v, wres)
-            need = t.buffers(s, bias)
-            if wres and need["wgt"] > caps_all["wgt"]:  # shared by the threads
-                continue
-            if any(need[k] > caps[k] for k in caps if not (wres and k == "wgt")):
-                continue
-            ranked.append(((estimate(t, s, cfg, bias, dram), -th * tw * toc * tic * tkh), t))
+            if fits(t, s, cfg, bias):
+                ranked.append(((estimate(t, s, cfg, bias, dram), -th * tw * toc * tic * tkh), t))
         if ranked:
             ranked.sort(key=lambda p: p[0])
             return [t for _, t in ranked[:top]]

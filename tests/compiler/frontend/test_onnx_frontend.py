@@ -30,16 +30,16 @@ def test_unsupported_operators_reported_all_at_once():
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
     nodes = [helper.make_node("Relu", ["x"], ["a"], name="ok"),
-             helper.make_node("Einsum", ["a"], ["b"], name="weird_einsum", equation="ij->ji"),
-             helper.make_node("TopK", ["b"], ["c", "ci"], name="topk1"),
+             helper.make_node("Det", ["a"], ["b"], name="det1"),
+             helper.make_node("NonZero", ["b"], ["c"], name="nz"),
              helper.make_node("Custom", ["c"], ["y"], name="mine", domain="com.example")]
     m = _model(nodes, [x], [y])
     with pytest.raises(UnsupportedOperatorError) as info:
         from_onnx(m)
-    assert info.value.unsupported == [("Einsum", "weird_einsum", ""), ("TopK", "topk1", ""),
+    assert info.value.unsupported == [("Det", "det1", ""), ("NonZero", "nz", ""),
                                       ("Custom", "mine", "com.example")]
     msg = str(info.value)
-    assert "3 node(s)" in msg and "'weird_einsum'" in msg and "'topk1'" in msg and "com.example" in msg
+    assert "3 node(s)" in msg and "'det1'" in msg and "'nz'" in msg and "com.example" in msg
 
 
 def test_truncated_file_fails_clearly(tmp_path):
@@ -82,10 +82,9 @@ def test_bad_overrides_name_the_problem():
         from_onnx(m, input_shapes={"x": (1, 3)})
 
 
-@pytest.mark.parametrize("opset", [10, 22])
-def test_opset_out_of_range(opset):
-    with pytest.raises(FrontendError, match=f"opset {opset} is not supported.*11 to 21"):
-        from_onnx(_relu_model(opset=opset))
+def test_opset_above_range_is_refused():
+    with pytest.raises(FrontendError, match="opset 22 is not supported.*11 to 21"):
+        from_onnx(_relu_model(opset=22))
 
 
 def test_shape_subgraph_is_folded():

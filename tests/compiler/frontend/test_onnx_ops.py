@@ -22,6 +22,11 @@ def i64(*values):
     return np.array(values, np.int64)
 
 
+def ties(*shape):
+    """float32 values with repeats (ties exercise ArgMax/TopK's lowest-index rule)."""
+    return R.integers(-3, 4, shape).astype(np.float32)
+
+
 def X(name, value):
     return (name, value, False)
 
@@ -153,6 +158,72 @@ CASES = {
                                       C("sc", np.array([1, 1, 2, 3], np.float32))], dict(mode="nearest"), 11),
     "resize_axes_18": ("Resize", [X("x", f32(1, 2, 3, 4)), ("roi", None, True), C("sc", np.array([2, 2], np.float32))],
                        dict(mode="linear", axes=[2, 3]), 18),
+    # --- math, comparisons, selection ---
+    "exp": ("Exp", [X("x", f32(3, 5))], {}, 13),
+    "log": ("Log", [X("x", f32(3, 5, lo=0.1, hi=4))], {}, 13),
+    "abs": ("Abs", [X("x", f32(3, 5))], {}, 13),
+    "abs_int64": ("Abs", [X("x", i64(-3, 0, 7))], {}, 13),
+    "neg": ("Neg", [X("x", f32(3, 5))], {}, 13),
+    "not": ("Not", [X("x", R.integers(0, 2, (3, 4)).astype(np.bool_))], {}, 7),
+    "sum_3_bcast": ("Sum", [X("a", f32(2, 3, 4)), C("b", f32(4)), X("c", f32(3, 1))], {}, 13),
+    "sum_1": ("Sum", [X("a", f32(2, 3))], {}, 8),
+    "equal_int64": ("Equal", [X("a", i64(1, 2, 3, 4)), C("b", i64(3))], {}, 13),
+    "equal_float": ("Equal", [X("a", ties(3, 4)), X("b", ties(4))], {}, 13),
+    "less": ("Less", [X("a", f32(2, 3, 4)), X("b", f32(3, 1))], {}, 13),
+    "greater": ("Greater", [X("a", f32(2, 3, 4)), C("b", np.float32(0.5))], {}, 13),
+    "where_bcast": ("Where", [X("c", R.integers(0, 2, (3, 1)).astype(np.bool_)), X("x", f32(2, 3, 4)),
+                              C("y", np.float32(-7))], {}, 16),
+    "where_int64": ("Where", [X("c", R.integers(0, 2, (4,)).astype(np.bool_)), X("x", i64(1, 2, 3, 4)),
+                              X("y", i64(-1, -2, -3, -4))], {}, 9),
+    # --- activations built from compositions ---
+    "prelu_per_channel": ("PRelu", [X("x", x4), C("s", f32(4, 1, 1))], {}, 16),
+    "prelu_scalar": ("PRelu", [X("x", f32(3, 5)), C("s", np.float32(0.25))], {}, 9),
+    "elu": ("Elu", [X("x", f32(3, 5, lo=-6, hi=3))], dict(alpha=0.7), 7),
+    "selu": ("Selu", [X("x", f32(3, 5, lo=-6, hi=3))], {}, 7),
+    "selu_attrs": ("Selu", [X("x", f32(3, 5))], dict(alpha=2.0, gamma=3.0), 7),
+    "softplus": ("Softplus", [X("x", f32(3, 5, lo=-30, hi=30))], {}, 7),
+    "mish": ("Mish", [X("x", f32(3, 5, lo=-8, hi=8))], {}, 18),
+    # --- normalization ---
+    "instancenorm": ("InstanceNormalization", [X("x", x4), C("s", f32(4)), C("b", f32(4))], dict(epsilon=1e-4), 7),
+    "instancenorm_3d": ("InstanceNormalization", [X("x", f32(2, 3, 7)), C("s", f32(3)), C("b", f32(3))], {}, 7),
+    "lrn": ("LRN", [X("x", f32(1, 6, 4, 4))], dict(size=3, alpha=1e-2, beta=0.75, bias=2.0), 13),
+    "lrn_size5_defaults": ("LRN", [X("x", f32(1, 7, 3, 3))], dict(size=5), 13),
+    # --- reductions ---
+    "reducesum_input_axes": ("ReduceSum", [X("x", f32(2, 3, 4)), C("a", i64(0, 2))], {}, 13),
+    "reducesum_attr_axes": ("ReduceSum", [X("x", f32(2, 3, 4))], dict(axes=[1], keepdims=0), 11),
+    "reducesum_noop": ("ReduceSum", [X("x", f32(2, 3))], dict(noop_with_empty_axes=1), 13),
+    "reducesum_int64": ("ReduceSum", [X("x", R.integers(-9, 9, (3, 4)).astype(np.int64)), C("a", i64(-1))], {}, 13),
+    "reducemax": ("ReduceMax", [X("x", f32(2, 3, 4))], dict(axes=[1, 2]), 13),
+    "reducemin_all": ("ReduceMin", [X("x", f32(2, 3, 4))], dict(keepdims=0), 13),
+    "reduceprod": ("ReduceProd", [X("x", f32(2, 3, 4, lo=0.5, hi=1.5)), C("a", i64(-1))], {}, 18),
+    "reducel1": ("ReduceL1", [X("x", f32(2, 3, 4))], dict(axes=[2]), 13),
+    "reducel2": ("ReduceL2", [X("x", f32(2, 3, 4)), C("a", i64(1))], dict(keepdims=0), 18),
+    "reducesumsquare": ("ReduceSumSquare", [X("x", f32(2, 3, 4))], dict(axes=[0]), 13),
+    "reducelogsum": ("ReduceLogSum", [X("x", f32(2, 3, 4, lo=0.1))], dict(axes=[2]), 13),
+    "reducelogsumexp": ("ReduceLogSumExp", [X("x", f32(2, 3, 4, lo=-50, hi=90))], dict(axes=[1], keepdims=0), 13),
+    "argmax_ties": ("ArgMax", [X("x", ties(3, 5))], dict(axis=1), 13),
+    "argmax_last_index": ("ArgMax", [X("x", ties(3, 5))], dict(axis=-1, keepdims=0, select_last_index=1), 13),
+    "argmin_axis0": ("ArgMin", [X("x", ties(4, 3))], {}, 13),
+    "cumsum": ("CumSum", [X("x", f32(2, 5)), C("a", i64(1))], {}, 14),
+    "cumsum_exclusive_reverse": ("CumSum", [X("x", f32(4, 3)), C("a", np.int32(0))], dict(exclusive=1, reverse=1), 14),
+    "cumsum_int64": ("CumSum", [X("x", i64(1, 5, -2, 7)), C("a", i64(0))], dict(exclusive=1), 14),
+    # --- shape / data movement, more ---
+    "expand": ("Expand", [X("x", f32(3, 1)), C("s", i64(2, 1, 4))], {}, 13),
+    "tile": ("Tile", [X("x", f32(2, 3)), C("r", i64(2, 3))], {}, 13),
+    "tile_int64_3d": ("Tile", [X("x", i64(1, 2)), C("r", i64(3))], {}, 13),
+    "depthtospace_dcr": ("DepthToSpace", [X("x", f32(1, 8, 2, 3))], dict(blocksize=2), 13),
+    "depthtospace_crd": ("DepthToSpace", [X("x", f32(1, 8, 2, 3))], dict(blocksize=2, mode="CRD"), 13),
+    "spacetodepth": ("SpaceToDepth", [X("x", f32(1, 2, 4, 6))], dict(blocksize=2), 13),
+    "onehot": ("OneHot", [X("i", i64(0, 2, -1, 3)), C("d", i64(4)), C("v", np.array([0.5, 2.0], np.float32))], {}, 11),
+    "onehot_axis0": ("OneHot", [X("i", np.array([[1, 0], [2, 2]], np.int64)), C("d", i64(3)),
+                                C("v", i64(0, 1))], dict(axis=0), 11),
+    "einsum_matmul": ("Einsum", [X("a", f32(3, 4)), X("b", f32(4, 5))], dict(equation="ij,jk->ik"), 12),
+    "einsum_attention": ("Einsum", [X("q", f32(2, 3, 4, 8)), X("k", f32(2, 3, 5, 8))],
+                         dict(equation="bhid,bhjd->bhij"), 12),
+    "einsum_const_weight": ("Einsum", [X("x", f32(2, 3, 6)), C("w", f32(4, 6))], dict(equation="bid,jd->bij"), 12),
+    "einsum_out_transposed": ("Einsum", [X("a", f32(2, 3, 4)), X("b", f32(2, 4, 5))],
+                              dict(equation="bij,bjk->kbi"), 12),
+    "einsum_transpose": ("Einsum", [X("a", f32(2, 3, 4))], dict(equation="abc->cab"), 12),
     # --- quantization ---
     "quantize_uint8": ("QuantizeLinear", [X("x", f32(2, 8, lo=-3, hi=3)), C("s", np.float32(0.02)),
                                           C("z", np.uint8(128))], {}, 13),
@@ -164,13 +235,30 @@ CASES = {
     "dequantize_int8_per_axis": ("DequantizeLinear", [X("x", R.integers(-128, 127, (3, 4)).astype(np.int8)),
                                                       C("s", np.array([0.1, 0.2, 0.3, 0.4], np.float32)),
                                                       C("z", np.array([0, 1, -1, 2], np.int8))], dict(axis=1), 21),
+    "qlinear_conv": ("QLinearConv", [X("x", R.integers(0, 255, (1, 2, 5, 5)).astype(np.uint8)),
+                                     C("xs", np.float32(0.05)), C("xz", np.uint8(128)),
+                                     C("w", R.integers(-127, 127, (3, 2, 3, 3)).astype(np.int8)),
+                                     C("ws", np.array([0.01, 0.02, 0.015], np.float32)),
+                                     C("wz", np.zeros(3, np.int8)), C("ys", np.float32(0.3)),
+                                     C("yz", np.uint8(120)), C("b", np.array([-500, 40, 900], np.int32))],
+                     dict(pads=[1, 1, 1, 1]), 13),
+    "qlinear_matmul": ("QLinearMatMul", [X("a", R.integers(0, 255, (2, 4)).astype(np.uint8)),
+                                         C("as", np.float32(0.05)), C("az", np.uint8(100)),
+                                         C("b", R.integers(-127, 127, (4, 3)).astype(np.int8)),
+                                         C("bs", np.float32(0.02)), C("bz", np.int8(0)),
+                                         C("ys", np.float32(0.2)), C("yz", np.uint8(128))], {}, 13),
 }
 
-SPLIT_CASES = {
-    "split_attr_11": ([X("x", f32(2, 7))], dict(axis=1, split=[3, 4]), 11, 2),
-    "split_input_13": ([X("x", f32(6, 2)), C("s", i64(1, 2, 3))], {}, 13, 3),
-    "split_equal": ([X("x", f32(2, 6))], dict(axis=-1), 13, 3),
-    "split_num_outputs_18": ([X("x", f32(7, 2))], dict(num_outputs=3), 18, 3),
+# cases with several outputs: (op, inputs, attrs, opset, number of outputs)
+MULTI_OUT_CASES = {
+    "split_attr_11": ("Split", [X("x", f32(2, 7))], dict(axis=1, split=[3, 4]), 11, 2),
+    "split_input_13": ("Split", [X("x", f32(6, 2)), C("s", i64(1, 2, 3))], {}, 13, 3),
+    "split_equal": ("Split", [X("x", f32(2, 6))], dict(axis=-1), 13, 3),
+    "split_num_outputs_18": ("Split", [X("x", f32(7, 2))], dict(num_outputs=3), 18, 3),
+    "dropout_mask": ("Dropout", [X("x", f32(2, 3)), C("r", np.float32(0.4))], {}, 13, 2),
+    "topk_largest": ("TopK", [X("x", ties(3, 6)), C("k", i64(3))], {}, 11, 2),
+    "topk_smallest_axis0": ("TopK", [X("x", ties(5, 2)), C("k", i64(2))], dict(axis=0, largest=0), 11, 2),
+    "topk_int64": ("TopK", [X("x", R.integers(-5, 5, (2, 7)).astype(np.int64)), C("k", i64(4))], {}, 11, 2),
 }
 
 
@@ -192,15 +280,15 @@ def test_single_op_matches_onnxruntime(case):
     _check(model, feeds, case)
 
 
-@pytest.mark.parametrize("case", sorted(SPLIT_CASES))
-def test_split_matches_onnxruntime(case):
-    inputs, attrs, opset, n_out = SPLIT_CASES[case]
-    model, feeds = single_node_model("Split", inputs, attrs, opset, n_out=n_out)
+@pytest.mark.parametrize("case", sorted(MULTI_OUT_CASES))
+def test_multi_output_op_matches_onnxruntime(case):
+    op, inputs, attrs, opset, n_out = MULTI_OUT_CASES[case]
+    model, feeds = single_node_model(op, inputs, attrs, opset, n_out=n_out)
     _check(model, feeds, case)
 
 
 def test_every_converter_has_a_case():
     from compiler.frontend.onnx import SUPPORTED_OPS
-    tested = {op for op, *_ in CASES.values()} | {"Split"}
-    folded_only = {"Shape", "ConstantOfShape", "Constant", "Dropout"}  # covered in test_onnx_frontend.py
+    tested = {op for op, *_ in CASES.values()} | {op for op, *_ in MULTI_OUT_CASES.values()}
+    folded_only = {"Shape", "ConstantOfShape", "Constant", "Range"}  # covered in test_onnx_frontend.py
     assert set(SUPPORTED_OPS) - tested - folded_only == set()

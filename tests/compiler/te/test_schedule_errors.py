@@ -114,8 +114,9 @@ def test_compute_at_with_second_reader():
     D = te.compute((4,), lambda i: B[i] + C[i], name="D")
     s = te.create_schedule(D)
     s[B].compute_at(s[C], C.op.axis[0])
-    with pytest.raises(te.ScheduleError, match="compute_at: stage 'B' is attached to 'C' but also read "
-                       "by D; compute it at root or cache_read it per reader"):
+    with pytest.raises(te.ScheduleError, match="compute_at: stage 'B' is attached to axis 'i' of 'C' but "
+                       "also read by D, which is not computed at that axis; compute it at root, "
+                       "cache_read it per reader"):
         tir.lower(s, [A, D], "f")
 
 

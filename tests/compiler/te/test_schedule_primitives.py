@@ -112,6 +112,22 @@ def test_compute_at_inner_axis_of_2d(run, rand):
     assert [b.shape for b in _allocs(func)] == [(1, 7)]
 
 
+def test_compute_at_a_consumer_that_reads_through_another_stage(run, rand):
+    """TVM-VTA's tutorials attach a chain B -> C at the loop of D, which reads only C:
+    B's region comes from C's reads over C's whole nest there."""
+    A = te.placeholder((6, 8), name="A")
+    B = te.compute((6, 8), lambda i, j: A[i, j] + 1.0, name="B")
+    C = te.compute((6, 7), lambda i, j: B[i, j] * B[i, j + 1], name="C")
+    D = te.compute((6, 7), lambda i, j: C[i, j] - 2.0, name="D")
+    s = te.create_schedule(D)
+    s[B].compute_at(s[D], D.op.axis[0])
+    s[C].compute_at(s[D], D.op.axis[0])
+    a = rand(6, 8)
+    out, func = run(s, [A, D], {"A": a})
+    np.testing.assert_allclose(out["D"], (a[:, :7] + 1) * (a[:, 1:] + 1) - 2, rtol=1e-6)
+    assert sorted(b.shape for b in _allocs(func)) == [(1, 7), (1, 8)]
+
+
 def test_compute_inline(run, rand):
     A = te.placeholder((4, 5), name="A")
     B = te.compute((4, 5), lambda i, j: A[i, j] * 2.0, name="B")

@@ -117,7 +117,7 @@ def test_dma_copy_with_a_non_rectangular_valid_region_is_an_error():
 def test_sram_overflow_names_the_buffer():
     big = ir.Buffer("huge", "int8", (CFG.inp_depth + 1, 1, 16), scope=INP_SCOPE)
     f = ir.PrimFunc("f", (), ir.Allocate(big, ir.Evaluate(ir.const(0))))
-    with pytest.raises(CodegenError, match="'huge' needs 2049 entries"):
+    with pytest.raises(CodegenError, match="stage 'huge', allocated inside loops \\(none\\), needs 2049 entries"):
         codegen.build(f, CFG)
 
 

@@ -140,6 +140,22 @@ def test_env_carries_tvm_names():
     assert env.inp_scope == "local.inp_buffer" and env.acc_scope == "local.acc_buffer"
     assert env.dma_copy == "dma_copy" and env.uop_pragma == "uop_scope"
     assert env.gemm.name == "vta.gemm" and env.gemm is env.gemm
-    assert env.alu("SHR", 4).name == "vta.alu.SHR"
-    with pytest.raises(ValueError, match="ALU op must be one of"):
-        env.alu("DIV", 2)
+    assert env.alu == "alu"
+
+
+def test_gemm_loops_fold_without_a_uop_pragma():
+    """TVM folds the loops around a tensorized GEMM itself: without ``env.uop_pragma`` the
+    (bo, co) loops of each reduction step are still one GEMM instruction, as with it."""
+    ins, want = operands(4, 4, 4)
+    counts = []
+    for pragma in (False, True):
+        s, args = matmul(4, 4, 4)
+        if pragma:
+            C_buf = args[2].op.reads()[0]
+            s[C_buf].pragma(s[C_buf].op.axis[0], env.uop_pragma)
+        k = compiler.build(s, args, target="vta", config=env.cfg)
+        np.testing.assert_array_equal(unpack_matrix(run_kernel(k, ins, device="fsim")["C"]), want)
+        counts.append(k.stats.insns)
+    assert counts[0] == counts[1]
+    assert counts[0]["GEMM"] == 1 + 4          # one reset, one update per reduction step
+

@@ -1,0 +1,284 @@
+"""Auto-tuning bench (issue 15): tuned CPU models against onnxruntime (and OpenVINO), odd
+layers, a tuning session from an empty log, the accelerator's ResNet-18 convs on the cycle
+model, and the fp32 matmul against numpy. Every figure is a ratio measured in one run.
+
+Parts (``--parts``, comma-separated; all by default):
+
+* ``models``: ResNet-18 and MobileNetV2 (``tests/models/builders.py``, batch 1, fp32,
+  ``--size``), built with ``--tuning-log`` (if given) and the shipped logs
+  (``compiler/autotune/logs/``), at each of ``--threads`` (each thread count in a child
+  process: ``OMP_NUM_THREADS`` is read when libgomp starts). Latency is the best of
+  ``--rounds`` alternating rounds of ``--repeat`` runs, ours and onnxruntime's
+  (``intra_op_num_threads``), and OpenVINO's (``INFERENCE_PRECISION_HINT=f32``) when
+  the ``openvino`` package is installed. Output agreement with onnxruntime is
+  checked (max error relative to max|expected|, must be <= 1e-4).
+  Bars: ResNet-18 <= 0.9x onnxruntime, MobileNetV2 <= 1.1x, at every thread count.
+* ``layers``: single convs of shapes no shipped log covers (24, 40 and 255 output
+  channels, small spatial sizes, 1x1): each layer's latency against onnxruntime's
+  (bar: each <= 1.5x).
+* ``session``: a tuning session of ResNet-18 from an empty log, ``--tune-minutes`` with
+  the cost model and the same with random search (1 thread); prints trials per minute,
+  the end-to-end ratio after tuning (bar: <= 1.0x onnxruntime) and how many trials the
+  cost model needed to reach random search's final best (summed over tasks).
+* ``vta``: the ResNet-18 convs the accelerator runs (default preset), tuned on the
+  cycle model with ``--vta-trials`` per task: cycles before and after (bar: <= 7.0 M).
+* ``matmul``: 1024^3 fp32, a graph MatMul with a constant right operand through
+  ``build_model`` (the ``matmul_dense`` implementation, tuned by the log) against numpy
+  at each thread count (bar: >= 1.1x numpy).
+
+The load average is printed before and after (timings on a loaded machine are not
+figures). The last line is one JSON object of every figure (units in the names).
+
+Run on a quiet machine: ``.venv/bin/python bench/tune_models.py [--threads 1,2]
+[--tuning-log LOG] [--tune-minutes 30] [--parts models,layers,session,vta,matmul]``.
+Smoke run: ``--size 64 --repeat 2 --rounds 1 --tune-minutes 0.5 --vta-trials 2``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+from timing import timed
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+sys.path.insert(0, ROOT)
+
+#: odd layers: (name, C, O, H, kernel, stride)
+LAYERS = [("conv_c24_56", 24, 24, 56, 3, 1), ("conv_c40_28", 40, 40, 28, 3, 1),
+          ("conv_o255_13", 256, 255, 13, 1, 1), ("conv_small_7", 64, 64, 7, 3, 1),
+          ("conv1x1_c24_o144", 24, 144, 28, 1, 1), ("conv1x1_s2", 64, 128, 28, 1, 2)]
+
+
+def _ort(path, threads):
+    import onnxruntime as ort
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = threads
+    so.inter_op_num_threads = 1
+    return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+
+
+def _openvino(path, threads):
+    try:
+        import openvino as ov
+    except ImportError:
+        return None
+    core = ov.Core()
+    return core.compile_model(path, "CPU", {"INFERENCE_PRECISION_HINT": "f32",
+                                            "INFERENCE_NUM_THREADS": str(threads)})
+
+
+def _compare(path, log, threads, repeat, rounds):
+    """(ours best s, onnxruntime best s, openvino best s or None, max rel err)."""
+    import numpy as np
+
+    from compiler import build_model
+    from driver.runtime import load_module
+    cm = build_model(path, tuning_log=log)
+    m = load_module(cm)
+    (iname, ishape, idtype), = m.input_info()
+    x = np.random.default_rng(0).standard_normal(ishape).astype(idtype)
+    m.set_input(iname, x)
+    m.run()
+    sess = _ort(path, threads)
+    ref = sess.run(None, {iname: x})[0]
+    err = float(np.abs(m.get_output(0) - ref).max() / np.abs(ref).max())
+    ov = _openvino(path, threads)
+    ours, theirs, vino = [], [], []
+    for _ in range(rounds):
+        ours += timed(m.run, repeat)
+        theirs += timed(lambda: sess.run(None, {iname: x}), repeat)
+        if ov is not None:
+            vino += timed(lambda: ov([x]), repeat)
+    return min(ours), min(theirs), (min(vino) if vino else None), err, cm.stats.get("tuning", {})
+
+
+def _conv_model(C, O, H, k, s):
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper
+    w = np.random.default_rng(0).standard_normal((O, C, k, k)).astype(np.float32) * 0.1
+    node = helper.make_node("Conv", ["x", "w"], ["y"], kernel_shape=[k, k], strides=[s, s],
+                            pads=[k // 2] * 4)
+    g = helper.make_graph([node], "conv", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                                         [1, C, H, H])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                          [onnx.numpy_helper.from_array(w, "w")])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def one_thread_count(a, threads: int) -> dict:
+    """The models / layers / matmul parts at ``threads`` (run in a child process)."""
+    import numpy as np
+    import onnx
+
+    from tests.models import builders
+    fig: dict = {}
+    parts = a.parts.split(",")
+    with tempfile.TemporaryDirectory(prefix="bench_tune_") as tmp:
+        if "models" in parts:
+            for name, build in (("resnet18", builders.build_resnet18),
+                                ("mobilenet_v2", builders.build_mobilenet_v2)):
+                path = os.path.join(tmp, f"{name}.onnx")
+                onnx.save(build(a.size), path)
+                o, r, v, err, tun = _compare(path, a.tuning_log, threads, a.repeat, a.rounds)
+                line = (f"{name:13s} {threads}T  ours {o * 1e3:8.2f} ms  onnxruntime "
+                        f"{r * 1e3:8.2f} ms  ratio {o / r:5.2f}x")
+                pre = f"{name}_t{threads}"
+                fig.update({f"{pre}_ours_ms": round(o * 1e3, 3), f"{pre}_ort_ms": round(r * 1e3, 3),
+                            f"{pre}_ratio_vs_ort": round(o / r, 3), f"{pre}_max_rel_err": err,
+                            f"{pre}_tuned_workloads": tun.get("covered", 0),
+                            f"{pre}_tunable_workloads": tun.get("workloads", 0)})
+                if v is not None:
+                    line += f"  openvino {v * 1e3:8.2f} ms  ratio {o / v:5.2f}x"
+                    fig.update({f"{pre}_openvino_ms": round(v * 1e3, 3),
+                                f"{pre}_ratio_vs_openvino": round(o / v, 3)})
+                print(line + f"  (max rel err {err:.1e}; log covered {tun.get('covered', 0)} "
+                      f"of {tun.get('workloads', 0)} workloads)", flush=True)
+        if "layers" in parts:
+            for name, C, O, H, k, s in LAYERS:
+                path = os.path.join(tmp, f"{name}.onnx")
+                onnx.save(_conv_model(C, O, H, k, s), path)
+                o, r, _, err, _ = _compare(path, a.tuning_log, threads, a.repeat, a.rounds)
+                print(f"{name:18s} {threads}T  ours {o * 1e6:9.1f} us  onnxruntime "
+                      f"{r * 1e6:9.1f} us  ratio {o / r:5.2f}x", flush=True)
+                fig[f"{name}_t{threads}_ratio_vs_ort"] = round(o / r, 3)
+        if "matmul" in parts:
+            from compiler import build_model
+            from compiler.graph import Graph, Op, input_node, make, param_node
+            from driver.runtime import load_module
+            n = a.matmul_n
+            rng = np.random.default_rng(0)
+            A = rng.standard_normal((n, n)).astype(np.float32)
+            B = rng.standard_normal((n, n)).astype(np.float32)
+            x = input_node("a", (n, n))
+            g = Graph((x,), (make(Op.MATMUL, x, param_node("b", B)),), ("y",))
+            m = load_module(build_model(g, params={"b": B}, tuning_log=a.tuning_log))
+            m.set_input("a", A)
+            ours = min(timed(m.run, a.repeat))
+            ref = min(timed(lambda: A @ B, a.repeat))
+            print(f"matmul {n}^3     {threads}T  ours {ours * 1e3:8.2f} ms  numpy {ref * 1e3:8.2f} ms"
+                  f"  speed-up {ref / ours:5.2f}x", flush=True)
+            fig[f"matmul{n}_t{threads}_speedup_vs_numpy"] = round(ref / ours, 3)
+    return fig
+
+
+def session(a) -> dict:
+    """A tuning session of ResNet-18 from an empty log: xgb vs random, same budget."""
+    import math
+
+    import onnx
+
+    from driver.tune.session import tune_model
+    from tests.models import builders
+    fig: dict = {}
+    with tempfile.TemporaryDirectory(prefix="bench_tune_s_") as tmp:
+        path = os.path.join(tmp, "resnet18.onnx")
+        onnx.save(builders.build_resnet18(a.size), path)
+        curves = {}
+        for strategy in ("xgb", "random"):
+            log = os.path.join(tmp, f"{strategy}.jsonl")
+            s = tune_model(path, log, trials=10 ** 6, time_budget_s=a.tune_minutes * 60,
+                           strategy=strategy, threads=1, measure_model=False)
+            trials = sum(r.trials for r in s.results)
+            curves[strategy] = s.results
+            fig[f"session_{strategy}_trials_per_min"] = round(trials / a.tune_minutes, 2)
+            fig[f"session_{strategy}_tasks_sum_ms"] = round(s.tasks_tuned * 1e3, 4)
+            print(f"session {strategy:6s}: {trials} trials in {a.tune_minutes:g} min "
+                  f"({trials / a.tune_minutes:.1f}/min), sum of tuned tasks "
+                  f"{s.tasks_tuned * 1e3:.3f} ms (default {s.tasks_default * 1e3:.3f} ms)",
+                  flush=True)
+            if strategy == "xgb":
+                o, r, _, err, _ = _compare(path, log, 1, a.repeat, a.rounds)
+                fig["session_xgb_resnet18_t1_ratio_vs_ort"] = round(o / r, 3)
+                print(f"  ResNet-18 after the session, 1T: {o * 1e3:.2f} ms vs onnxruntime "
+                      f"{r * 1e3:.2f} ms: {o / r:.2f}x (max rel err {err:.1e})", flush=True)
+        # trials the cost model needed to reach random search's final best, per task
+        need = 0
+        for rx, rr in zip(curves["xgb"], curves["random"]):
+            target = rr.best_cost
+            hit = next((i + 1 for i, c in enumerate(rx.curve) if c <= target), None)
+            need += hit if hit is not None else len(rx.curve)
+            if hit is None and math.isfinite(target):
+                fig.setdefault("session_xgb_tasks_not_reaching_random", 0)
+                fig["session_xgb_tasks_not_reaching_random"] += 1
+        fig["session_xgb_trials_to_random_best"] = need
+        fig["session_random_trials"] = sum(r.trials for r in curves["random"])
+        print(f"  the cost model reached random search's final best after {need} trials "
+              f"(random search used {fig['session_random_trials']})")
+    return fig
+
+
+def vta_part(a) -> dict:
+    import onnx
+
+    from compiler.autotune import extract_tasks, tune
+    from driver.tune import CycleRunner
+    from tests.models import builders
+    with tempfile.TemporaryDirectory(prefix="bench_tune_v_") as tmp:
+        path = os.path.join(tmp, "resnet18.onnx")
+        onnx.save(builders.build_resnet18(a.size), path)
+        tasks = extract_tasks(path, "vta")
+        res = tune(tasks, CycleRunner(), trials=a.vta_trials, strategy="xgb")
+    before = sum(r.task.weight * r.default_cost for r in res)
+    after = sum(r.task.weight * r.best_cost for r in res)
+    convs = sum(r.task.weight for r in res)
+    bad = [r.task.name for r in res if r.check]
+    print(f"accelerator: {convs} convs/dense in {len(tasks)} tasks, {before / 1e6:.3f} M cycles "
+          f"-> {after / 1e6:.3f} M tuned ({a.vta_trials} trials/task); bar <= 7.0 M: "
+          f"{'met' if after <= 7.0e6 else 'NOT met'}; bit-exact: {'all' if not bad else bad}")
+    return {"vta_layers": convs, "vta_default_mcycles": round(before / 1e6, 4),
+            "vta_tuned_mcycles": round(after / 1e6, 4), "vta_bit_exact": not bad}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--size", type=int, default=224)
+    ap.add_argument("--repeat", type=int, default=10)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--tuning-log", default=None)
+    ap.add_argument("--tune-minutes", type=float, default=30.0)
+    ap.add_argument("--vta-trials", type=int, default=32)
+    ap.add_argument("--matmul-n", type=int, default=1024)
+    ap.add_argument("--parts", default="models,layers,session,vta,matmul")
+    ap.add_argument("--child-threads", type=int, default=None, help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.child_threads is not None:          # one thread count, in its own process
+        print(json.dumps(one_thread_count(a, a.child_threads)))
+        return
+    load0 = os.getloadavg()
+    print(f"load average before: {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f} "
+          f"({len(os.sched_getaffinity(0))} cores)")
+    fig = {"size": a.size, "load_avg_1min_before": round(load0[0], 2)}
+    per_thread = [p for p in a.parts.split(",") if p in ("models", "layers", "matmul")]
+    for t in ([int(x) for x in a.threads.split(",")] if per_thread else []):
+        env = dict(os.environ, OMP_NUM_THREADS=str(t), PYTHONPATH=ROOT)
+        env.setdefault("OMP_WAIT_POLICY", "passive")
+        argv = [sys.executable, __file__, "--child-threads", str(t), "--size", str(a.size),
+                "--repeat", str(a.repeat), "--rounds", str(a.rounds), "--parts", ",".join(per_thread),
+                "--matmul-n", str(a.matmul_n)] + (["--tuning-log", a.tuning_log] if a.tuning_log else [])
+        proc = subprocess.run(argv, env=env, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+        if proc.returncode != 0:
+            raise SystemExit(f"the {t}-thread run failed (exit {proc.returncode})")
+        lines = proc.stdout.strip().splitlines()
+        print("\n".join(lines[:-1]))
+        fig.update(json.loads(lines[-1]))
+    if "session" in a.parts.split(","):
+        # the session's end-to-end figure is at 1 thread; this process has not started
+        # libgomp yet (every timing above ran in a child), so the setting takes effect
+        os.environ["OMP_NUM_THREADS"] = "1"
+        fig.update(session(a))
+    if "vta" in a.parts.split(","):
+        fig.update(vta_part(a))
+    load1 = os.getloadavg()
+    print(f"load average after: {load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f}")
+    fig["load_avg_1min_after"] = round(load1[0], 2)
+    print(json.dumps(fig))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,26 @@
+"""Auto-tuning: tasks, config spaces, search, a learned cost model, tuning logs.
+
+The pieces, one concept per module:
+
+* ``task.py``: a model's tuning tasks, one per distinct workload (the master op of a
+  fused CPU group, or an accelerator conv2d), each with its config space;
+* ``record.py``: the tuning log, JSON lines, one record per measured trial;
+* ``features.py`` / ``cost_model.py``: features of the lowered loop IR and the
+  XGBoost model trained on them online;
+* ``search.py``: the search strategies (a registry: ``random``, ``xgb``);
+* ``scheduler.py``: which task the next trials go to;
+* ``tuner.py``: the loop (propose, measure through a runner, log, learn);
+* ``apply.py``: the best record per workload for a build target (the tuning log
+  and the logs shipped in ``compiler/autotune/logs/``).
+
+Runners (what builds and measures a candidate: a local worker process, the cycle
+model, a Dask cluster) live in ``driver/tune/`` and are handed to :func:`tune`; this
+package never imports the driver.
+"""
+from .apply import TuningContext, load_tuning
+from .record import FORMAT_VERSION, Record, TuningLog, target_record
+from .task import Task, extract_tasks
+from .tuner import MeasureResult, tune
+
+__all__ = ["FORMAT_VERSION", "MeasureResult", "Record", "Task", "TuningContext", "TuningLog",
+           "extract_tasks", "load_tuning", "target_record", "tune"]

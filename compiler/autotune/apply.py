@@ -1,0 +1,120 @@
+"""Applying tuning logs to a build: the best record per workload whose target matches.
+
+:func:`load_tuning` reads the given logs and the ones shipped in
+``compiler/autotune/logs/`` (TVM's TopHub idea: pre-tuned logs for the machines
+this project is built and tested on, applied automatically). For each workload
+a build meets, :meth:`TuningContext.config_for_node` gives the config of the best
+record whose ``target`` equals the build target's record exactly (same target
+string, CPU name and feature set), or None: the default point. A record whose
+config is not a point of the workload's space today (a knob renamed, a value
+dropped) is ignored. ``covered`` / ``workloads`` count what a build met.
+Accelerator builds ask :meth:`TuningContext.vta_tiling_for` for each conv's
+tiling (records of target ``{"target": "vta", "config": preset}``).
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from .record import best_records, read_records, target_record
+
+#: the shipped logs (``*.jsonl``), applied under the same matching rule
+SHIPPED_DIR = Path(__file__).parent / "logs"
+
+
+class TuningContext:
+    """Best configs by (workload key, target); consulted by ``compile_graph``."""
+
+    def __init__(self, records, sources=()):
+        self.best = best_records(records)
+        self.sources = list(sources)
+        self.workloads: set = set()
+        self.covered: set = set()
+
+    def __bool__(self) -> bool:
+        return bool(self.best)
+
+    def config_values(self, key: str, target: dict) -> "dict | None":
+        """The best record's config (tuples restored) for ``key`` on ``target``, or None."""
+        r = self.best.get((key, json.dumps(target, sort_keys=True)))
+        return r.config_values() if r is not None else None
+
+    def config_for_node(self, node, target):
+        """The tuned ``Config`` of FUSED ``node`` on LLVM ``target`` (a ``Target``), or None
+        (no master, no matching record, or a record outside today's space)."""
+        from .task import master_of, workload_key
+        m = master_of(node, target)
+        if m is None:
+            return None
+        impl, w = m
+        space = impl.space(w)
+        if space.size <= 1:
+            return None
+        key = workload_key(impl, w)
+        self.workloads.add(key)
+        vals = self.config_values(key, target_record(target))
+        if vals is None:
+            return None
+        try:
+            cfg = space.point(**vals)
+        except ValueError:
+            return None
+        self.covered.add(key)
+        return cfg
+
+    def vta_tiling_for(self, cfg):
+        """``tiling_for(data_shape, kernel_shape, strides, padding, shift) -> Tiling | None``
+        for the accelerator convs of preset ``cfg`` (``compiler.quant.build_plan``): the
+        tuned tiling of that workload if a record exists and it fits the buffers."""
+        from compiler.topi.vta.environment import Env
+        from compiler.topi.vta.tiling import Conv2dShape, Tiling, fits
+
+        from .task import _pair, vta_conv2d_key, vta_target
+        env, target = Env(cfg), vta_target(cfg)
+
+        def tiling_for(data_shape, kernel_shape, strides, padding, shift):
+            key = vta_conv2d_key(cfg, data_shape, kernel_shape, strides, padding, shift)
+            self.workloads.add(key)
+            vals = self.config_values(key, target)
+            if vals is None or "tiling" not in vals:
+                return None
+            (N, C, H, W), (O, _, KH, KW) = data_shape, kernel_shape
+            s = Conv2dShape(-(-N // env.BATCH), -(-C // env.BLOCK_IN), H, W,
+                            -(-O // env.BLOCK_OUT), KH, KW, *_pair(strides), *_pair(padding))
+            try:
+                t = Tiling(*vals["tiling"])
+            except TypeError:
+                return None
+            if not fits(t, s, cfg, 1 + int(not isinstance(shift, int))):
+                return None
+            self.covered.add(key)
+            return t
+        return tiling_for
+
+    def report(self) -> dict:
+        """``{"workloads": met, "covered": with a tuned record, "logs": [paths]}``."""
+        return {"workloads": len(self.workloads), "covered": len(self.covered),
+                "logs": self.sources}
+
+
+def load_tuning(logs=(), shipped: bool = True, shipped_dir=None) -> TuningContext:
+    """A :class:`TuningContext` over the records of ``logs`` (paths) and, if ``shipped``,
+    every ``*.jsonl`` in ``shipped_dir`` (default :data:`SHIPPED_DIR`).
+
+    Raises:
+        FileNotFoundError: a given log does not exist (names it).
+    """
+    if isinstance(logs, (str, os.PathLike)):
+        logs = [logs]
+    paths = []
+    for p in logs:
+        if not os.path.exists(p):
+            raise FileNotFoundError(f"tuning log {os.fspath(p)!r} does not exist; write one with "
+                                    "`vta tune MODEL -o LOG`")
+        paths.append(os.fspath(p))
+    if shipped:
+        d = Path(shipped_dir) if shipped_dir is not None else SHIPPED_DIR
+        paths += sorted(str(p) for p in d.glob("*.jsonl")) if d.is_dir() else []
+    records = [r for p in paths for r in read_records(p)]
+    return TuningContext(records, paths)

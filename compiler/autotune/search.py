@@ -1,0 +1,148 @@
+"""Search strategies: which untried points of a task's space to measure next.
+
+``STRATEGIES`` maps a name to a class; each instance serves every task of a
+session: ``propose(task, n, tried, rng) -> [Config]`` returns up to ``n`` points
+of ``task.space`` not in ``tried``, and ``observe(task, results)`` learns from
+``[(config, cost)]`` (cost ``inf`` for an error).
+
+* ``random``: uniform over the untried points (the baseline).
+* ``xgb``: a :class:`~compiler.autotune.cost_model.CostModel` ranks candidates
+  found by simulated annealing over knob indices (TVM's ``SimulatedAnnealingOptimizer``
+  idea: a move changes one knob to a neighbouring candidate; a worse point is
+  accepted with probability ``exp(delta / T)``, ``T`` falling linearly to 0); spaces
+  of at most 256 points skip the annealing and score ``pool`` (64) random untried
+  points (featurizing a CPU candidate lowers it: tenths of a second each). One
+  proposal in ``eps`` is random so the model keeps seeing new regions. Before the
+  model has enough results it proposes at random.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+from compiler.graph_lower.space import Config, ConfigSpace
+
+from .cost_model import CostModel
+from .features import featurize
+
+_ENUMERATE = 4096   # spaces up to this size are listed; larger ones are sampled
+
+
+def point_at(space: ConfigSpace, idx) -> Config:
+    """The point whose knob ``i`` takes candidate ``idx[i]``."""
+    return Config(tuple((k.name, k.candidates[i]) for k, i in zip(space.knobs, idx)))
+
+
+def index_of(space: ConfigSpace, cfg: Config) -> tuple:
+    return tuple(k.candidates.index(v) for k, (_, v) in zip(space.knobs, cfg.values))
+
+
+def random_points(space: ConfigSpace, n: int, tried, rng) -> list[Config]:
+    """Up to ``n`` distinct untried points, uniformly."""
+    if space.size <= _ENUMERATE:
+        pool = [c for c in (point_at(space, i) for i in itertools.product(
+            *(range(len(k.candidates)) for k in space.knobs))) if c not in tried]
+        pick = rng.permutation(len(pool))[:n]
+        return [pool[i] for i in pick]
+    out: list = []
+    for _ in range(50 * n):
+        c = point_at(space, [int(rng.integers(len(k.candidates))) for k in space.knobs])
+        if c not in tried and c not in out:
+            out.append(c)
+            if len(out) == n:
+                break
+    return out
+
+
+class RandomSearch:
+    """Uniform sampling of untried points."""
+
+    def propose(self, task, n, tried, rng):
+        return random_points(task.space, n, tried, rng)
+
+    def observe(self, task, results):
+        pass
+
+
+class XGBSearch:
+    """Cost-model-guided simulated annealing (module docstring)."""
+
+    def __init__(self, eps: float = 0.25, steps: int = 200, chains: int = 16, pool: int = 64):
+        try:
+            import xgboost  # noqa: F401
+        except ImportError:
+            raise ImportError("search strategy 'xgb' needs the xgboost package: pip install "
+                              "-e '.[tune]' (or use strategy 'random')") from None
+        self.eps, self.steps, self.chains, self.pool = eps, steps, chains, pool
+        self.models: dict = {}        # task kind -> CostModel (shared across tasks)
+        self.best: dict = {}          # task key -> best cost so far
+
+    def _model(self, task) -> CostModel:
+        return self.models.setdefault(task.kind, CostModel())
+
+    def observe(self, task, results):
+        costs = [c for _, c in results if math.isfinite(c)]
+        if costs:
+            self.best[task.key] = min(self.best.get(task.key, math.inf), *costs)
+        best = self.best.get(task.key, math.inf)
+        feats, scores = [], []
+        for cfg, cost in results:
+            feats.append(featurize(task, cfg))
+            scores.append(best / cost if math.isfinite(cost) and math.isfinite(best) else 0.0)
+        self._model(task).update(feats, scores)
+
+    def propose(self, task, n, tried, rng):
+        model = self._model(task)
+        if not model.trained:
+            return random_points(task.space, n, tried, rng)
+        n_rand = int(round(n * self.eps))
+        space = task.space
+        if space.size <= 256:           # small: score a sample of the untried points
+            pool = random_points(space, self.pool, tried, rng)
+        else:
+            pool = self._anneal(task, model, n * 4, tried, rng)
+        if not pool:
+            return []
+        scores = model.predict([featurize(task, c) for c in pool])
+        ranked = [pool[i] for i in np.argsort(-scores)]
+        chosen = ranked[:n - n_rand]
+        rest = [c for c in ranked[n - n_rand:]]
+        if rest and n_rand:
+            chosen += [rest[i] for i in rng.permutation(len(rest))[:n_rand]]
+        return chosen
+
+    def _anneal(self, task, model, keep, tried, rng) -> list[Config]:
+        space = task.space
+        sizes = [len(k.candidates) for k in space.knobs]
+        states = [index_of(space, c) for c in random_points(space, self.chains, (), rng)]
+        score = lambda idxs: model.predict([featurize(task, point_at(space, i)) for i in idxs])  # noqa: E731
+        cur = score(states)
+        seen: dict = {}
+        for step in range(self.steps // 10):
+            temp = 1.0 - step / (self.steps // 10)
+            moves = []
+            for s in states:
+                k = int(rng.integers(len(sizes)))
+                m = list(s)
+                m[k] = int(np.clip(m[k] + rng.choice((-1, 1)), 0, sizes[k] - 1))
+                moves.append(tuple(m))
+            new = score(moves)
+            for j, (m, v) in enumerate(zip(moves, new)):
+                seen[m] = v
+                if v > cur[j] or rng.random() < math.exp((v - cur[j]) / max(temp, 1e-3)):
+                    states[j], cur[j] = m, v
+        ranked = sorted(seen, key=lambda m: -seen[m])
+        return [c for c in (point_at(space, m) for m in ranked) if c not in tried][:keep]
+
+
+#: name -> strategy class
+STRATEGIES = {"random": RandomSearch, "xgb": XGBSearch}
+
+
+def make_strategy(name: str):
+    """An instance of strategy ``name``. Raises ValueError naming the strategies."""
+    if name not in STRATEGIES:
+        raise ValueError(f"search strategy must be one of {sorted(STRATEGIES)}, not {name!r}")
+    return STRATEGIES[name]()

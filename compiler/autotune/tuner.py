@@ -1,0 +1,145 @@
+"""The tuning loop: propose candidates, measure them through a runner, log, learn.
+
+A runner is any object with ``measure(task, configs) -> [MeasureResult]`` (one
+result per config, in order; a candidate that fails to build, crashes, hangs or
+computes a wrong result comes back with ``error`` set and never raises) and,
+optionally, ``check(task, config) -> str | None`` (a final correctness check of
+the chosen point: None if it passes, else why not). Runners live in
+``driver/tune/`` and are handed in; this module never imports the driver.
+
+Each task's default point is measured first, so the result is never worse than
+the untuned build. Records already in the log for a task's key and target count
+as done trials (a rerun continues where an interrupted one stopped).
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from compiler.graph_lower.space import Config
+
+from .record import Record, TuningLog
+from .scheduler import TaskScheduler
+from .search import make_strategy
+
+
+@dataclass
+class MeasureResult:
+    """What a runner returns per candidate: ``costs`` (seconds, or cycles on the cycle
+    model; one per repeat) or ``error`` (one line)."""
+
+    costs: list = field(default_factory=list)
+    error: "str | None" = None
+
+    @property
+    def cost(self) -> float:
+        return sum(self.costs) / len(self.costs) if self.costs and not self.error else math.inf
+
+
+@dataclass
+class TaskResult:
+    """Per task: the default point's cost, the best point and its cost, trials measured
+    and the best-so-far cost after each trial (for plots)."""
+
+    task: object
+    default_cost: float = math.inf
+    best_config: "Config | None" = None
+    best_cost: float = math.inf
+    trials: int = 0
+    curve: list = field(default_factory=list)
+    check: "str | None" = None
+
+
+def _config_of(task, values: dict) -> "Config | None":
+    try:
+        return task.space.point(**values)
+    except ValueError:
+        return None
+
+
+def tune(tasks, runner, *, trials: int = 16, log: "TuningLog | None" = None,
+         strategy: str = "xgb", batch: int = 4, time_budget_s: "float | None" = None,
+         seed: int = 0, on_trial=None, check: bool = True) -> list[TaskResult]:
+    """Tune ``tasks`` with up to ``trials`` measured points each (fewer where a space is
+    smaller), within ``time_budget_s`` seconds if given.
+
+    Args:
+        tasks: ``compiler.autotune.Task`` s (``extract_tasks``).
+        runner: see the module docstring.
+        trials: per-task trial cap, including trials found in ``log``.
+        log: where every trial is appended (and earlier trials are read from).
+        strategy: a name of ``search.STRATEGIES`` (``"xgb"`` or ``"random"``).
+        batch: candidates proposed and measured per round.
+        time_budget_s: stop proposing new rounds after this many seconds (each task
+            still gets its first round: its default point).
+        seed: of the random proposals.
+        on_trial: called as ``on_trial(task_index, record, best_cost)`` after each trial.
+        check: call the runner's ``check`` on each task's best point, if it has one.
+
+    Returns:
+        one :class:`TaskResult` per task, in order.
+
+    Raises:
+        ValueError: an unknown strategy, or ``trials`` / ``batch`` below 1.
+    """
+    if trials < 1 or batch < 1:
+        raise ValueError(f"trials and batch must be >= 1, not {trials} and {batch}")
+    search = make_strategy(strategy)
+    rng = np.random.default_rng(seed)
+    sched = TaskScheduler(tasks, trials)
+    results = [TaskResult(t) for t in tasks]
+    tried: list[dict] = [{} for _ in tasks]     # config -> cost
+    earlier = log.records() if log is not None else []
+    for i, t in enumerate(tasks):
+        done = [(c, r.cost) for r in earlier if r.key == t.key and r.target == t.target
+                for c in [_config_of(t, r.config_values())] if c is not None]
+        for c, cost in done:
+            _note(results[i], tried[i], c, cost, t.space.default)
+        if done:
+            search.observe(t, done)
+            sched.record_round(i, len(done), results[i].best_cost)
+    start = time.monotonic()
+    while True:
+        i = sched.next_task()
+        if i is None:
+            break
+        over = time_budget_s is not None and time.monotonic() - start > time_budget_s
+        if over and sched.states[i].history:       # every task still gets its first round
+            break
+        t, st = tasks[i], sched.states[i]
+        n = min(batch, st.cap - st.trials)
+        cands = [] if t.space.default in tried[i] else [t.space.default]
+        cands += search.propose(t, n - len(cands), set(tried[i]) | set(cands), rng)
+        if not cands:
+            sched.states[i].cap = st.trials     # exhausted
+            continue
+        measured = runner.measure(t, cands)
+        obs = []
+        for c, m in zip(cands, measured):
+            rec = Record(t.key, t.target, dict(c.values), list(m.costs), m.error)
+            if log is not None:
+                log.append(rec)
+            _note(results[i], tried[i], c, m.cost, t.space.default)
+            obs.append((c, m.cost))
+            if on_trial is not None:
+                on_trial(i, rec, results[i].best_cost)
+        search.observe(t, obs)
+        sched.record_round(i, len(cands), results[i].best_cost)
+    if check and hasattr(runner, "check"):
+        for r in results:
+            if r.best_config is not None:
+                r.check = runner.check(r.task, r.best_config)
+    return results
+
+
+def _note(res: TaskResult, tried: dict, cfg: Config, cost: float, default: Config) -> None:
+    tried[cfg] = cost
+    res.trials += 1
+    if cfg == default:
+        res.default_cost = cost
+    if cost < res.best_cost:
+        res.best_cost, res.best_config = cost, cfg
+    res.curve.append(res.best_cost)

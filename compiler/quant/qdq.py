@@ -1,0 +1,252 @@
+"""Quantized models in: a QDQ model's own scales -> the one quantized-graph form (``QGraph``).
+
+A QDQ model (``onnxruntime.quantization.quantize_static(..., quant_format=QuantFormat.QDQ)``)
+is a float graph with QuantizeLinear -> DequantizeLinear pairs on its activations and
+dequantized int8 weights (the frontend folds those into float constants). ``import_qdq``
+turns it into a ``QGraph`` (``qgraph`` docstring) at the model's scales instead of
+calibrated ones, so every consumer of a ``QGraph`` runs it unchanged: the exact numpy oracle
+(``qgraph.run``), the accelerator route (``build_vta``: partition, programs, CPU kernels)
+and, later, a CPU int8 route (the weights, biases and requantization below are what an
+int8 x int8 -> int32 GEMM with a fused epilogue needs).
+
+Contract of the QGraph it returns:
+
+- every int8 value carries the scale the model gives its tensor, as ``exp = -log2(scale)``:
+  an int when the scale is a power of two, else a float (``qgraph.quantize_array`` and
+  ``kernels.quantize`` then scale in float32, onnxruntime's ``x / scale`` to within an ulp);
+- CONV2D / DENSE carry the model's int8 weights (per tensor, or per output channel with
+  ``ew`` and ``shift`` tuples) and the bias at the accumulator's scale ``sx * sw`` (the
+  model's own int32 bias: onnxruntime quantizes biases at that scale);
+- requantization ``M = sx * sw / sy`` (per output channel): where every ``M`` is a power of
+  two ``2**-k`` (0 <= k <= 31), a plain rounding shift by ``k`` (the quantizer's own form);
+  else integers only: a pre-shift, a multiplier and a post shift (attrs ``shift``, ``mult``,
+  ``post``; ``layout.requantize``), with ``err`` the bound on its error in output LSBs;
+- the residual ADD on int8 where the scales of both operands and of the result are powers of
+  two (shifts); any other op whose scales differ from its source's runs in float between a
+  DEQUANTIZE and a QUANTIZE at the model's scales, as onnxruntime runs a QDQ graph;
+- data movement (reshape, max pool, relu, ...) on int8 where the model keeps the scale.
+
+The accelerator's ALU MUL keeps the low 32 bits of a product with a 16-bit immediate, so
+the multiplier is at most 15 bits (32767) and the accumulator is first shifted right
+(rounded, through the bias) until ``|acc >> shift| < 2**16`` for every input: the
+pre-shift approximation. Its error (``err``) is below 0.02 LSB on the test models; the
+accelerator and the oracle compute the same integers, bit for bit.
+
+Accepted: symmetric activations, int8 with zero point 0 or uint8 with zero point 128
+(the same values shifted by 128: ``quantize_static(..., extra_options=
+{"ActivationSymmetric": True})``), int8 weights with zero point 0, per-tensor activation
+scales, per-tensor or per-channel weight scales. Anything else raises ``QuantizeError`` naming the tensor and the fix.
+"""
+from __future__ import annotations
+
+import math
+from typing import Mapping
+
+import numpy as np
+
+from compiler.graph import Graph, Node, Op
+from compiler.graph.rewrite import rewrite
+
+from .qgraph import QGraph
+from .quantize import INT8_OPS, QuantizeError, _Builder, _real
+
+#: pre-shift target: |acc >> shift| < 2**ACC_BITS, so that times a multiplier below 2**15
+#: (the ALU's 16-bit signed immediate) the product stays in int32
+ACC_BITS, MULT_MAX = 16, 32767
+#: the zero points of symmetric quantization per dtype: uint8 at 128 is int8 at 0, shifted
+SYMMETRIC_ZERO_POINT = {"int8": 0, "uint8": 128}
+
+
+def is_qdq(graph: Graph) -> bool:
+    """Whether ``graph`` holds QuantizeLinear / DequantizeLinear ops (a QDQ model)."""
+    return any(n.op in (Op.QUANTIZE, Op.DEQUANTIZE) for n in graph.nodes())
+
+
+def import_qdq(graph: Graph, params: Mapping[str, np.ndarray], *,
+               group_channels: "int | None" = None) -> QGraph:
+    """The QGraph of QDQ model ``graph`` at the model's own scales (module docstring).
+
+    Args:
+        graph, params: the imported model (``compiler.build_model.import_model``), static shapes.
+        group_channels: as ``quantize.quantize`` (grouped convs with groups this wide become
+            one conv per group).
+
+    Returns:
+        a QGraph whose outputs are float32 (dequantized), in the graph's output order.
+
+    Raises:
+        QuantizeError: a zero point that is not 0, uint8 values, a per-axis activation scale,
+            or conv/dense weights that are not int8 times a scale.
+    """
+    stripped, exps = _strip(graph, params)
+    b = _QdqBuilder(stripped, params, exps, group_channels)
+    for n in stripped.nodes():
+        b.visit(n)
+    outs = [b.as_float(o) for o in stripped.outputs]
+    names = list(stripped.output_names) or [f"output{i}" for i in range(len(outs))]
+    return QGraph(b.nodes, [b.of[i] for i in stripped.inputs], outs, names, b.params)
+
+
+def exponent_of_scale(scale: float) -> "int | float":
+    """``-log2(scale)``: an int for a power of two, else a float."""
+    e = -math.log2(float(scale))
+    return int(e) if e.is_integer() else e
+
+
+def _strip(graph: Graph, params) -> tuple[Graph, dict[Node, "int | float"]]:
+    """``graph`` with every DequantizeLinear(QuantizeLinear(t)) pair replaced by ``t``, and
+    the exponent of each such ``t``."""
+    exps: dict[Node, int | float] = {}
+
+    def pair(d: Node):
+        q = d.src[0]
+        if q.op is not Op.QUANTIZE:
+            return None
+        t, scale, zp = q.src
+        what = f"QuantizeLinear {q.label or t.label or t.name!r}"
+        s, z = (np.asarray(params[p.name]) if p.op is Op.PARAM else None for p in (scale, zp))
+        if s is None or z is None or s.size != 1:
+            raise QuantizeError(f"{what}: scale {list(scale.shape)} must be one constant "
+                                "(per-tensor activation scales); quantize the model per tensor")
+        if np.any(z != SYMMETRIC_ZERO_POINT.get(q.dtype)):
+            raise QuantizeError(
+                f"{what}: {q.dtype} with zero point {z.reshape(-1)[:1].tolist()[0]}; the "
+                "accelerator's int8 is symmetric: quantize with activation_type=QuantType.QInt8 "
+                "and extra_options={'ActivationSymmetric': True}")
+        exps.setdefault(t, exponent_of_scale(s.reshape(())))
+        return t
+
+    return rewrite(graph, {Op.DEQUANTIZE: [pair]}), exps
+
+
+def model_weight(w: np.ndarray, what: str) -> tuple[np.ndarray, "int | float | np.ndarray"]:
+    """A dequantized weight ``w`` [O, ...] back as (int8 values, exponent(s)): the model's int8
+    and its scale, per tensor or per output channel, a power of two or ``max|w| / 127``
+    (onnxruntime's symmetric weight scale); exponents as ``exponent_of_scale``.
+
+    Raises:
+        QuantizeError: ``w`` is none of those (names ``what``).
+    """
+    w64 = np.asarray(w, np.float64)
+    flat = np.abs(w64.reshape(w64.shape[0], -1))
+    for per in (np.array([flat.max()]), flat.max(axis=1)):
+        per = np.where(per > 0, per, 1.0)
+        # a power of two (the one with 63.5 < max / s <= 127), or onnxruntime's max / 127
+        for scale in (2.0 ** np.ceil(np.log2(per / 127.0)), per / 127.0):
+            s = scale.astype(np.float32).astype(np.float64)
+            bshape = (-1,) + (1,) * (w64.ndim - 1)
+            q = w64 / s.reshape(bshape)
+            r = np.rint(q)
+            if np.abs(q - r).max() < 1e-3 and np.abs(r).max() <= 127:
+                e = np.array([exponent_of_scale(v) for v in s], dtype=object)
+                exp = e[0] if len(s) == 1 else np.array([float(v) for v in e])
+                return r.astype(np.int8), exp
+    raise QuantizeError(f"{what}: the weights are not int8 values times a per-tensor or "
+                        "per-output-channel scale (a QDQ weight with zero point 0); quantize "
+                        "the model with weight_type=QuantType.QInt8")
+
+
+class _Unscaled(Exception):
+    """A value the model gives no scale must become int8: the node runs in float instead."""
+
+
+class _QdqBuilder(_Builder):
+    """``quantize._Builder`` at the model's scales (module docstring)."""
+
+    def __init__(self, graph, params, exps, group_channels):
+        super().__init__(graph, params, {}, per_channel=False, group_channels=group_channels)
+        self.exps = exps
+
+    def exp_of(self, n: Node):
+        if n not in self.exps and n.op is Op.RELU:   # relu commutes with a zero-point-0 scale
+            return self.exp_of(n.src[0])
+        if n not in self.exps:
+            raise _Unscaled(n)
+        return self.exps[n]
+
+    def as_int(self, n: Node) -> int:
+        if self.nodes[self.of[n]].dtype != "int8":
+            self.exp_of(n)
+        return super().as_int(n)
+
+    def visit(self, n: Node) -> None:
+        if n in self.of or n in self.absorbed or n.op in (Op.PARAM, Op.INPUT):
+            return super().visit(n)
+        if self._rescales(n):
+            return self.cpu_node(n)
+        saved = (len(self.nodes), set(self.absorbed), dict(self.as_int_memo),
+                 dict(self.as_float_memo), dict(self.params), dict(self.of))
+        try:
+            super().visit(n)
+        except _Unscaled:   # no scale where int8 is needed: undo, run the node in float
+            count, self.absorbed, self.as_int_memo, self.as_float_memo, self.params, self.of = saved
+            del self.nodes[count:]
+            self.cpu_node(n)
+
+    def _rescales(self, n: Node) -> bool:
+        """An int8 op (data movement, mean, concat) whose model scale is not its source's:
+        onnxruntime requantizes there, so it runs in float between the model's scales."""
+        if n.op is Op.GLOBAL_AVG_POOL and n not in self.exps:
+            return True    # the model keeps the mean in float: no rounding to the source's scale
+        if n.op not in INT8_OPS | {Op.GLOBAL_AVG_POOL, Op.CONCAT} or n not in self.exps:
+            return False
+        srcs = [s for s in n.src if s.op is not Op.PARAM]
+        if not srcs or not all(_real(s) for s in srcs):
+            return False
+        have = [self.nodes[self.of[s]].exp if self.nodes[self.of[s]].dtype == "int8"
+                else self.exps.get(s) for s in srcs]
+        return any(e != self.exps[n] for e in have)
+
+    def residual_add(self, n: Node) -> bool:
+        """The int8 ADD only where its scales are powers of two (integer shifts)."""
+        a, b = n.src
+        for s in (a, b):
+            if s.op is Op.PARAM:
+                return False
+            i = self.of[s]
+            e = self.nodes[i].exp if self.nodes[i].dtype == "int8" else self.exps.get(s)
+            if not isinstance(e, int):
+                return False
+        end = self.sole.get(n) if self.sole.get(n) is not None and self.sole[n].op is Op.RELU else n
+        if not isinstance(self.exps.get(end), int):
+            return False
+        return super().residual_add(n)
+
+    def requant(self, w, bias, ex, end):
+        ey = self.exp_of(end)
+        wq, ew = model_weight(w, f"weights of {end.label or end.op.name.lower()}")
+        O = wq.shape[0]
+        ea = ex + np.broadcast_to(np.asarray(ew, np.float64), (O,))   # accumulator exponents
+        k = ea - ey                                                     # M = 2**-k
+        bq = np.rint(np.asarray(bias, np.float64) * 2.0 ** ea)
+        per = np.ndim(ew) > 0
+        if np.all(k == np.rint(k)) and k.min() >= 0 and k.max() <= 31:
+            shift = k.astype(np.int64)
+            bq = bq + np.where(shift > 0, 2.0 ** (shift - 1), 0)
+            return ey, (wq, _int32(bq), shift if per else int(shift[0]), ew, {})
+        bound = np.abs(wq.reshape(O, -1).astype(np.int64)).sum(axis=1) * 128 + np.abs(bq)
+        pre = np.maximum(0, np.ceil(np.log2(bound + 1)).astype(np.int64) - ACC_BITS)
+        if not per:            # one shift and one multiplier for the tensor: the widest channel's
+            pre = np.full_like(pre, pre.max())
+        m = 2.0 ** -k
+        post = int(math.floor(math.log2(MULT_MAX / float((m * 2.0 ** pre).max()))))
+        if post < 15:          # a ratio near 1 or above: shift more before the multiply
+            pre, post = pre + 15 - post, 15
+        post = min(post, 46)
+        if pre.max() > 31:
+            raise QuantizeError(f"{end.label or end.op.name.lower()}: the scale ratio "
+                                f"{float(m.max()):.3g} needs a shift of {int(pre.max())} (> 31)")
+        mult = np.rint(m * 2.0 ** (pre + post)).astype(np.int64)
+        bq = bq + np.where(pre > 0, 2.0 ** (pre - 1), 0)
+        # in output LSBs: the pre-shift's rounding times the multiplier, and the multiplier's
+        # rounding times the largest accumulator that does not saturate
+        reach = np.minimum(bound, 128.0 / m)
+        err = float((0.5 * mult / 2.0 ** post
+                     + reach * np.abs(mult / 2.0 ** (pre + post) - m)).max())
+        one = (lambda v: v) if per else (lambda v: int(v[0]))
+        return ey, (wq, _int32(bq), one(pre), ew,
+                    {"mult": one(mult), "post": post, "err": round(err, 4)})
+
+
+def _int32(v) -> np.ndarray:
+    return np.clip(v, -2 ** 31, 2 ** 31 - 1).astype(np.int32)

@@ -1,0 +1,47 @@
+"""``vta serve-demo``: the digits model compiled to WebAssembly, classified in a browser page."""
+from __future__ import annotations
+
+import os
+import tempfile
+
+import click
+
+from driver.cli.errors import friendly
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DIGITS = os.path.join(ROOT, "examples", "digits")
+
+
+@click.command("serve-demo")
+@click.option("--port", type=int, default=8000, show_default=True, help="TCP port (0: any free one)")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="address to bind; loopback only unless --allow-remote")
+@click.option("--allow-remote", is_flag=True, help="allow a non-loopback --host")
+@click.option("--out", type=click.Path(file_okay=False), default=None,
+              help="folder to stage the demo in (default: a temporary one)")
+@friendly
+def serve_demo(port, host, allow_remote, out):
+    """Serve the digits demo (draw or pick a digit; it is classified in the browser).
+
+    \b
+    Compiles examples/digits/digits_cnn.onnx for wasm32 ahead of time, stages the page,
+    the JavaScript runtime and the model in one folder and serves only that folder
+    (static files, GET only) until Ctrl-C.
+    """
+    from compiler.graph_lower.web import build_web
+    from driver.web.demo_server import check_host, digit_samples, serve, stage_demo
+
+    check_host(host, allow_remote)
+    with tempfile.TemporaryDirectory(prefix="vta_demo_") as tmp:
+        folder = stage_demo(out or tmp, build_web(os.path.join(DIGITS, "digits_cnn.onnx")),
+                            digit_samples(os.path.join(DIGITS, "heldout.npz")))
+        server = serve(folder, host, port, allow_remote)
+        bound_host, bound_port = server.server_address[:2]
+        click.echo(f"serving the digits demo from {folder} at http://{bound_host}:{bound_port}/ "
+                   "(Ctrl-C stops)")
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            click.echo("stopped")
+        finally:
+            server.server_close()

@@ -1,0 +1,109 @@
+"""``vta tune``: search schedules for a model's layers into a JSON-lines tuning log
+(``driver.tune.session.tune_model``); ``--distill`` keeps a log's best records."""
+from __future__ import annotations
+
+import math
+
+import click
+
+from driver.cli.errors import friendly, output_path, plural
+
+
+def _fmt(cost: float, unit: str) -> str:
+    if not math.isfinite(cost):
+        return "failed"
+    return f"{cost * 1e3:.3f} ms" if unit == "s" else f"{cost:,.0f} cycles"
+
+
+@click.command("tune")
+@click.argument("model", type=click.Path(dir_okay=False))
+@click.option("-o", "--output", required=True, metavar="LOG",
+              help="tuning log (JSON lines) to append to; a rerun continues from it")
+@click.option("--target", default="llvm", show_default=True,
+              help="llvm (this CPU, timed in a worker process) or vta (the accelerator's "
+                   "conv2d/dense tilings, by cycles on the cycle model)")
+@click.option("--trials", default=16, show_default=True, type=click.IntRange(1),
+              help="measured candidates per task at most")
+@click.option("--time-budget", type=click.FloatRange(min=0, min_open=True), metavar="MIN",
+              help="stop after this many minutes")
+@click.option("--strategy", type=click.Choice(["xgb", "random"]), default="xgb",
+              show_default=True, help="cost-model-guided search or plain random search")
+@click.option("--scheduler", metavar="tcp://HOST:8786",
+              help="measure on this Dask cluster instead of this machine")
+@click.option("--threads", type=click.IntRange(1), help="CPU threads per measurement")
+@click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
+              help="seconds a candidate may take to build and run before it counts as failed")
+@click.option("--config", "preset", default=None, metavar="PRESET",
+              help="--target vta: accelerator preset (default preset)")
+@click.option("--input-shape", "input_shapes", multiple=True, metavar="NAME:1x3x224x224",
+              help="static shape of an input (repeatable)")
+@click.option("--plot", type=click.Path(dir_okay=False), metavar="FILE.png",
+              help="draw best-so-far against trials for each task")
+@click.option("--distill", is_flag=True,
+              help="MODEL is a tuning log: write its best record per workload to -o")
+@click.option("--quiet", is_flag=True, help="no progress bars")
+@friendly
+def tune_cmd(model, output, target, trials, time_budget, strategy, scheduler, threads, timeout,
+             preset, input_shapes, plot, distill, quiet):
+    """Search the schedules of MODEL's layers for --target and append every trial to the
+    tuning log -o; build with it by `vta compile --tuning-log LOG`.
+
+    \b
+    Example:
+      vta tune model.onnx --trials 32 -o tuning.jsonl --plot tuning.png
+      vta tune model.onnx --target vta --trials 16 -o vta_tuning.jsonl
+      vta tune model.onnx --scheduler tcp://10.0.0.5:8786 -o tuning.jsonl
+      vta tune tuning.jsonl --distill -o best.jsonl
+      vta compile model.onnx --tuning-log tuning.jsonl -o out/model.vtamod
+    """
+    output_path(output, "-o/--output")
+    if distill:
+        from compiler.autotune.record import distill as keep_best
+        n = keep_best(model, output)
+        click.echo(f"wrote {output}: the best of {plural(n, 'workload')} from {model}")
+        return
+    from compiler.frontend import parse_input_shapes
+    from driver.tune.session import tune_model
+    bars: list = []
+
+    def on_tasks(tasks):
+        click.echo(f"{plural(len(tasks), 'task')} to tune for {target}")
+        if quiet:
+            return
+        from tqdm import tqdm
+        for i, t in enumerate(tasks):
+            bars.append(tqdm(total=min(trials, t.space.size), position=i, leave=True,
+                             desc=f"[{i + 1}/{len(tasks)}] {(t.name or t.key)[:28]}",
+                             unit="trial", disable=None))
+
+    def on_trial(i, rec, best):
+        if bars:
+            bars[i].update(1)
+            bars[i].set_postfix_str(f"best {_fmt(best, unit)}")
+
+    unit = "cycles" if target.split()[0] == "vta" else "s"
+    try:
+        s = tune_model(model, output, target=target, trials=trials,
+                       time_budget_s=time_budget * 60 if time_budget else None,
+                       strategy=strategy, scheduler=scheduler,
+                       input_shapes=parse_input_shapes(input_shapes), vta_config=preset,
+                       timeout=timeout, threads=threads, on_tasks=on_tasks, on_trial=on_trial)
+    except ImportError as e:          # the tune extra (xgboost, distributed) is missing
+        raise click.ClickException(str(e)) from None
+    for b in bars:
+        b.close()
+    for r in s.results:
+        click.echo(f"  {(r.task.name or r.task.key)[:40]:<40} x{r.task.weight}  default "
+                   f"{_fmt(r.default_cost, unit)}  tuned {_fmt(r.best_cost, unit)}  "
+                   f"({r.trials} trials)")
+    for name, why in s.checks:
+        click.echo(f"warning: the chosen schedule of {name} failed its check: {why}", err=True)
+    click.echo(f"sum of tuned per-task times: {_fmt(s.tasks_tuned, s.unit)} (default "
+               f"{_fmt(s.tasks_default, s.unit)})"
+               + (f"; measured end-to-end latency: {_fmt(s.end_to_end_s, 's')}"
+                  if s.end_to_end_s is not None else ""))
+    click.echo(f"wrote {output}")
+    if plot:
+        from driver.tune.plot import plot_curves
+        output_path(plot, "--plot")
+        click.echo(f"wrote {plot_curves(s.results, plot, s.unit)}")
