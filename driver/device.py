@@ -38,9 +38,10 @@ from vta_hw.timing import DramTiming
 
 from . import backends
 from .backends import BackendError, BackendResult
+from vta_hw.errors import VtaError
 
 
-class DeviceError(RuntimeError):
+class DeviceError(VtaError, RuntimeError):
     """A device operation failed (bad backend or option, buffer, program of another config)."""
 
 

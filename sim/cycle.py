@@ -71,7 +71,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from sim.dram import DramModel
-from sim.errors import DeadlockError
+from sim.errors import CycleLimitError, DeadlockError
 from sim.prologue import prepare
 from vta_hw import isa
 from vta_hw import timing as T
@@ -136,7 +136,7 @@ class TimingParams:
 
 
 class CycleDeadlockError(DeadlockError):
-    """No module of the cycle model can make progress (or ``max_cycles`` passed).
+    """No module of the cycle model can make progress.
 
     Attributes:
         blocked: ``(module, insn_index, what it waits on)`` per blocked module.
@@ -447,7 +447,7 @@ class _Sim:
             t, phase, _, proc = heapq.heappop(heap)
             if limit is not None and t > limit:
                 self.now = limit
-                self._stuck(f"no FINISH within max_cycles={limit}")
+                self._out_of_cycles(limit)
             self.now = t
             if phase:
                 arb.decide()
@@ -466,6 +466,15 @@ class _Sim:
         for m in self.mods.values():
             m._charge(end)
             m.since = end
+
+    def _out_of_cycles(self, limit: int):
+        retired = {name: m.stats.insns for name, m in self.mods.items()}
+        done = ", ".join(f"{k} {v}" for k, v in retired.items())
+        raise CycleLimitError(
+            f"the cycle limit max_cycles={limit} was reached before FINISH retired (instructions "
+            f"retired: {done}); the program was still running: raise the limit "
+            "(Device(..., max_cycles=N), load_module(..., max_cycles=N)) or pass None for none",
+            cycle=limit, retired=retired, field="max_cycles", value=limit, limit="FINISH retired")
 
     def _stuck(self, why: str):
         states, blocked = {}, []
@@ -732,7 +741,7 @@ def run(program: Program, dram: np.ndarray | None = None, *,
             False gives timing only, faster.
         trace: keep per-instruction spans, token events and bursts
             (``result.trace``, a ``sim.trace.Trace``).
-        max_cycles: stop with ``CycleDeadlockError`` if FINISH has not retired by
+        max_cycles: stop with ``sim.errors.CycleLimitError`` if FINISH has not retired by
             then (a bound on runaway runs; a deadlock needs none: when every
             module waits on another and no event is pending, the run stops at
             once with each module's instruction, what it waits on, and every
@@ -743,7 +752,8 @@ def run(program: Program, dram: np.ndarray | None = None, *,
 
     Raises:
         BadProgramError subclasses (as ``sim.functional.run``) for a bad
-        program; CycleDeadlockError when no module can progress.
+        program; CycleDeadlockError when no module can progress; CycleLimitError when
+        ``max_cycles`` passes first.
     """
     cfg = program.config
     image, machine, insns = prepare(program, dram)

@@ -17,11 +17,14 @@ Hierarchy::
         ├── UopRangeError         a GEMM/ALU uop range outside the uop buffer
         ├── ProgramStructureError no FINISH, or an instruction after it
         └── DeadlockError         no module can make progress
+    CycleLimitError               the run reached its cycle limit (``max_cycles``)
 """
 from __future__ import annotations
 
+from vta_hw.errors import VtaError
 
-class SimError(Exception):
+
+class SimError(VtaError):
     """Base of every simulator error.
 
     Attributes:
@@ -85,4 +88,18 @@ class DeadlockError(BadProgramError):
 
     def __init__(self, message: str, *, blocked: list[tuple[str, int, str]], **kw):
         self.blocked = list(blocked)
+        super().__init__(message, **kw)
+
+
+class CycleLimitError(SimError):
+    """The program had not finished when the run reached its cycle limit (``max_cycles``):
+    not a fault of the program, whose modules were still making progress.
+
+    Attributes:
+        cycle: the limit, cycles.
+        retired: instructions retired per module by then.
+    """
+
+    def __init__(self, message: str, *, cycle: int, retired: dict, **kw):
+        self.cycle, self.retired = cycle, dict(retired)
         super().__init__(message, **kw)

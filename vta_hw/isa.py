@@ -50,6 +50,7 @@ from functools import lru_cache
 from vta_hw.config import (ALU_IMM_BITS, ALU_OPCODE_BITS, INSN_BITS,
                            LOOP_ITER_BITS, MEMOP_DRAM_BITS, MEMOP_ID_BITS, MEMOP_PAD_BITS,
                            MEMOP_SIZE_BITS, MEMOP_SRAM_BITS, OPCODE_BITS, UOP_BITS, VTAConfig)
+from vta_hw.errors import VtaError
 
 
 class Opcode(enum.IntEnum):
@@ -82,7 +83,7 @@ for _enum, _bits in ((Opcode, OPCODE_BITS), (MemId, MEMOP_ID_BITS), (AluOp, ALU_
                              f"{_bits}-bit field holds; widen the field in vta_hw/config.py")
 
 
-class DecodeError(ValueError):
+class DecodeError(VtaError, ValueError):
     """A word does not decode to an instruction (unknown opcode, memory id, ALU op)."""
 
 

@@ -44,6 +44,7 @@ from compiler.graph import Graph, Node, Op, optimize
 from compiler.graph import run as run_float
 
 from .qgraph import QGraph, QNode, QOp, quantize_array
+from vta_hw.errors import VtaError
 
 #: graph ops that only move or select values: exact on int8, same exponent (RESIZE in
 #: nearest mode only; CONCAT when its inputs share one exponent, ``_Builder.concat_int8``)
@@ -62,7 +63,7 @@ ACCELERATED = {
 }
 
 
-class QuantizeError(ValueError):
+class QuantizeError(VtaError, ValueError):
     """The graph cannot be quantized (message names the node and the reason)."""
 
 

@@ -11,9 +11,10 @@ from collections.abc import Mapping
 from typing import ClassVar, Protocol
 
 import numpy as np
+from vta_hw.errors import VtaError
 
 
-class BackendError(ValueError):
+class BackendError(VtaError, ValueError):
     """A backend cannot be made: unknown name, unknown or missing option, bad registration."""
 
 

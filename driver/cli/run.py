@@ -14,6 +14,7 @@ from driver.cli.errors import friendly, output_path, plural, read_npy, read_npz
 
 def _load_inputs(module, specs, seed):
     """name -> array from ``--input [NAME=]FILE.npy`` options, seeded random for the rest."""
+    from driver.runtime.dlpack import host_array
     info = module.input_info()
     given = {}
     for i, spec in enumerate(specs):
@@ -26,12 +27,12 @@ def _load_inputs(module, specs, seed):
         if name not in names:
             raise click.ClickException(f"--input {spec}: the module has no input {name!r}; "
                                        f"inputs: {', '.join(names)}")
-        given[name] = read_npy(path, "--input")
+        given[name] = host_array(read_npy(path, "--input"), f"--input {spec}")  # real numbers
     rng = np.random.default_rng(seed)
     out = {}
     for name, shape, dtype in info:
         if name in given:
-            out[name] = given[name].astype(dtype, copy=False)
+            out[name] = given[name]   # the module converts it, refusing text or complex values
         elif np.issubdtype(np.dtype(dtype), np.floating):
             out[name] = rng.standard_normal(shape).astype(dtype)
         else:  # token ids and masks: 0 or 1, valid for any vocabulary

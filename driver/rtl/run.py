@@ -17,6 +17,7 @@ from vta_hw.config import VTAConfig
 from vta_hw.program import Program
 from vta_hw.rtl.top import RtlParams
 from vta_hw.timing import DramTiming
+from vta_hw.errors import VtaError
 from vta_hw.tool import ToolTimeout
 
 #: Default cycle limit per program.
@@ -26,7 +27,7 @@ MAX_CYCLES = 2_000_000
 SIM_LIMIT_S = 1800.0
 
 
-class RtlError(RuntimeError):
+class RtlError(VtaError, RuntimeError):
     """The RTL simulation did not produce results (crash, timeout, memory errors)."""
 
 

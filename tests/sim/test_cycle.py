@@ -18,6 +18,7 @@ from cycle_helpers import DEFAULT, gemm, program
 from hand_conv2d import hand_conv2d_program
 from sim import cycle, functional
 from sim.cycle import CycleDeadlockError, TimingParams
+from sim.errors import CycleLimitError
 from sim.random_program import random_program
 from vta_hw import timing as T
 from vta_hw.config import load_config
@@ -303,8 +304,11 @@ def test_deadlock_of_the_rendezvous():
 
 
 def test_max_cycles_stops_a_long_run():
-    with pytest.raises(CycleDeadlockError, match="no FINISH within max_cycles=1000"):
+    with pytest.raises(CycleLimitError, match="the cycle limit max_cycles=1000 was reached "
+                                              r"before FINISH retired.*raise the limit") as e:
         cycles([gemm(5000), Finish()], max_cycles=1000)
+    assert e.value.cycle == 1000 and e.value.retired["compute"] == 0
+    assert not isinstance(e.value, CycleDeadlockError)
 
 
 def test_bad_program_errors_come_from_the_functional_checks():
