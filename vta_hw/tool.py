@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+
 from vta_hw.errors import VtaError
 
 #: Environment variable that, when set, replaces every tool's limit (seconds).
