@@ -77,7 +77,7 @@ def test_cuda_module_without_driver(tmp_path):
         pass
     out = tmp_path / "cu.vtamod"
     ok(["compile", DIGITS, "--target", "cuda", "-o", out, "--quiet"])
-    fails(["run", out], str(out), "is a CUDA module and no NVIDIA driver was found",
+    fails(["run", out], str(out), "is a CUDA module and no usable NVIDIA driver or device was found",
           "--target llvm or opencl")
 
 
