@@ -45,3 +45,26 @@ def test_conv2d_and_dense_add_the_output_zero_point(rng, relu):
     want = eval_node(dense, [xd], {"w": wd, "b": b[:10]})
     np.testing.assert_array_equal(got, want)
     assert len(np.unique(want)) > 10 and (want.min() >= 45) == relu
+
+
+def test_steps_at_two_zero_points_run_two_kernels():
+    """Two QUANTIZEs alike but for their zero points: the module (``lower_plan`` shares a
+    kernel between steps of one signature) runs each at its own, as the oracle."""
+    from compiler.quant import build_plan, run as run_oracle
+    from compiler.quant.lower_plan import lower_plan
+    from compiler.quant.qgraph import QGraph
+    from driver.runtime import load_module
+    from vta_hw.config import load_config
+    shape = (2, 16)
+    nodes = [QNode(QOp.INPUT, (), shape, "float32", name="x")]
+    for zp in (0, 50):
+        nodes.append(QNode(QOp.QUANTIZE, (0,), shape, "int8", 3, zp=zp))
+        nodes.append(QNode(QOp.DEQUANTIZE, (len(nodes) - 1,), shape, "float32",
+                           attrs={"src_exp": 3, "src_zp": zp}))
+    qg = QGraph(nodes, [0], [2, 4], ["a", "b"], {})
+    x = np.random.default_rng(2).standard_normal(shape).astype(np.float32) * 20
+    got = load_module(lower_plan(build_plan(qg, load_config())), device="fsim")(x)
+    want = run_oracle(qg, {"x": x})
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+    assert not np.array_equal(want[0], want[1])   # the upper zero point clips more
