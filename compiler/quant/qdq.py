@@ -32,10 +32,26 @@ the multiplier is at most 15 bits (32767) and the accumulator is first shifted r
 pre-shift approximation. Its error (``err``) is below 0.02 LSB on the test models; the
 accelerator and the oracle compute the same integers, bit for bit.
 
-Accepted: symmetric activations, int8 with zero point 0 or uint8 with zero point 128
-(the same values shifted by 128: ``quantize_static(..., extra_options=
-{"ActivationSymmetric": True})``), int8 weights with zero point 0, per-tensor activation
-scales, per-tensor or per-channel weight scales. Anything else raises ``QuantizeError`` naming the tensor and the fix.
+Zero points (asymmetric activations, quantize_static's defaults: uint8 at, say, 131, or
+int8 at -4): a uint8 value ``u`` at zero point ``z`` is stored as the int8 ``u - 128`` at
+zero point ``z - 128`` (the same levels), so every int8 value carries a zero point ``zp``
+(``qgraph`` docstring), handled exactly:
+
+- a conv/dense on an input at ``zx``: ``sum (x - zx) w = sum x w - zx * sum w``, the second
+  term folded into the int32 bias per output channel; that holds where every tap reads a
+  real input, so a padded conv's input is first padded with ``zx`` (an INT8 PAD on the CPU,
+  the real value 0) and the conv runs unpadded (the GEMM core pads with 0, which is not
+  ``zx``). No re-centring of the input, so no clamp: uint8 levels far from 128 stay exact;
+- the output's zero point ``zy`` is added after requantizing (on the accelerator an ALU ADD
+  immediate), relu clamps at ``zy`` and the clip is to [-128, 127]: onnxruntime's
+  ``saturate(round(acc * M) + zy)``, within the requantization's ``err``;
+- a mean keeps its source's zero point (``sum(q) / HW`` differs from ``sum(q - zp) / HW``
+  by exactly ``zp``); a relu whose source has a zero point (``max(q, zp)``) and the int8
+  ADD at non-zero zero points run in float between the model's scales, as onnxruntime does.
+
+Accepted: int8 or uint8 activations at any zero point, int8 weights with zero point 0,
+per-tensor activation scales, per-tensor or per-channel weight scales. Anything else raises
+``QuantizeError`` naming the tensor and the fix.
 """
 from __future__ import annotations
 
@@ -77,8 +93,8 @@ def import_qdq(graph: Graph, params: Mapping[str, np.ndarray], *,
         a QGraph whose outputs are float32 (dequantized), in the graph's output order.
 
     Raises:
-        QuantizeError: a zero point that is not 0, uint8 values, a per-axis activation scale,
-            or conv/dense weights that are not int8 times a scale.
+        QuantizeError: activations of another dtype than int8 / uint8, a per-axis activation
+            scale or zero point, or conv/dense weights that are not int8 times a scale.
     """
     stripped, exps, zps = _strip(graph, params)
     b = _QdqBuilder(stripped, params, exps, zps, group_channels)
