@@ -233,14 +233,18 @@ def test_per_tensor_pre_shift_covers_the_widest_channel():
         assert np.abs(got - ref).max() <= 1, (v, got, ref)
 
 
-def test_vta_compile_prints_each_multiplier_and_its_error(tmp_path):
+def test_vta_compile_prints_each_multiplier_its_error_and_zero_point(tmp_path):
     from tests.cli_util import run_cli
-    onnx.save(_qdq(tmp_path, per_channel=False), tmp_path / "m.onnx")
+    model = _qdq(tmp_path, per_channel=False, symmetric=False, activations=QuantType.QUInt8)
+    onnx.save(model, tmp_path / "m.onnx")
     r = run_cli("compile", tmp_path / "m.onnx", "-o", tmp_path / "m.vtamod", "--target", "vta", "--quiet")
     assert r.exit_code == 0, r.output
     assert "QDQ model: quantized at its own scales (no calibration)" in r.output
     lines = [ln for ln in r.output.splitlines() if ln.startswith("  vta  ")]
     assert len(lines) == 2 and all("(pre-shift approximation: error <= 0.0" in ln for ln in lines), lines
+    init = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    dq = next(n for n in model.graph.node if n.output[0] == model.graph.output[0].name)
+    assert lines[1].endswith(f" + zero point {int(init[dq.input[2]]) - 128}"), lines   # uint8 -> int8
 
 
 @pytest.mark.parametrize("symmetric", [True, False])
