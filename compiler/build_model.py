@@ -72,6 +72,15 @@ def import_model(model, params=None, input_shapes=None, example_inputs=None):
 def _route_cpu(graph, consts, target, progress, opt_level, layout_block, options):
     from compiler.autotune import load_tuning
     from compiler.graph import optimize
+    if "quantize" in options:
+        return _route_cpu_int8(graph, consts, target, progress, opt_level, options)
+    dtype = options.get("dtype", "float32")
+    if dtype not in ("float32", "bfloat16"):
+        raise ValueError(f"dtype must be 'float32' or 'bfloat16' (bf16 dense layers, fp32 "
+                         f"accumulation), not {dtype!r}")
+    if dtype == "bfloat16":
+        from compiler.graph_lower.bf16 import mark_bf16
+        graph = mark_bf16(graph)
     t0 = time.perf_counter()
     opt = optimize(graph, consts, layout_block=layout_block)
     t1 = time.perf_counter()
@@ -81,6 +90,19 @@ def _route_cpu(graph, consts, target, progress, opt_level, layout_block, options
     cm.stats["optimize_s"] = t1 - t0
     cm.stats["tuning"] = tuning.report()
     return cm
+
+
+def _route_cpu_int8(graph, consts, target, progress, opt_level, options):
+    from compiler.quant.cpu_int8 import build_int8_cpu
+    q = options.pop("quantize")
+    if q != "int8":
+        raise ValueError(f"quantize must be 'int8' (int8 x int8 -> int32 kernels on the CPU), "
+                         f"not {q!r}")
+    if options.pop("tuning_log", None):
+        raise ValueError("tuning_log does not apply to quantize='int8' (its int8 kernels have "
+                         "no tuning spaces yet); leave it out")
+    return build_int8_cpu(graph, consts, cpu_target=target, progress=progress,
+                          opt_level=opt_level, **options)
 
 
 def _route_gpu(graph, consts, target, progress, opt_level, layout_block, options):
@@ -109,6 +131,8 @@ _LLVM_ALIASES = ("host", "aarch64", "armv7", "wasm32")
 #: options that only the vta route takes
 VTA_OPTIONS = ("config", "calib", "per_channel", "cpu_target", "vthreads", "dram", "measure",
                "min_channels", "seed")
+#: options of the llvm route: int8 quantization on the CPU (``compiler.quant.cpu_int8``)
+CPU_OPTIONS = ("quantize", "calib", "per_channel", "seed", "dtype")
 
 
 def build_model(model, target: str = "llvm", params=None, input_shapes=None, progress=None,
@@ -147,7 +171,13 @@ def build_model(model, target: str = "llvm", params=None, input_shapes=None, pro
             the default schedule. The logs shipped in
             ``compiler/autotune/logs/`` are applied in any case, under the same
             rule; ``stats["tuning"]`` says how many workloads the logs covered.
-        **options: target="vta" only:
+        **options: target="llvm": ``quantize="int8"`` runs the model in int8 on the CPU
+            (the project's power-of-two quantization; int8 x int8 -> int32 convs and
+            dense layers on VNNI where the CPU has it, ``compiler.quant.cpu_int8``),
+            with ``calib``, ``per_channel`` (default True) and ``seed`` as for vta;
+            ``dtype="bfloat16"``: dense layers in bf16 with fp32 accumulation where the
+            CPU has AVX512-BF16 (``compiler.graph_lower.bf16``; fp32 elsewhere).
+            target="vta" only:
             config: a ``VTAConfig`` or preset name (default preset);
             calib: input name -> float32 samples ``[N, *input dims[1:]]`` (None: 8
                 seeded standard-normal samples, a smoke calibration);
@@ -178,11 +208,25 @@ def build_model(model, target: str = "llvm", params=None, input_shapes=None, pro
     if kind not in ROUTES:
         raise ValueError(f"target must be 'llvm' (host CPU), 'cuda' ('cuda -arch=sm_80'), 'opencl' "
                          f"or 'vta' (the accelerator), not {target!r}")
-    extra = [k for k in options if k not in VTA_OPTIONS]
+    extra = [k for k in options if k not in VTA_OPTIONS + CPU_OPTIONS]
     if extra:
         raise TypeError(f"build_model() got unexpected option(s) {', '.join(extra)}; options "
-                        f"for target 'vta': {', '.join(VTA_OPTIONS)}")
-    if options and kind != "vta":
+                        f"for target 'vta': {', '.join(VTA_OPTIONS)}; for 'llvm': "
+                        f"{', '.join(CPU_OPTIONS)}")
+    cpu_int8 = kind == "llvm" and "quantize" in options and all(k in CPU_OPTIONS for k in options)
+    if "dtype" in options and (kind != "llvm" or "quantize" in options
+                               or any(k != "dtype" for k in options)):
+        raise ValueError(f"dtype={options['dtype']!r} applies to target 'llvm' alone (not with "
+                         f"quantize or other options), not {target!r} with "
+                         f"{', '.join(options)}")
+    if cpu_int8 and executor != "graph":
+        raise ValueError(f"quantize='int8' builds graph-executor modules, not executor "
+                         f"{executor!r}; use executor='graph'")
+    if kind == "llvm" and "quantize" in options and not cpu_int8:
+        bad = [k for k in options if k not in CPU_OPTIONS]
+        raise ValueError(f"option(s) {', '.join(bad)} apply to target 'vta' only; with "
+                         f"quantize='int8' target {target!r} takes {', '.join(CPU_OPTIONS)}")
+    if options and kind != "vta" and not cpu_int8 and list(options) != ["dtype"]:
         raise ValueError(f"option(s) {', '.join(options)} apply to target 'vta' only, not "
                          f"{target!r}")
     if executor not in EXECUTORS:
@@ -193,7 +237,7 @@ def build_model(model, target: str = "llvm", params=None, input_shapes=None, pro
             raise ValueError(f"executor {executor!r} builds CPU modules (target 'llvm' or a cross "
                              f"triple such as 'aarch64'), not target {target!r}; use "
                              "executor='graph' for GPUs and the accelerator")
-        options = {"executor": executor}
+        options = dict(options, executor=executor)
     if tuning_log is not None:
         if kind not in ("llvm", "vta"):
             raise ValueError(f"tuning_log applies to LLVM targets and 'vta', not {target!r} "

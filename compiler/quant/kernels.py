@@ -317,7 +317,8 @@ def graph_op_kernel(node: QNode, src_nodes: list[QNode], name: str, target=None)
 
 def cpu_kernel(node: QNode, src_nodes: list[QNode], params, name: str, target=None) -> KernelDef:
     """The kernel of a ``cpu`` step: node ``node`` reading values of ``src_nodes``; graph ops
-    are lowered for LLVM ``target`` (default: this machine).
+    are lowered for LLVM ``target`` (default: this machine), int8 CONV2D and DENSE on the
+    path its CPU features allow (``kernels_x86.select``: VNNI, else plain widening).
 
     Raises:
         ValueError: an op without a kernel here (INPUT; FLOAT PARAM is a constant, no kernel).
@@ -327,10 +328,13 @@ def cpu_kernel(node: QNode, src_nodes: list[QNode], params, name: str, target=No
         return quantize(node.shape, node.exp, name, node.zp)
     if op is QOp.DEQUANTIZE:
         return dequantize(node.shape, node.attrs["src_exp"], name, node.attrs.get("src_zp", 0))
-    if op is QOp.CONV2D:
-        return conv2d(node, src_nodes[0].shape, *(params[p] for p in node.params), name=name)
-    if op is QOp.DENSE:
-        return dense(node, src_nodes[0].shape, *(params[p] for p in node.params), name=name)
+    if op in (QOp.CONV2D, QOp.DENSE):       # the int8 path the target's CPU features allow
+        from compiler.codegen.llvm.target import parse_target
+
+        from .kernels_x86 import select
+        path = select(parse_target(target or "llvm").features)
+        build = path.conv2d if op is QOp.CONV2D else path.dense
+        return build(node, src_nodes[0].shape, *(params[p] for p in node.params), name=name)
     if op is QOp.ADD:
         return add(node, name)
     if op is QOp.MEAN:

@@ -58,6 +58,24 @@ from .ops import BINARY_ARITH, COMPARE, ForKind, Op
 INTRINSICS = frozenset({"exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "erf", "fabs", "pow",
                         "floor", "ceil", "round", "sin", "cos", "address_of", "if_then_else",
                         "storage_sync"})   # storage_sync: a GPU block barrier (codegen.gpu_barriers)
+#: target instructions a tensor intrinsic may call (``"x86.vpdpbusd"``, ...): registered by the
+#: backend that emits them (``compiler.codegen.llvm.intrin_x86``), which also gives their operand
+#: types; a CALL of one is built with :func:`target_call`
+TARGET_INTRINSICS: set = set()
+
+
+def target_call(name: str, dtype: str, *args) -> "Expr":
+    """A call of target instruction ``name`` (registered in ``TARGET_INTRINSICS``) with
+    operands of their own dtypes (no conversion), returning ``dtype``.
+
+    Raises:
+        ValueError: ``name`` is not registered.
+    """
+    if name not in TARGET_INTRINSICS:
+        raise ValueError(f"unknown target intrinsic {name!r}; registered: "
+                         f"{', '.join(sorted(TARGET_INTRINSICS)) or 'none'} (import the backend's "
+                         "intrinsic module, e.g. compiler.codegen.llvm.intrin_x86)")
+    return Expr(Op.CALL, dtype, tuple(args), name)
 
 
 class ExprOps:

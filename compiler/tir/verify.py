@@ -51,7 +51,7 @@ def _check_expr(e: ir.Expr, scope: set, buffers: set, flat: bool, where: str) ->
         if not dt.is_bool(c.dtype) or a.dtype != b.dtype or a.dtype != e.dtype:
             fail("SELECT needs a bool condition and branches of the result dtype")
     elif op is Op.CALL:
-        if e.arg not in ir.INTRINSICS:
+        if e.arg not in ir.INTRINSICS and e.arg not in ir.TARGET_INTRINSICS:
             fail(f"unknown intrinsic {e.arg!r}")
         if flat and e.arg == "if_then_else":
             fail("if_then_else must be lowered to IfThenElse")

@@ -36,6 +36,15 @@ def _progress(iterable, total, desc):
 @click.option("--per-channel", is_flag=True,
               help="--target vta: one power-of-two weight scale per output channel of every "
                    "conv/dense (the accelerator shifts each lane by its own amount)")
+@click.option("--quantize", type=click.Choice(["int8"]), default=None,
+              help="--target llvm: run the model in int8 on the CPU (a QDQ model at its own "
+                   "scales, any other calibrated with --calibrate; int8 x int8 -> int32 "
+                   "convs and dense layers on VNNI where the CPU has it)")
+@click.option("--dtype", type=click.Choice(["float32", "bfloat16"]), default="float32",
+              show_default=True,
+              help="--target llvm: bfloat16 computes dense layers in bf16 with fp32 "
+                   "accumulation on CPUs with AVX512-BF16, and prints the accuracy against "
+                   "fp32 on a seeded input")
 @click.option("--cpu-target", default=None, metavar="TARGET",
               help="--target vta: the LLVM target of the CPU steps' kernels (default llvm, this "
                    "machine's CPU; e.g. 'llvm -mcpu=x86-64-v2' for older x86-64 hosts)")
@@ -58,7 +67,7 @@ def _progress(iterable, total, desc):
 @click.option("--quiet", is_flag=True, help="no progress bar")
 @friendly
 def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_channel,
-                cpu_target, input_shapes, executor, wasm_path, tuning_log, quiet):
+                quantize, dtype, cpu_target, input_shapes, executor, wasm_path, tuning_log, quiet):
     """Compile MODEL (ONNX, or a torch.export program saved with torch.export.save as .pt2)
     for the CPU, a GPU or the accelerator (--target vta) into the module folder OUTPUT (an
     earlier module there is replaced whole).
@@ -67,6 +76,7 @@ def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_
     Example:
       vta compile examples/digits/digits_cnn.onnx -o out/digits.vtamod
       vta compile examples/digits/digits_cnn.onnx --target cuda -o out/digits_cuda.vtamod
+      vta compile model_qdq.onnx --quantize int8 -o out/model_int8.vtamod   # int8 on the CPU
       vta compile model.pt2 --input-shape x:1x3x224x224 -o out/model.vtamod
       vta compile examples/digits/digits_cnn.onnx --executor aot --target aarch64 \\
           -o out/digits_arm64.vtamod        # model.o + model.h for an AArch64 host
@@ -103,15 +113,26 @@ def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_
                      parse_input_shapes(input_shapes), per_channel, cpu_target or "llvm", quiet,
                      tuning_log)
         return
+    if quantize:
+        if kind != "llvm" or executor != "graph" or preset or cpu_target or tuning_log:
+            raise click.ClickException(f"--quantize int8 builds a graph-executor module for "
+                                       f"--target llvm (or 'llvm -mcpu=...'), without --config, "
+                                       f"--cpu-target or --tuning-log, not --target {target!r} "
+                                       f"--executor {executor}; the accelerator is --target vta")
+        _compile_int8_cpu(model, output, target, calib_path, calibrate_scale,
+                          parse_input_shapes(input_shapes), per_channel, quiet)
+        return
     if preset or calib_path or per_channel or cpu_target:
         raise click.ClickException("--config, --calibrate, --per-channel and --cpu-target apply "
-                                   "to --target vta only (the CPU target is --target itself)")
+                                   "to --target vta (and the first three to --quantize int8) "
+                                   "only (the CPU target is --target itself)")
     shapes = parse_input_shapes(input_shapes)
     start = time.perf_counter()
     try:
+        extra = {"dtype": dtype} if dtype != "float32" else {}
         cm = build_model(model, target=target, input_shapes=shapes, executor=executor,
                          tuning_log=tuning_log,
-                         progress=None if quiet else _progress)
+                         progress=None if quiet else _progress, **extra)
     except CudaCompileError as e:
         raise click.ClickException(_cuda_error(target, e)) from None
     except ValueError as e:
@@ -137,8 +158,32 @@ def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_
             f.write(web_module(cm))
         click.echo(f"  wrote {wasm_path}: the model as one WebAssembly file "
                    "(driver/web/vta_runtime.mjs loads it)")
+    if dtype == "bfloat16":
+        _bf16_report(model, target, shapes, cm)
     _echo_tuning(cm)
     _echo_io(cm)
+
+
+def _bf16_report(model, target, shapes, cm) -> None:
+    """Print the bf16 module's accuracy against an fp32 build of the model on one seeded
+    standard-normal input (integer inputs: zeros)."""
+    import numpy as np
+
+    from compiler import build_model
+    from driver.runtime import load_module
+
+    rng = np.random.default_rng(0)
+    inputs = [rng.standard_normal(i["shape"]).astype(i["dtype"])
+              if np.issubdtype(np.dtype(i["dtype"]), np.floating)
+              else np.zeros(i["shape"], i["dtype"]) for i in cm.graph_json["inputs"]]
+    got = load_module(cm)(*inputs)
+    want = load_module(build_model(model, target=target, input_shapes=shapes))(*inputs)
+    for o, g, w in zip(cm.graph_json["outputs"], got, want):
+        g, w = np.asarray(g, np.float64).ravel(), np.asarray(w, np.float64).ravel()
+        cos = float(g @ w / (np.linalg.norm(g) * np.linalg.norm(w) or 1.0))
+        rel = float(np.abs(g - w).max() / (np.abs(w).max() or 1.0))
+        click.echo(f"  bf16 vs fp32 on a seeded input, output {o['name']}: cosine {cos:.6f}, "
+                   f"max error {rel:.2e} of max|fp32|")
 
 
 def _echo_tuning(cm) -> None:
@@ -181,12 +226,8 @@ def _cuda_error(target, e) -> str:
 
 def _compile_vta(model, output, preset, calib_path, scale, shapes, per_channel, cpu_target, quiet,
                  tuning_log=None):
-    import numpy as np
-
     from compiler import build_model
     from compiler.build_model import import_model
-    from compiler.quant.calibration import check_calibration
-    from compiler.quant.qdq import is_qdq
     from vta_hw.config import load_config
 
     start = time.perf_counter()
@@ -197,6 +238,55 @@ def _compile_vta(model, output, preset, calib_path, scale, shapes, per_channel, 
             raise click.ClickException(f"--config {preset}: {exc}") from None
     # dynamic dimensions (e.g. batch) default to 1, as for the CPU targets
     graph, params = import_model(model, input_shapes=shapes)
+    calib = _calibration(graph, calib_path, scale)
+    cm = build_model(graph, params=params, target="vta", config=preset, calib=calib,
+                     per_channel=per_channel, cpu_target=cpu_target, tuning_log=tuning_log,
+                     progress=None if quiet else _progress)
+    cm.save(output)
+    st = cm.stats
+    click.echo(f"wrote {output}: {st['quantized_nodes']} quantized nodes, {len(st['vta_nodes'])} "
+               f"on the accelerator ({st['config']}), compiled in "
+               f"{time.perf_counter() - start:.1f} s")
+    for n in st["vta_nodes"]:
+        lshift = f" la {n['la']} lb {n['lb']}" if "la" in n else ""
+        sh = n["shift"]
+        sh = f"{min(sh)}..{max(sh)} per channel" if isinstance(sh, list) else sh
+        mult = ""
+        if "mult" in n:   # a QDQ model's scale ratio: pre-shift, multiplier, rounding shift
+            m = n["mult"]
+            m = f"{min(m)}..{max(m)} per channel" if isinstance(m, list) else m
+            mult = f" x {m} >> {n['post']} (pre-shift approximation: error <= {n['err']} LSB)"
+        zero = f" + zero point {n['zero']}" if "zero" in n else ""
+        click.echo(f"  vta  {n['op']:<7} {n['name']}: int8{n['shape']}{lshift} shift "
+                   f"{sh}{mult}{zero}{' relu' if n['relu'] else ''}")
+    _echo_tuning(cm)
+    _echo_io(cm)
+
+
+def _compile_int8_cpu(model, output, target, calib_path, scale, shapes, per_channel, quiet):
+    from compiler import build_model
+    from compiler.build_model import import_model
+
+    start = time.perf_counter()
+    graph, params = import_model(model, input_shapes=shapes)
+    cm = build_model(graph, params=params, target=target, quantize="int8",
+                     calib=_calibration(graph, calib_path, scale), per_channel=per_channel,
+                     progress=None if quiet else _progress)
+    cm.save(output)
+    st = cm.stats
+    click.echo(f"wrote {output}: int8 on the CPU ({st['int8_path']} kernels), "
+               f"{plural(st['kernels'], 'kernel')} for {plural(st['calls'], 'call')}, compiled "
+               f"in {time.perf_counter() - start:.1f} s")
+    _echo_io(cm)
+
+
+def _calibration(graph, calib_path, scale):
+    """input name -> calibration samples from ``--calibrate`` (None: none given, a QDQ model's
+    own scales or seeded samples, said on stderr)."""
+    import numpy as np
+
+    from compiler.quant.calibration import check_calibration
+    from compiler.quant.qdq import is_qdq
     calib = None
     if calib_path:
         arrays = read_npz(calib_path, "--calibrate",
@@ -224,25 +314,4 @@ def _compile_vta(model, output, preset, calib_path, scale, shapes, per_channel, 
     else:
         click.echo("warning: no --calibrate data; calibrating on seeded random normal inputs "
                    "(accuracy will suffer)", err=True)
-    cm = build_model(graph, params=params, target="vta", config=preset, calib=calib,
-                     per_channel=per_channel, cpu_target=cpu_target, tuning_log=tuning_log,
-                     progress=None if quiet else _progress)
-    cm.save(output)
-    st = cm.stats
-    click.echo(f"wrote {output}: {st['quantized_nodes']} quantized nodes, {len(st['vta_nodes'])} "
-               f"on the accelerator ({st['config']}), compiled in "
-               f"{time.perf_counter() - start:.1f} s")
-    for n in st["vta_nodes"]:
-        lshift = f" la {n['la']} lb {n['lb']}" if "la" in n else ""
-        sh = n["shift"]
-        sh = f"{min(sh)}..{max(sh)} per channel" if isinstance(sh, list) else sh
-        mult = ""
-        if "mult" in n:   # a QDQ model's scale ratio: pre-shift, multiplier, rounding shift
-            m = n["mult"]
-            m = f"{min(m)}..{max(m)} per channel" if isinstance(m, list) else m
-            mult = f" x {m} >> {n['post']} (pre-shift approximation: error <= {n['err']} LSB)"
-        zero = f" + zero point {n['zero']}" if "zero" in n else ""
-        click.echo(f"  vta  {n['op']:<7} {n['name']}: int8{n['shape']}{lshift} shift "
-                   f"{sh}{mult}{zero}{' relu' if n['relu'] else ''}")
-    _echo_tuning(cm)
-    _echo_io(cm)
+    return calib

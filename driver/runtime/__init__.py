@@ -39,6 +39,7 @@ from __future__ import annotations
 import os
 
 from .aot import AotModule
+from .amx import needs_amx, request_amx
 from .cpu_features import check_cpu, host_cpu_flags
 from .dlpack import Array
 from .errors import RuntimeModuleError
@@ -125,6 +126,8 @@ def load_module(module, device=None, timeout_s: "float | None" = None, **device_
                                  "to accelerator modules: compile with --target vta for the "
                                  "accelerator")
     check_cpu(source.manifest.get("cpu"), source.where)
+    if needs_amx(source.manifest.get("cpu")):
+        request_amx(source.where)
     if kind == "gpu":
         from driver.gpu_runtime import GpuGraphModule
         return GpuGraphModule(source)

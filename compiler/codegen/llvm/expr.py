@@ -26,6 +26,7 @@ from __future__ import annotations
 from llvmlite import ir
 
 from compiler.codegen.llvm.dtypes import ScalarType, scalar_type, vec
+from compiler.codegen.llvm import intrin_x86
 from compiler.codegen.llvm.intrinsics import call_math
 from compiler.codegen.llvm.vector import Ramp, broadcast, extract_lanes, lanes_of, materialize, pack_lanes
 from compiler.tir.ir import Expr
@@ -279,6 +280,11 @@ class ExprEmitter:
                 raise ValueError(f"address_of takes one LOAD, not {ld}")
             return self.address(ld.arg, materialize(self.builder, self.expr(ld.src[0])))
         args = [materialize(self.builder, self.expr(a)) for a in e.src]
+        if name in intrin_x86.X86_INTRINSICS:           # operands of their own types
+            target = getattr(self, "target", None)
+            if target is not None:
+                intrin_x86.check_target(name, target)
+            return intrin_x86.emit(self.builder, self.module, name, args)
         n = max(lanes_of(a) for a in args)
         args = [broadcast(self.builder, a, n) for a in args]
         st = scalar_type(e.dtype)

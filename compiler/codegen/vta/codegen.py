@@ -49,7 +49,8 @@ Dependency tokens come from the buffers each instruction touches
 ``build(func, cfg, kinds=None, data=None) -> Program``. Helpers: ``vta_dma``
 (copies -> LOAD/STORE), ``vta_uops`` (uop folding, uop cache), ``vta_tokens``
 (dependency tokens, verifier), ``vta_threads`` (virtual threads, in-place ALU
-groups), ``vta_eval`` (index evaluation).
+groups), ``vta_eval`` (index evaluation), ``vta_memo`` (what a uop kernel's
+instructions depend on: each distinct kernel is built once).
 """
 from __future__ import annotations
 
@@ -69,6 +70,7 @@ from vta_hw.program import DramLayout, Program
 from . import alu_pragma
 from .dma import DmaMixin
 from .eval import CodegenError, element_index, evaluate
+from .memo import outer_inputs
 from .threads import inplace_aliases, per_thread
 from .tokens import Entry, insert_tokens, verify_tokens
 from .uops import UopCache, fold
@@ -104,6 +106,8 @@ class _Gen(DmaMixin):
         self.alias = inplace_aliases(func.body)
         self._group_entries: dict[int, int] = {}  # id(Allocate) -> entries of its group
         self._split: dict[int, tuple] = {}         # id(stmt) -> (stmt, its per-thread parts)
+        self._inputs: dict[int, tuple] = {}        # id(kernel) -> (kernel, its outer inputs)
+        self._kernels: dict[tuple, list] = {}      # kernel key -> its instructions (vta_memo)
 
     # ------------------------------------------------------------------ walking
     def stmt(self, s: ir.Stmt, env: dict) -> None:
@@ -183,7 +187,7 @@ class _Gen(DmaMixin):
         self.top[b.scope] = base
         del self.sram[root]
 
-    # ------------------------------------------------------------------ GEMM/ALU
+    # ------------------------------------------------------------------ GEMM / ALU kernels
     def auto_kernel(self, s: ir.Stmt, env: dict) -> None:
         """A loop nest around one intrinsic without a uop scope: one instruction over the
         whole nest when its uops fit half the uop buffer, else one per iteration of its
@@ -198,9 +202,26 @@ class _Gen(DmaMixin):
             self.auto_kernel(s.body, {**env, s.var.name: v})
 
     def kernel(self, s: ir.Stmt, env: dict, max_uops: int | None = None) -> bool:
-        """Emit the instructions of one uop scope ``s`` (a loop nest around one intrinsic);
-        with ``max_uops``, emit nothing and return False when an instruction would need
-        more uops than that."""
+        """Emit the instructions of one uop scope ``s`` (a loop nest around one intrinsic),
+        built once per value of its outer inputs and SRAM placement (``vta_memo``) and
+        replayed through the uop cache otherwise; with ``max_uops``, emit nothing and
+        return False when an instruction would need more uops than that."""
+        hit = self._inputs.get(id(s))
+        if hit is None or hit[0] is not s:
+            hit = self._inputs[id(s)] = (s, outer_inputs(s))
+        key = (id(s), tuple(self.sram.items()),
+               tuple(int(evaluate(e, env)) for e in hit[1]))
+        out = self._kernels.get(key)
+        if out is None:
+            out = self._kernels[key] = self._build_kernel(s, env)
+        if max_uops is not None and any(len(uops) > max_uops for _, uops, _, _ in out):
+            return False
+        for insn in out:
+            self._emit(*insn)
+        return True
+
+    def _build_kernel(self, s: ir.Stmt, env: dict) -> list:
+        """``[(instruction, uops, reads, writes)]`` of uop scope ``s`` at ``env``."""
         loops, leaf = [], s
         while isinstance(leaf, ir.For):
             loops.append(leaf)
@@ -220,7 +241,7 @@ class _Gen(DmaMixin):
             shape[k] = n
             grid[f.var.name] = (np.arange(n) + lo).reshape(shape)
         if 0 in ext:
-            return True
+            return []
         ext = [1] * max(0, 3 - nl) + ext
         U, O, I = int(np.prod(ext[:-2])), ext[-2], ext[-1]
         body = leaf.body.stmts if isinstance(leaf.body, ir.SeqStmt) else (leaf.body,)
@@ -268,7 +289,7 @@ class _Gen(DmaMixin):
             ops_by = self._gemm_operands(ops, idx_of)
             acc_b, dst = ops_by[ACC_SCOPE]
             out.append(self._gemm(acc_b, dst, ops_by if INP_SCOPE in ops_by else None))
-            return self._emit_all(out, max_uops)
+            return out
         if not (isinstance(name, str) and name.startswith(ALU_PREFIX)):
             raise CodegenError(f"unknown tensor intrinsic {name!r}; VTA has {GEMM!r} and "
                                f"'{ALU_PREFIX}<MIN|MAX|ADD|SHR|MUL>'")
@@ -294,14 +315,7 @@ class _Gen(DmaMixin):
                    dst_factor_in=fac["dst"][1], src_factor_out=fac["src"][0],
                    src_factor_in=fac["src"][1], alu_op=op, use_imm=imm is not None,
                    imm=imm or 0)
-        return self._emit_all([(insn, uops, reads, {dst_b.name})], max_uops)
-
-    def _emit_all(self, out: list, max_uops: int | None) -> bool:
-        if max_uops is not None and any(len(uops) > max_uops for _, uops, _, _ in out):
-            return False
-        for insn in out:
-            self._emit(*insn)
-        return True
+        return [(insn, uops, reads, {dst_b.name})]
 
     @staticmethod
     def _gemm_operands(ops, idx_of) -> dict:

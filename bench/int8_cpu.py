@@ -1,0 +1,168 @@
+"""Int8 on the CPU: this project against onnxruntime (and OpenVINO if installed), same run, 1 thread.
+
+Models (``tests/models/builders.py``, seeded random weights): ResNet-18 and MobileNetV2 at
+batch 1, ``--size`` x ``--size`` (224 by default). Calibration: ``--calib`` seeded
+standard-normal inputs, the same for everyone.
+
+For each model, timed in alternating rounds (``--rounds`` x ``--repeat`` runs, best run
+counts; medians printed too):
+
+- ours fp32: ``build_model(model)``;
+- the QDQ model: onnxruntime's ``quant_pre_process`` (its recommended preparation: shape
+  inference, batch-norm folding), then ``quantize_static`` (QDQ, per-channel int8 weights,
+  int8 activations with ``ActivationSymmetric``: zero points 0, what ``compiler.quant.qdq``
+  imports) on the calibration inputs;
+- ours int8: ``build_model(qdq_model, target="llvm", quantize="int8")``: the QDQ model at
+  its own scales, convs and dense layers int8 x int8 -> int32 on VNNI where the CPU has it
+  (``compiler.quant.kernels_x86``), requantization fused;
+- onnxruntime fp32, and int8 (the same QDQ model);
+- OpenVINO fp32 and int8 (the same QDQ model) when ``openvino`` is importable.
+
+Accuracy: cosine similarity of our int8 output to onnxruntime's int8 output (the issue's
+bar: >= 0.999) and of each int8 output to the fp32 one.
+
+The machine's load average is printed first: on a shared machine the figures are rough.
+The last line is one JSON object of the figures (``*_ms``: milliseconds, ``*_cos``: cosine).
+
+Run: ``.venv/bin/python bench/int8_cpu.py [--size 224] [--models resnet18,mobilenet_v2]``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+
+os.environ["OMP_NUM_THREADS"] = "1"            # before libgomp starts: one thread for all
+os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+
+from timing import timed  # noqa: E402
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+sys.path.insert(0, ROOT)
+
+
+def cosine(a, b) -> float:
+    import numpy as np
+    a, b = np.asarray(a, np.float64).ravel(), np.asarray(b, np.float64).ravel()
+    return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
+
+
+def quantize_qdq(src: str, dst: str, iname: str, calib) -> None:
+    """onnxruntime's pre-processing, then its static QDQ quantization: per-channel weights,
+    symmetric int8 activations, calibrated on ``calib`` (its advisory warnings silenced)."""
+    import logging
+    logging.getLogger().setLevel(logging.ERROR)
+    from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantType,
+                                          quantize_static)
+    from onnxruntime.quantization.shape_inference import quant_pre_process
+    pre = dst + ".pre.onnx"
+    quant_pre_process(src, pre)
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.it = iter([{iname: c[None]} for c in calib])
+
+        def get_next(self):
+            return next(self.it, None)
+    quantize_static(pre, dst, Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
+                    activation_type=QuantType.QInt8, weight_type=QuantType.QInt8,
+                    extra_options={"ActivationSymmetric": True})
+
+
+def ort_session(path: str):
+    import onnxruntime as ort
+    so = ort.SessionOptions()
+    so.intra_op_num_threads, so.inter_op_num_threads = 1, 1
+    return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+
+
+def openvino_runners(paths: dict, iname: str):
+    """name -> callable(x) for OpenVINO fp32 / int8 at 1 thread; {} when not installed."""
+    try:
+        import openvino as ov
+    except ImportError:
+        return {}
+    core = ov.Core()
+    out = {}
+    for tag, path in paths.items():
+        cm = core.compile_model(path, "CPU", {"INFERENCE_NUM_THREADS": 1})
+        req = cm.create_infer_request()
+        out[f"openvino_{tag}"] = (lambda x, req=req: req.infer({iname: x})[0])
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--size", type=int, default=224)
+    ap.add_argument("--repeat", type=int, default=10)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--calib", type=int, default=8, help="calibration inputs (seeded)")
+    ap.add_argument("--models", default="resnet18,mobilenet_v2")
+    args = ap.parse_args()
+
+    import numpy as np
+    import onnx
+
+    from compiler import build_model
+    from driver.runtime import load_module, num_threads
+    from tests.models import builders
+
+    load = os.getloadavg()
+    print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on "
+          f"{os.cpu_count()} CPUs; batch 1, {args.size}x{args.size}, 1 thread for all")
+    figures = {"size": args.size, "threads": 1, "load_avg_1min": round(load[0], 2)}
+    makers = {"resnet18": builders.build_resnet18, "mobilenet_v2": builders.build_mobilenet_v2}
+    rng = np.random.default_rng(0)
+    with tempfile.TemporaryDirectory(prefix="bench_int8_") as tmp:
+        for name in args.models.split(","):
+            model = makers[name](args.size)
+            fp32 = os.path.join(tmp, f"{name}.onnx")
+            qdq = os.path.join(tmp, f"{name}_qdq.onnx")
+            onnx.save(model, fp32)
+            iname = model.graph.input[0].name
+            shape = (1, 3, args.size, args.size)
+            calib = rng.standard_normal((args.calib,) + shape[1:]).astype(np.float32)
+            quantize_qdq(fp32, qdq, iname, calib)
+            x = rng.standard_normal(shape).astype(np.float32)
+
+            ours32 = load_module(build_model(fp32))
+            cm8 = build_model(qdq, target="llvm", quantize="int8")
+            ours8 = load_module(cm8)
+            assert num_threads() == 1, "libgomp started before OMP_NUM_THREADS was set"
+            s32, s8 = ort_session(fp32), ort_session(qdq)
+            runs = {"ours_fp32": lambda: ours32(x)[0], "ours_int8": lambda: ours8(x)[0],
+                    "onnxruntime_fp32": lambda: s32.run(None, {iname: x})[0],
+                    "onnxruntime_int8": lambda: s8.run(None, {iname: x})[0]}
+            for tag, fn in openvino_runners({"fp32": fp32, "int8": qdq}, iname).items():
+                runs[tag] = (lambda fn=fn: fn(x))
+            outs = {tag: np.asarray(fn()) for tag, fn in runs.items()}
+            times = {tag: [] for tag in runs}
+            for _ in range(args.rounds):
+                for tag, fn in runs.items():
+                    times[tag] += timed(fn, args.repeat)
+            cos = {"ours_int8_vs_onnxruntime_int8": cosine(outs["ours_int8"], outs["onnxruntime_int8"]),
+                   "ours_int8_vs_fp32": cosine(outs["ours_int8"], outs["onnxruntime_fp32"]),
+                   "onnxruntime_int8_vs_fp32": cosine(outs["onnxruntime_int8"], outs["onnxruntime_fp32"])}
+            print(f"{name} (our int8 path: {cm8.stats['int8_path']})")
+            for tag, ts in times.items():
+                best, med = min(ts) * 1e3, float(np.median(ts)) * 1e3
+                print(f"  {tag:18s} {best:8.2f} ms  (median {med:.2f})")
+                figures[f"{name}_{tag}_ms"] = round(best, 3)
+            ratio = figures[f"{name}_ours_int8_ms"] / figures[f"{name}_onnxruntime_int8_ms"]
+            figures[f"{name}_int8_ratio_vs_onnxruntime"] = round(ratio, 3)
+            for k, v in cos.items():
+                print(f"  cosine {k:32s} {v:.5f}")
+                figures[f"{name}_{k}_cos"] = round(v, 6)
+            print(f"  ours int8 / onnxruntime int8: {ratio:.2f}x")
+    if "resnet18_int8_ratio_vs_onnxruntime" in figures:
+        ok = (figures["resnet18_int8_ratio_vs_onnxruntime"] <= 1.0
+              and figures["resnet18_ours_int8_vs_onnxruntime_int8_cos"] >= 0.999)
+        print(f"bars (ResNet-18 int8 <= 1.0x onnxruntime int8, cosine >= 0.999): "
+              f"{'met' if ok else 'NOT met'}")
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,63 @@
+"""QDQ models (onnxruntime quantize_static, QDQ, per-tensor and per-channel) in int8 on the
+CPU at their own scales (``compiler.quant.qdq`` -> ``cpu_int8``): bit-exact with the
+quantized oracle, multipliers in the VNNI kernels' epilogue, within 1 LSB of onnxruntime."""
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import numpy_helper
+from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+from compiler import build_model
+from compiler.quant import QOp, run as run_oracle
+from driver.runtime import load_module
+from tests.models.builders import OnnxBuilder, _io
+
+SHAPE = (1, 8, 8, 8)
+
+
+def _float_model():
+    """conv 8 -> 16, relu, conv 16 -> 16 + residual add, relu, global average pool,
+    flatten, Gemm 16 -> 10."""
+    b = OnnxBuilder(3)
+    r1 = b.node("Relu", [b.conv("input", 8, 16, 3, bias=True)])
+    a = b.node("Add", [b.conv(r1, 16, 16, 3, bias=True), r1])
+    f = b.node("Flatten", [b.node("GlobalAveragePool", [b.node("Relu", [a])])])
+    return b.model([_io("input", list(SHAPE))], [_io(b.dense(f, 16, 10), None)], 13)
+
+
+class _Reader(CalibrationDataReader):
+    def __init__(self):
+        rng = np.random.default_rng(1)
+        self.it = iter([{"input": rng.standard_normal(SHAPE).astype(np.float32)} for _ in range(8)])
+
+    def get_next(self):
+        return next(self.it, None)
+
+
+@pytest.mark.parametrize("per_channel, symmetric", [(False, True), (True, True), (True, False)])
+def test_qdq_model_int8_on_cpu(tmp_path, per_channel, symmetric):
+    """symmetric False: quantize_static's defaults, uint8 activations at zero points."""
+    src, dst = tmp_path / "float.onnx", tmp_path / "qdq.onnx"
+    onnx.save(_float_model(), src)
+    kw = dict(activation_type=QuantType.QInt8, extra_options={"ActivationSymmetric": True}) \
+        if symmetric else {}
+    quantize_static(str(src), str(dst), _Reader(), quant_format=QuantFormat.QDQ,
+                    per_channel=per_channel, weight_type=QuantType.QInt8, **kw)
+    model = onnx.load(dst)
+    cm = build_model(model, target="llvm", quantize="int8")
+    gemms = [n for n in cm.plan.qgraph.nodes if n.op in (QOp.CONV2D, QOp.DENSE)]
+    assert len(gemms) == 3 and all(n.attrs.get("mult") is not None for n in gemms)
+    assert any(n.zp != 0 for n in gemms) != symmetric
+    out = model.graph.output[0].name
+    dq = next(n for n in model.graph.node if n.output[0] == out)
+    ys = float(numpy_helper.to_array(next(t for t in model.graph.initializer
+                                          if t.name == dq.input[1])))
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    m, rng = load_module(cm), np.random.default_rng(7)
+    for _ in range(3):
+        x = rng.standard_normal(SHAPE).astype(np.float32)
+        (got,) = m(x)
+        np.testing.assert_array_equal(got, run_oracle(cm.plan.qgraph, {"input": x})[0])
+        lsb = np.abs(np.rint(got / ys) - np.rint(sess.run(None, {"input": x})[0] / ys))
+        assert lsb.max() <= 1, lsb.max()

@@ -1,0 +1,90 @@
+"""bf16 on AVX512-BF16 (run where the CPU has it, against the numpy emulation and within
+cosine 0.999 of fp32) and AMX int8 / bf16 tiles (compiled, instruction selection checked)."""
+import re
+
+import numpy as np
+import pytest
+
+import compiler
+from compiler.codegen.llvm.target import host_target
+from compiler.topi import x86_amx, x86_bf16
+
+HOST_BF16 = "+avx512bf16" in host_target().features.split(",")
+AMX = "llvm -mcpu=sapphirerapids -mattr=+avx512f,+avx512bw,+amx-tile,+amx-int8,+amx-bf16"
+SPR_BF16 = "llvm -mcpu=sapphirerapids -mattr=+avx512f,+avx512bw,+avx512bf16"
+
+
+def _run_dense_bf16(x, w, b):
+    M, K = x.shape
+    s, args = x86_bf16.dense_bf16(M, K, w.shape[0])
+    f = compiler.build(s, args, name="dense_bf16")
+    out = np.zeros(args[-1].shape, np.float32)
+    f(x, x86_bf16.pack_bf16_weight(w), b, np.zeros(args[3].shape, np.int16), out)
+    return out
+
+
+def test_bf16_bits_round_to_nearest_even():
+    x = np.array([1.0, 1.0 + 2 ** -8, 1.0 + 3 * 2 ** -8, -2.5, 3e38], np.float32)
+    got = x86_bf16.from_bf16_bits(x86_bf16.to_bf16_bits(x))
+    # 1 + 2^-8 is halfway between 1 and 1 + 2^-7: ties to even (1); 1 + 3 * 2^-8 rounds up
+    np.testing.assert_array_equal(got[:4], [1.0, 1.0, 1.0 + 2 ** -6, -2.5])
+    assert abs(got[4] / 3e38 - 1) < 2 ** -8
+
+
+@pytest.mark.skipif(not HOST_BF16, reason="this CPU has no AVX512-BF16 (the assembly test "
+                    "covers the path)")
+@pytest.mark.parametrize("M,K,N", [(1, 64, 16), (3, 37, 20)])
+def test_dense_bf16_matches_emulation(M, K, N):
+    rng = np.random.default_rng(M * K)
+    x, w = rng.standard_normal((M, K), np.float32), rng.standard_normal((N, K), np.float32)
+    b = rng.standard_normal(N, np.float32)
+    got = _run_dense_bf16(x, w, b)
+    np.testing.assert_allclose(got, x86_bf16.bf16_reference(x, w) + b, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.skipif(not HOST_BF16, reason="this CPU has no AVX512-BF16")
+def test_bf16_mlp_cosine_to_fp32():
+    # a small model: 256 -> 128 relu -> 10, bf16 layers against the fp32 numpy model
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((4, 256), np.float32)
+    w1, b1 = rng.standard_normal((128, 256), np.float32) / 16, rng.standard_normal(128, np.float32)
+    w2, b2 = rng.standard_normal((10, 128), np.float32) / 11, rng.standard_normal(10, np.float32)
+    ref = np.maximum(x @ w1.T + b1, 0) @ w2.T + b2
+    got = _run_dense_bf16(np.maximum(_run_dense_bf16(x, w1, b1), 0), w2, b2)
+    cos = float(got.ravel() @ ref.ravel() / np.linalg.norm(got) / np.linalg.norm(ref))
+    assert cos >= 0.999 and not np.array_equal(got, ref)   # bf16 rounding, yet close
+
+
+def _mnemonics(asm, names):
+    return set(re.findall(r"\b(" + "|".join(names) + r")\b", asm))
+
+
+def test_bf16_instruction_selection():
+    s, args = x86_bf16.dense_bf16(2, 64, 32)
+    asm = compiler.build(s, args, target=SPR_BF16, name="k").assembly()
+    assert "vdpbf16ps" in asm and "zmm" in [ln for ln in asm.splitlines() if "vdpbf16ps" in ln][0]
+
+
+@pytest.mark.parametrize("dtype,op", [("int8", "tdpbusd"), ("bfloat16", "tdpbf16ps")])
+def test_amx_instruction_selection(dtype, op):
+    s, args = x86_amx.dense_amx(32, 128, 32, dtype)
+    asm = compiler.build(s, args, target=AMX, name="k").assembly()
+    assert _mnemonics(asm, [op, "ldtilecfg", "tileloadd", "tilestored", "tilerelease"]) == {
+        op, "ldtilecfg", "tileloadd", "tilestored", "tilerelease"}
+
+
+def test_amx_shapes_must_be_whole_tiles():
+    with pytest.raises(ValueError, match=r"M and N multiples of 16 and K of 64.*K=100"):
+        x86_amx.dense_amx(16, 100, 16, "int8")
+    with pytest.raises(ValueError, match="dtype must be one of"):
+        x86_amx.dense_amx(16, 64, 16, "fp8")
+
+
+def test_intrinsic_on_a_target_without_it_is_a_clear_error():
+    s, args = x86_bf16.dense_bf16(2, 64, 32)
+    with pytest.raises(ValueError, match=r"x86.vdpbf16ps needs CPU feature\(s\) \+avx512bf16, "
+                                         r"which target .*skylake.* lacks; add -mattr"):
+        compiler.build(s, args, target="llvm -mcpu=skylake -mattr=+avx2", name="k")
+    with pytest.raises(ValueError, match=r"x86.amx.tdpbusd is an x86-64 instruction; target .* "
+                                         r"is aarch64"):
+        compiler.build(*x86_amx.dense_amx(16, 64, 16), target="aarch64", name="k")
