@@ -231,6 +231,14 @@ class _QdqBuilder(_Builder):
             del self.nodes[count:]
             self.cpu_node(n)
 
+    def cpu_node(self, n: Node) -> None:
+        """As the base, then, where the model quantizes the result, quantized at its scale and
+        zero point: what the model's consumers read (the clip of a uint8 at zero point 0 is
+        the relu onnxruntime's quantizer folds into it)."""
+        super().cpu_node(n)
+        if n in self.exps:
+            self.of[n] = self.as_int(n)
+
     def _rescales(self, n: Node) -> bool:
         """An int8 op (data movement, mean, concat) whose model scale is not its source's:
         onnxruntime requantizes there, so it runs in float between the model's scales."""
