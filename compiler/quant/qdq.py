@@ -24,7 +24,10 @@ Contract of the QGraph it returns:
 - the residual ADD on int8 where the scales of both operands and of the result are powers of
   two (shifts); any other op whose scales differ from its source's runs in float between a
   DEQUANTIZE and a QUANTIZE at the model's scales, as onnxruntime runs a QDQ graph;
-- data movement (reshape, max pool, relu, ...) on int8 where the model keeps the scale.
+- data movement (reshape, max pool, relu, ...) on int8 where the model keeps the scale;
+- an op run in float whose result the model quantizes is quantized there, at the model's
+  scale and zero point, so its consumers read the model's levels (the clip at a uint8 zero
+  point 0 is how onnxruntime's quantizer keeps a relu it folds away).
 
 The accelerator's ALU MUL keeps the low 32 bits of a product with a 16-bit immediate, so
 the multiplier is at most 15 bits (32767) and the accumulator is first shifted right
