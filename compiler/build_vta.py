@@ -119,8 +119,8 @@ def smoke_samples(rng: np.random.Generator, inp, count: int = 8) -> np.ndarray:
 def vta_nodes(plan) -> list:
     """One dict per accelerator node of ``plan``: op, name, shape, shift (an int, or a list
     per output channel), relu, la/lb for adds, and mult (likewise), post and err (the
-    requantization's error bound in output LSBs) for a QDQ model's multipliers (what
-    ``vta compile`` prints)."""
+    requantization's error bound in output LSBs) for a QDQ model's multipliers, and zero (the
+    output's zero point) where it is not 0 (what ``vta compile`` prints)."""
     out = []
     for n in plan.qgraph.nodes:
         if n.target != "vta":
@@ -135,5 +135,7 @@ def vta_nodes(plan) -> list:
             m = n.attrs["mult"]
             d.update(mult=[int(v) for v in m] if isinstance(m, (tuple, list)) else int(m),
                      post=int(n.attrs["post"]), err=float(n.attrs["err"]))
+        if n.zp:
+            d["zero"] = int(n.zp)
         out.append(d)
     return out

@@ -91,7 +91,7 @@ def _signature(plan: Plan, s: Step, types) -> tuple:
     if s.kind != "cpu":
         return (s.kind, ins, types[s.output])
     n = plan.qgraph.nodes[s.node]
-    return ("cpu", n.op.value, repr(sorted(n.attrs.items())), n.exp, ins, types[s.output])
+    return ("cpu", n.op.value, repr(sorted(n.attrs.items())), n.exp, n.zp, ins, types[s.output])
 
 
 def _kernel_def(plan: Plan, s: Step, types, name: str, target):

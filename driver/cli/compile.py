@@ -256,8 +256,9 @@ def _compile_vta(model, output, preset, calib_path, scale, shapes, per_channel, 
             m = n["mult"]
             m = f"{min(m)}..{max(m)} per channel" if isinstance(m, list) else m
             mult = f" x {m} >> {n['post']} (pre-shift approximation: error <= {n['err']} LSB)"
+        zero = f" + zero point {n['zero']}" if "zero" in n else ""
         click.echo(f"  vta  {n['op']:<7} {n['name']}: int8{n['shape']}{lshift} shift "
-                   f"{sh}{mult}{' relu' if n['relu'] else ''}")
+                   f"{sh}{mult}{zero}{' relu' if n['relu'] else ''}")
     _echo_tuning(cm)
     _echo_io(cm)
 
