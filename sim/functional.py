@@ -16,6 +16,10 @@ order until every module is drained:
   final DRAM image under every schedule.
 - the program must end with exactly one FINISH. Tokens left in the queues
   at the end are reported (``leftover_tokens``, ``warnings``).
+- SRAM starts zeroed; a read of SRAM the program has not written (undefined
+  by ``vta_hw.isa``'s SRAM contract) is reported with its instruction index
+  in ``warnings`` and as an ``UnwrittenReadWarning`` (``strict_sram``: an
+  ``UnwrittenReadError``).
 
 Hardware queue limits (default: the program's, as every execution of it):
 ``cmd_queue_depth`` (default ``program.config.CMD_QUEUE_DEPTH``) bounds each
@@ -38,11 +42,12 @@ from __future__ import annotations
 
 import dataclasses
 import random as _random
+import warnings as _warnings
 
 import numpy as np
 
 from sim.counters import Counters
-from sim.errors import DeadlockError
+from sim.errors import DeadlockError, UnwrittenReadWarning
 from sim.machine import Machine
 from sim.prologue import prepare
 from vta_hw import timing
@@ -60,7 +65,8 @@ class FunctionalResult:
         leftover_tokens: tokens left per queue ("l2c", "c2l", "c2s", "s2c").
         finished: every instruction (FINISH included) ran; False only when
             ``max_steps`` stopped the run early.
-        warnings: human-readable notes (leftover tokens, early stop).
+        warnings: human-readable notes (leftover tokens, early stop, reads of SRAM
+            the program had not written).
         machine: the final SRAM state (``sim.machine.Machine``).
     """
     dram: np.ndarray
@@ -136,7 +142,7 @@ def run(program: Program, dram: np.ndarray | None = None, *, max_steps: int | No
         schedule: str = "round_robin", seed: int = 0,
         cmd_queue_depth: int | None | str = "config",
         token_queue_depth: int | None = timing.TOKEN_QUEUE_DEPTH,
-        machine: Machine | None = None) -> FunctionalResult:
+        machine: Machine | None = None, strict_sram: bool = False) -> FunctionalResult:
     """Run ``program`` on a copy of ``dram`` (default ``program.dram_image()``).
 
     Args:
@@ -152,6 +158,8 @@ def run(program: Program, dram: np.ndarray | None = None, *, max_steps: int | No
         machine: start from this machine's SRAMs (the hardware keeps them between
             programs run without reset; ``driver.rtl.reference``), updated in place;
             default: five empty SRAMs.
+        strict_sram: raise ``UnwrittenReadError`` on a read of SRAM the program has
+            not written, instead of the warning.
 
     Returns:
         FunctionalResult.
@@ -170,7 +178,7 @@ def run(program: Program, dram: np.ndarray | None = None, *, max_steps: int | No
         if v is not None and (not isinstance(v, int) or v < 0):
             raise ValueError(f"{name} must be an int >= 0 or None (unbounded), not {v!r}")
     counters = Counters()
-    image, machine, insns = prepare(program, dram, counters, machine)
+    image, machine, insns = prepare(program, dram, counters, machine, strict_sram)
 
     sched = _Scheduler(insns, cmd_queue_depth, token_queue_depth)
     rng = _random.Random(seed)
@@ -228,6 +236,7 @@ def run(program: Program, dram: np.ndarray | None = None, *, max_steps: int | No
     if not finished:
         warnings.append(f"stopped after max_steps={max_steps} with "
                         f"{total - sched.done} instruction(s) left")
+    warnings += warn_unwritten(machine)
     return FunctionalResult(image, counters, leftover, finished, warnings, machine)
 
 
@@ -241,6 +250,15 @@ def _deadlock(sched: _Scheduler) -> None:
         f"{_depth(sched.cmd_depth)}, token queues: {_depth(sched.token_depth)})",
         blocked=blocked, insn_index=first, field="tokens",
         value=", ".join(q for _, _, q in blocked), limit="a token to pop")
+
+
+def warn_unwritten(machine: Machine) -> list[str]:
+    """The run's reads of unwritten SRAM (``sim.written``), each also issued as an
+    ``UnwrittenReadWarning``; returns the lines."""
+    lines = machine.written.warnings()
+    for line in lines:
+        _warnings.warn(line, UnwrittenReadWarning, stacklevel=3)
+    return lines
 
 
 def _depth(d: int | None) -> str:

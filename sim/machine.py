@@ -23,6 +23,7 @@ import numpy as np
 
 from sim.errors import (DramBoundsError, FieldRangeError, SramIndexError, UopRangeError)
 from sim.loops import chunks, first_past
+from sim.written import Written
 from vta_hw import isa
 from vta_hw.config import VTAConfig
 from vta_hw.alu import alu_op
@@ -37,9 +38,13 @@ class Machine:
     Attributes:
         cfg: the config. uop, inp, wgt, acc, out: the SRAMs (module docstring).
         counters: a ``sim.counters.Counters`` updated by every instruction.
+        written: ``sim.written.Written``, the entries the running program has
+            written; a read of any other entry is recorded there (``strict``:
+            raises ``UnwrittenReadError``; ``vta_hw.isa``'s SRAM contract).
+            ``sim.prologue.prepare`` clears it when a run starts.
     """
 
-    def __init__(self, cfg: VTAConfig, counters=None):
+    def __init__(self, cfg: VTAConfig, counters=None, strict: bool = False):
         from sim.counters import Counters
         self.cfg = cfg
         self.uop = np.zeros((cfg.uop_depth, 3), np.int64)
@@ -48,6 +53,7 @@ class Machine:
         self.acc = np.zeros((cfg.acc_depth, cfg.BATCH, cfg.BLOCK_OUT), np.int32)
         self.out = np.zeros((cfg.out_depth, cfg.BATCH, cfg.BLOCK_OUT), np.int8)
         self.counters = counters if counters is not None else Counters()
+        self.written = Written(cfg, strict)
 
     # ---- checks --------------------------------------------------------------
     def check_static(self, insn, index: int, dram_bytes: int) -> None:
@@ -148,7 +154,7 @@ class Machine:
         if isinstance(insn, Load):
             self.load(insn, dram)
         elif isinstance(insn, Store):
-            self.store(insn, dram)
+            self.store(insn, dram, index)
         elif isinstance(insn, Gemm):
             self.gemm(insn, index)
         elif isinstance(insn, Alu):
@@ -193,6 +199,7 @@ class Machine:
         self.counters.padded_elems += nrows * width - insn.y_size * insn.x_size
         getattr(self, mem)[insn.sram_base:insn.sram_base + nrows * width] = block.reshape(
             (nrows * width,) + block.shape[2:])
+        self.written.mark(mem, slice(insn.sram_base, insn.sram_base + nrows * width))
 
     def _decode_uops(self, words_le: np.ndarray) -> np.ndarray:
         """``(n, 4)`` little-endian uint8 words -> ``(n, 3)`` int64 (dst, src, wgt),
@@ -201,19 +208,25 @@ class Machine:
         return np.stack([(words >> f.lsb) & ((1 << f.width) - 1)
                          for f in isa.uop_layout(self.cfg)], axis=-1)
 
-    def store(self, insn: Store, dram: np.ndarray) -> None:
+    def store(self, insn: Store, dram: np.ndarray, index: int) -> None:
         """``dram[dram_base + y*x_stride + x] = out[sram_base + y*x_size + x]`` (int8 bytes)."""
         if insn.x_size == 0:
             self.counters.noop_memops += 1
             return
         eb = self.cfg.out_elem_bytes
         n = insn.y_size * insn.x_size
+        self.written.check("out", np.arange(insn.sram_base, insn.sram_base + n), "entries",
+                           insn, index)
         data = self.out[insn.sram_base:insn.sram_base + n].view(np.uint8).reshape(
             insn.y_size, insn.x_size, eb)
         rows = np.arange(insn.y_size)[:, None] * insn.x_stride + np.arange(insn.x_size)
         addr = (insn.dram_base + rows)[..., None] * eb + np.arange(eb)
         dram[addr.reshape(-1)] = data.reshape(-1)  # later rows win where rows overlap
         self.counters.add_bytes("stored", "out", data.size)
+
+    def _check_uops_written(self, insn, index: int) -> None:
+        self.written.check("uop", np.arange(insn.uop_bgn, insn.uop_end), "uop_bgn..uop_end",
+                           insn, index)
 
     def indices(self, insn, names: tuple[str, ...]) -> list[np.ndarray]:
         """Per uop iteration (loop order o, i, u), the computed index of each name,
@@ -238,15 +251,21 @@ class Machine:
         if not insn.reset:
             self._check_loop(insn, "src", "inp", index)
             self._check_loop(insn, "wgt", "wgt", index)
+        self._check_uops_written(insn, index)
         self.counters.gemm_uops += n
         for dst, src, wgt in chunks(insn, self.uop[insn.uop_bgn:insn.uop_end],
                                     ("dst", "src", "wgt")):
             if insn.reset:
                 self.acc[dst] = 0
             else:
+                self.written.check("inp", src, "src", insn, index)
+                self.written.check("wgt", wgt, "wgt", insn, index)
+                self.written.check("acc", dst, "dst", insn, index)
                 self._accumulate(dst, src, wgt)
             d = np.unique(dst)
             self.out[d] = self.acc[d].astype(np.int8)
+            self.written.mark("acc", d)
+            self.written.mark("out", d)
 
     def _accumulate(self, dst: np.ndarray, src: np.ndarray, wgt: np.ndarray) -> None:
         """``acc[dst[i]] += inp[src[i]] @ wgt[wgt[i]]^T`` for every i, int32 wrapping.
@@ -280,9 +299,14 @@ class Machine:
         reads_src = not (insn.reset or insn.use_imm)
         if reads_src:
             self._check_loop(insn, "src", "acc", index)
+        self._check_uops_written(insn, index)
         self.counters.alu_uops += n
         self.counters.alu_ops[insn.alu_op.name] = self.counters.alu_ops.get(insn.alu_op.name, 0) + n
         for dst, src in chunks(insn, self.uop[insn.uop_bgn:insn.uop_end], ("dst", "src")):
+            if not insn.reset:
+                self.written.check("acc", dst, "dst", insn, index)
+                if reads_src:  # an earlier iteration of this chunk may have written it
+                    self.written.check("acc", src, "src", insn, index, earlier=dst)
             if insn.reset:
                 self.acc[dst] = 0
             elif _vectorizable(dst, src if reads_src else None, self.cfg.acc_depth):
@@ -294,6 +318,8 @@ class Machine:
                     self.acc[dst[k]] = alu_op(insn.alu_op, self.acc[dst[k]].astype(np.int64), b)
             d = np.unique(dst)
             self.out[d] = self.acc[d].astype(np.int8)
+            self.written.mark("acc", d)
+            self.written.mark("out", d)
 
 
 def _vectorizable(dst: np.ndarray, src: np.ndarray | None, depth: int) -> bool:
