@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from driver.rtl.build import TOPLEVEL, build_model, build_root
+from driver.rtl.faults import raise_fault
 from vta_hw.config import VTAConfig
 from vta_hw.program import Program
 from vta_hw.rtl.top import RtlParams
@@ -58,6 +59,9 @@ def run_programs(cfg: VTAConfig, jobs, dram_timing: DramTiming | None = None, *,
     see ``driver.rtl.build``). ``dram_image`` may be None (the program's own).
 
     Raises:
+        UnknownOpcodeError, CycleDeadlockError (``sim``): the RTL ended a program on
+            an error status (an undefined instruction; no progress), reported as the
+            simulators report it (``driver.rtl.faults``).
         RtlError: a program timed out (``max_cycles``), touched memory outside
             its image, or the simulator failed; the message says which program
             and where the log is.
@@ -115,6 +119,10 @@ def run_programs(cfg: VTAConfig, jobs, dram_timing: DramTiming | None = None, *,
         shutil.move(workdir / "dump.vcd", wave)
     results = []
     for k, r in enumerate(raw):
+        if r.get("fault"):
+            program, _ = jobs[k]
+            raise_fault(r["fault"], program, progs[k]["dram"],
+                        f"program {k} of {len(progs)} on {cfg.name}", RtlError)
         if r["error"] or r["errors"]:
             msgs = ([r["error"]] if r["error"] else []) + r["errors"][:5]
             raise RtlError(f"program {k} of {len(progs)} on {cfg.name}: {'; '.join(msgs)} "

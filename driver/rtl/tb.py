@@ -17,7 +17,9 @@ from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, FallingEdge, First, RisingEdge
 
 from driver.rtl.memory import MemoryModel
-from vta_hw.rtl.control import MODULES, REG_BUSY, REG_CTRL, REG_CYCLES, REG_INSN_BASE, REG_INSN_COUNT
+from vta_hw.rtl.control import (ERR_NONE, ERROR_QUIET_BIT, MODULES, REG_BUSY, REG_CTRL,
+                                REG_CYCLES, REG_ERROR, REG_ERROR_INSN, REG_INSN_BASE,
+                                REG_INSN_COUNT)
 
 #: Cycles allowed after done for the modules to go idle before the next program.
 DRAIN_LIMIT = 100_000
@@ -49,9 +51,16 @@ async def run_one(dut, mem: MemoryModel, prog: dict, max_cycles: int) -> dict:
     if not int(dut.irq.value):
         await First(RisingEdge(dut.irq), ClockCycles(dut.clk, max_cycles))
     await FallingEdge(dut.clk)
-    error = None
+    error, fault = None, None
+    status = await csr_read(dut, REG_ERROR)
     if not int(dut.irq.value):
         error = f"timeout: done not raised within {max_cycles} cycles"
+    elif status & 3 != ERR_NONE:  # the run ended on an error status: nothing to drain
+        ctrl = await csr_read(dut, REG_CTRL)
+        fault = {"code": status & 3, "insn": await csr_read(dut, REG_ERROR_INSN),
+                 "quiet": {m: bool(status >> (ERROR_QUIET_BIT + k) & 1)
+                           for k, m in enumerate(MODULES)},
+                 "busy": {m: bool(ctrl >> (2 + k) & 1) for k, m in enumerate(MODULES)}}
     else:
         # let late store traffic finish (the cycle counter has already stopped)
         for _ in range(DRAIN_LIMIT):
@@ -61,7 +70,7 @@ async def run_one(dut, mem: MemoryModel, prog: dict, max_cycles: int) -> dict:
             error = f"modules still busy {DRAIN_LIMIT} cycles after done"
     res = {"cycles": await csr_read(dut, REG_CYCLES),
            "busy": {m: await csr_read(dut, REG_BUSY[m]) for m in MODULES},
-           "dram": mem.dram.copy(), "errors": list(mem.errors), "error": error,
+           "dram": mem.dram.copy(), "errors": list(mem.errors), "error": error, "fault": fault,
            "bursts": [(c - start, a, n, w) for c, a, n, w in mem.bursts[first_burst:]]}
     return res
 
@@ -91,5 +100,5 @@ async def run_programs(dut):
         with open(out_path + ".tmp", "wb") as f:
             pickle.dump(results, f)
         os.replace(out_path + ".tmp", out_path)
-        if res["error"]:
+        if res["error"] or res["fault"]:  # the modules keep their state: stop here
             break

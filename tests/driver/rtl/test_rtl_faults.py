@@ -1,0 +1,74 @@
+"""The three executions agree on bad programs: an undefined memory id and a deadlock
+end an RTL run with an error status, reported as the simulators report them (the same
+error class and instruction index), and a deadlock is found within a few thousand
+cycles instead of running to the cycle limit."""
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from driver.device import Device
+from driver.rtl import run_programs
+from sim import cycle, functional
+from sim.errors import DeadlockError, UnknownOpcodeError
+from vta_hw.config import load_config
+from vta_hw.isa import Finish, Gemm, Load, MemId, Store
+from vta_hw.program import DramLayout
+from vta_hw.rtl.control import NO_PROGRESS_CYCLES
+
+SMALL = "1x4_i8w8a32_10_10_10_11_bus32"
+
+
+def undefined_mem_program():
+    """A sync LOAD, then a STORE whose memory id (bits 9:7) is 5, undefined."""
+    p = DramLayout(load_config(SMALL)).finish([Load(mem=MemId.UOP), Store(), Finish()], [])
+    img = p.dram_image()
+    at = p.insn_base + 16  # instruction 1
+    word = int.from_bytes(img[at:at + 2].tobytes(), "little") & ~(7 << 7) | 5 << 7
+    img[at:at + 2] = list(word.to_bytes(2, "little"))
+    return p, img
+
+
+def stores_before_gemm(extra: int):
+    insns = ([Store(pop_prev=True)] + [Store() for _ in range(extra)]
+             + [Gemm(push_next=True), Finish()])
+    return DramLayout(load_config(SMALL)).finish(insns, [])
+
+
+def test_undefined_memory_id_is_an_error_on_every_execution(rtl_config):
+    cfg = rtl_config(SMALL)
+    p, img = undefined_mem_program()
+    for run in (functional.run, cycle.run):
+        with pytest.raises(UnknownOpcodeError, match="STORE mem 5 is unknown") as e:
+            run(p, img)
+        assert e.value.insn_index == 1
+    with pytest.raises(UnknownOpcodeError, match="the RTL stopped at an undefined instruction: "
+                                                 "instruction 1: STORE mem 5 is unknown") as e:
+        run_programs(cfg, [(p, img)])
+    assert e.value.insn_index == 1 and e.value.field == "mem"
+
+
+def test_rtl_deadlock_is_found_at_once_and_located(rtl_config):
+    cfg = rtl_config(SMALL)
+    depth = cfg.CMD_QUEUE_DEPTH
+    fits = stores_before_gemm(depth)
+    r, = run_programs(cfg, [(fits, None)])
+    assert r.cycles == cycle.run(fits).cycles
+    t0 = time.monotonic()
+    with pytest.raises(DeadlockError) as e:
+        run_programs(cfg, [(stores_before_gemm(depth + 1), None)], max_cycles=2_000_000)
+    msg = str(e.value)
+    assert f"no progress for {NO_PROGRESS_CYCLES} cycles after dispatching {depth + 1}" in msg
+    assert f"fetch at instruction {depth + 1} waits on room in the store commands queue" in msg
+    assert "store at instruction 0 waits on a token in c2s" in msg
+    assert e.value.insn_index == 0
+    assert time.monotonic() - t0 < 30
+
+
+def test_rtl_device_reports_the_deadlock(rtl_config):
+    rtl_config(SMALL)
+    with Device("rtl", config=SMALL) as dev:
+        with pytest.raises(DeadlockError, match="fetch at instruction 17 waits on"):
+            dev.run_sync(dev.load(stores_before_gemm(load_config(SMALL).CMD_QUEUE_DEPTH + 1)),
+                         timeout_s=300)
