@@ -49,7 +49,8 @@ class RtlResult:
 
 def run_programs(cfg: VTAConfig, jobs, dram_timing: DramTiming | None = None, *,
                  vcd: bool = False, max_cycles: int = MAX_CYCLES,
-                 workdir: str | Path | None = None) -> list[RtlResult]:
+                 workdir: str | Path | None = None,
+                 stop_file: str | Path | None = None) -> list[RtlResult]:
     """Run ``jobs`` (``[(program, dram_image), ...]``) on the RTL of ``cfg``, back to back.
 
     A program is a ``Program`` or the path of a program file (``.vtaprog``).
@@ -57,6 +58,8 @@ def run_programs(cfg: VTAConfig, jobs, dram_timing: DramTiming | None = None, *,
     One simulator process runs them all, without reset between programs.
     The Verilator model is built once per config and burst rules (cached,
     see ``driver.rtl.build``). ``dram_image`` may be None (the program's own).
+    Creating ``stop_file`` (a path) while a program runs stops the simulation
+    within ``driver.rtl.tb.POLL_CYCLES`` cycles (an ``RtlError`` "stopped by the host").
 
     Raises:
         UnknownOpcodeError, CycleDeadlockError (``sim``): the RTL ended a program on
@@ -91,7 +94,8 @@ def run_programs(cfg: VTAConfig, jobs, dram_timing: DramTiming | None = None, *,
     out.unlink(missing_ok=True)
     with open(job, "wb") as f:
         pickle.dump({"timing": dram_timing, "bus_bytes": cfg.bus_bytes,
-                     "max_cycles": max_cycles, "programs": progs}, f)
+                     "max_cycles": max_cycles, "programs": progs,
+                     "stop_file": None if stop_file is None else str(stop_file)}, f)
     from cocotb_tools.runner import get_runner
     runner = get_runner("verilator")
     # test() reads the source lists that build() sets; the model is built (and

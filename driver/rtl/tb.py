@@ -23,6 +23,9 @@ from vta_hw.rtl.control import (ERR_NONE, ERROR_QUIET_BIT, MODULES, REG_BUSY, RE
 
 #: Cycles allowed after done for the modules to go idle before the next program.
 DRAIN_LIMIT = 100_000
+#: While waiting for done, the stop file (``run_programs``'s ``stop_file``) is looked
+#: for every this many cycles.
+POLL_CYCLES = 10_000
 
 
 async def csr_write(dut, addr: int, value: int) -> None:
@@ -40,7 +43,8 @@ async def csr_read(dut, addr: int) -> int:
     return int(dut.csr__rdata.value)
 
 
-async def run_one(dut, mem: MemoryModel, prog: dict, max_cycles: int) -> dict:
+async def run_one(dut, mem: MemoryModel, prog: dict, max_cycles: int,
+                  stop_file: str | None = None) -> dict:
     mem.dram = prog["dram"].copy()
     mem.errors = []
     await csr_write(dut, REG_INSN_BASE, prog["insn_base"])
@@ -48,12 +52,18 @@ async def run_one(dut, mem: MemoryModel, prog: dict, max_cycles: int) -> dict:
     await csr_write(dut, REG_CTRL, 1)
     start = mem.cycle()          # we are in cycle 0 of the run (start is high)
     first_burst = len(mem.bursts)
-    if not int(dut.irq.value):
-        await First(RisingEdge(dut.irq), ClockCycles(dut.clk, max_cycles))
+    waited, stopped = 0, False
+    while not int(dut.irq.value) and waited < max_cycles and not stopped:
+        step = min(POLL_CYCLES, max_cycles - waited)
+        await First(RisingEdge(dut.irq), ClockCycles(dut.clk, step))
+        waited += step
+        stopped = stop_file is not None and os.path.exists(stop_file)
     await FallingEdge(dut.clk)
     error, fault = None, None
     status = await csr_read(dut, REG_ERROR)
-    if not int(dut.irq.value):
+    if not int(dut.irq.value) and stopped:
+        error = f"stopped by the host after about {waited} cycles"
+    elif not int(dut.irq.value):
         error = f"timeout: done not raised within {max_cycles} cycles"
     elif status & 3 != ERR_NONE:  # the run ended on an error status: nothing to drain
         ctrl = await csr_read(dut, REG_CTRL)
@@ -95,7 +105,7 @@ async def run_programs(dut):
     await FallingEdge(dut.clk)
     results = []
     for prog in job["programs"]:
-        res = await run_one(dut, mem, prog, job["max_cycles"])
+        res = await run_one(dut, mem, prog, job["max_cycles"], job.get("stop_file"))
         results.append(res)
         with open(out_path + ".tmp", "wb") as f:
             pickle.dump(results, f)

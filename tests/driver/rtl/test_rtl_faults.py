@@ -72,3 +72,27 @@ def test_rtl_device_reports_the_deadlock(rtl_config):
         with pytest.raises(DeadlockError, match="fetch at instruction 17 waits on"):
             dev.run_sync(dev.load(stores_before_gemm(load_config(SMALL).CMD_QUEUE_DEPTH + 1)),
                          timeout_s=300)
+
+
+def test_device_wait_timeout_stops_the_rtl_run(rtl_config):
+    """A GEMM of 4 M uop iterations runs for minutes on Verilator; a 1 s wait stops it, and
+    the device takes the next program at once."""
+    rtl_config(SMALL)
+    cfg = load_config(SMALL)
+    lay = DramLayout(cfg)
+    ub = lay.alloc_uops(1)
+    from vta_hw.isa import Uop
+    long_run = lay.finish([Load(mem=MemId.UOP, dram_base=ub, y_size=1, x_size=1, x_stride=1),
+                           Gemm(reset=True, uop_bgn=0, uop_end=1, iter_out=2048, iter_in=2048),
+                           Finish()], [Uop(0, 0, 0)])
+    from driver.device import DeviceTimeout
+    with Device("rtl", config=SMALL, max_cycles=100_000_000) as dev:
+        run = dev.run(dev.load(long_run))
+        with pytest.raises(DeviceTimeout, match="was stopped"):
+            dev.wait(run, timeout_s=1)
+        t0 = time.monotonic()
+        with pytest.raises(Exception, match="stopped by the host"):
+            run.future.result(timeout=60)
+        assert time.monotonic() - t0 < 30
+        fits = stores_before_gemm(cfg.CMD_QUEUE_DEPTH)
+        assert dev.run_sync(dev.load(fits), timeout_s=120).cycles == cycle.run(fits).cycles
