@@ -96,3 +96,39 @@ def test_device_wait_timeout_stops_the_rtl_run(rtl_config):
         assert time.monotonic() - t0 < 30
         fits = stores_before_gemm(cfg.CMD_QUEUE_DEPTH)
         assert dev.run_sync(dev.load(fits), timeout_s=120).cycles == cycle.run(fits).cycles
+
+
+def test_unwritten_sram_is_flagged_by_the_simulators_and_differs_on_the_rtl(rtl_config):
+    """SRAM contract: program 2 stores OUT entries it never wrote. The simulators start
+    from zeros and report the read with its instruction index; the RTL, run back to back,
+    stores what program 1 left (as ``functional_chain``, which carries the SRAMs, says)."""
+    import numpy as np
+
+    from driver.rtl.reference import functional_chain
+    from sim.errors import UnwrittenReadWarning
+    from vta_hw.isa import Alu, AluOp, Uop
+    cfg = rtl_config(SMALL)
+    lay = DramLayout(cfg)
+    acc = np.arange(2 * cfg.BATCH * cfg.BLOCK_OUT, dtype=np.int32).reshape(
+        2, cfg.BATCH, cfg.BLOCK_OUT) - 5
+    a = lay.alloc("acc", acc.shape, "int32", "input", acc)
+    o = lay.alloc("out", acc.shape, "int8", "output")
+    ub = lay.alloc_uops(2)
+    writes = lay.finish([
+        Load(mem=MemId.ACC, dram_base=lay.elem(a, "acc"), y_size=1, x_size=2, x_stride=2),
+        Load(mem=MemId.UOP, dram_base=ub, y_size=1, x_size=2, x_stride=2),
+        Alu(alu_op=AluOp.ADD, use_imm=True, uop_bgn=0, uop_end=2, iter_out=1, iter_in=1),
+        Finish()], [Uop(0, 0, 0), Uop(1, 0, 0)])
+    reads = lay.finish([
+        Load(mem=MemId.UOP, push_next=True),
+        Store(pop_prev=True, dram_base=lay.elem(o, "out"), y_size=1, x_size=2, x_stride=2),
+        Finish()], [Uop(0, 0, 0), Uop(1, 0, 0)])
+    with pytest.warns(UnwrittenReadWarning, match="instruction 1: STORE reads 2 OUT entries"):
+        alone = functional.run(reads)
+    assert not reads.read(alone.dram, "out").any()
+    jobs = [(writes, None), (reads, None)]
+    with pytest.warns(UnwrittenReadWarning):
+        chained = functional_chain([(p, p.dram_image()) for p, _ in jobs])
+    got = run_programs(cfg, jobs)
+    assert np.array_equal(reads.read(got[1].dram, "out"), acc.astype(np.int8))
+    assert np.array_equal(got[1].dram, chained[1].dram)
