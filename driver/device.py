@@ -46,7 +46,8 @@ class DeviceError(VtaError, RuntimeError):
 
 
 class DeviceTimeout(DeviceError):
-    """``wait`` ran past its timeout; the run keeps its result slot until it ends."""
+    """``wait`` ran past its timeout. A backend with ``cancel()`` (rtl) is told to stop the
+    run; another (fsim, tsim: bounded Python runs) lets it end, and the next run waits."""
 
 
 @dataclasses.dataclass
@@ -176,6 +177,13 @@ class Device:
         try:
             return run.future.result(timeout=timeout_s)
         except cf.TimeoutError:
+            cancel = getattr(self.backend, "cancel", None)
+            if cancel is not None:
+                cancel()
+                raise DeviceTimeout(f"run on {self.backend_name} did not finish within "
+                                    f"{timeout_s} s and was stopped; raise the timeout "
+                                    "(Device.wait's timeout_s; load_module(..., timeout_s=...))"
+                                    ) from None
             raise DeviceTimeout(f"run on {self.backend_name} did not finish within {timeout_s} s; "
                                 "wait on it again, or raise the timeout (Device.wait's "
                                 "timeout_s; load_module(..., timeout_s=...))") from None

@@ -72,6 +72,7 @@ import numpy as np
 
 from sim.dram import DramModel
 from sim.errors import CycleLimitError, DeadlockError
+from sim.functional import warn_unwritten
 from sim.prologue import prepare
 from vta_hw import isa
 from vta_hw import timing as T
@@ -729,7 +730,7 @@ class _Sim:
 def run(program: Program, dram: np.ndarray | None = None, *,
         dram_timing: DramTiming | None = None, params: TimingParams | None = None,
         values: bool = True, trace: bool = False,
-        max_cycles: int | None = None) -> CycleResult:
+        max_cycles: int | None = None, strict_sram: bool = False) -> CycleResult:
     """Time ``program`` cycle by cycle (rules in the module docstring).
 
     Args:
@@ -746,6 +747,9 @@ def run(program: Program, dram: np.ndarray | None = None, *,
             module waits on another and no event is pending, the run stops at
             once with each module's instruction, what it waits on, and every
             queue's occupancy).
+        strict_sram: with ``values``, a read of SRAM the program has not written
+            raises ``UnwrittenReadError``; without it, it is reported as an
+            ``UnwrittenReadWarning`` naming the instruction (``sim.functional``).
 
     Returns:
         CycleResult.
@@ -756,7 +760,7 @@ def run(program: Program, dram: np.ndarray | None = None, *,
         ``max_cycles`` passes first.
     """
     cfg = program.config
-    image, machine, insns = prepare(program, dram)
+    image, machine, insns = prepare(program, dram, strict_sram=strict_sram)
     sim = _Sim(program, insns, params or TimingParams.for_config(cfg),
                dram_timing or DramTiming(), trace, max_cycles)
     sim.run()
@@ -769,6 +773,7 @@ def run(program: Program, dram: np.ndarray | None = None, *,
         order += [k for k in range(len(insns)) if k not in started]
         for k in order:
             machine.execute(insns[k], k, image)
+        warn_unwritten(machine)
     leftover = {q: len(f.push_t) - len(f.pop_t) for q, f in sim.tokq.items()}
     result = CycleResult(
         cycles=cycles, dram=image if values else None,

@@ -13,6 +13,7 @@ Hierarchy::
         ├── FieldRangeError       a field value the config or the kind cannot hold
         ├── DependencyFlagError   a token flag the instruction's module does not have
         ├── SramIndexError        an SRAM index (any loop iteration) past the buffer
+        ├── UnwrittenReadError    a read of SRAM the program has not written
         ├── DramBoundsError       a DRAM access past the image
         ├── UopRangeError         a GEMM/ALU uop range outside the uop buffer
         ├── ProgramStructureError no FINISH, or an instruction after it
@@ -65,6 +66,17 @@ class DependencyFlagError(BadProgramError):
 
 class SramIndexError(BadProgramError):
     """An SRAM index, in some loop iteration or DMA row, is past the buffer's depth."""
+
+
+class UnwrittenReadError(BadProgramError):
+    """A read of an SRAM entry the program has not written (``vta_hw.isa``'s SRAM
+    contract): its contents are undefined, and differ between the simulators and the RTL."""
+
+
+class UnwrittenReadWarning(UserWarning):
+    """A program read SRAM it had not written (``vta_hw.isa``'s SRAM contract); the
+    simulators ran it from zeroed SRAM, the RTL and a board from the previous
+    program's contents, so their results may differ."""
 
 
 class DramBoundsError(BadProgramError):

@@ -3,7 +3,9 @@
 accelerator device: fsim, tsim or the RTL."""
 from __future__ import annotations
 
+import contextlib
 import time
+import warnings
 
 import click
 import numpy as np
@@ -92,7 +94,9 @@ def run_cmd(module_dir, inputs, seed, repeat, eval_path, eval_scale, save_output
                                    "(e.g. --port /dev/ttyUSB0)")
     m = load_module(module_dir, device=device, **({"port": port} if port is not None else {}))
     if m.device is not None:
-        _run_vta(m, inputs, seed, eval_path, eval_scale, save_output)
+        from driver.runtime.input_check import InputRangeWarning
+        with _echo_warnings(InputRangeWarning):
+            _run_vta(m, inputs, seed, eval_path, eval_scale, save_output)
         return
     if eval_path:
         _evaluate(m, eval_path, eval_scale)
@@ -116,6 +120,22 @@ def run_cmd(module_dir, inputs, seed, repeat, eval_path, eval_scale, save_output
         where = f"{num_threads()} threads"
     click.echo(f"latency: {t['median_s'] * 1e3:.3f} ms median, {t['min_s'] * 1e3:.3f} ms best of "
                f"{plural(repeat, 'run')} ({where})")
+
+
+@contextlib.contextmanager
+def _echo_warnings(category):
+    """Print warnings of ``category`` as ``warning: ...`` lines as they come."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", category)
+        show = warnings.showwarning
+
+        def echo(message, cat, *args, **kw):
+            if issubclass(cat, category):
+                click.echo(f"warning: {message}")
+            else:
+                show(message, cat, *args, **kw)
+        warnings.showwarning = echo
+        yield
 
 
 def _single_input(m):

@@ -32,6 +32,7 @@ import numpy as np
 from .dlpack import Array, host_array, shareable
 from .plan import check_params, check_plan
 from .errors import RuntimeModuleError
+from .input_check import check_input
 from .native import aligned, aligned_copy, elf_problem, open_library
 from .vta_call import vta_call
 
@@ -213,7 +214,11 @@ class GraphModule:
 
         Raises:
             RuntimeModuleError: unknown input, a shape that differs from the compiled one,
-                or a producer that refuses DLPack export (a GPU tensor, one requiring grad).
+                a producer that refuses DLPack export (a GPU tensor, one requiring grad), or
+                NaN in an input an accelerator model quantizes (``input_check``).
+
+        Warns:
+            InputRangeWarning: values beyond such an input's calibrated range.
         """
         i = self._index(key)
         name = self.input_names[i]
@@ -226,6 +231,7 @@ class GraphModule:
                         f"{name}:{'x'.join(map(str, value.shape))})")
             raise RuntimeModuleError(f"input {name!r} has shape {list(value.shape)}, the module "
                                      f"was compiled for {list(dst.shape)}; {fix}")
+        check_input(name, value, self.graph["inputs"][i].get("range"))
         if self._input_shared[i] and shareable(value, dst.shape, dst.dtype):
             self._point_input(i, value)
             return True
