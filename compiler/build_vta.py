@@ -29,7 +29,9 @@ def build_vta(graph, params: dict, *, config: "VTAConfig | str | None" = None,
               calib: "Mapping[str, np.ndarray] | None" = None, per_channel: bool = False,
               cpu_target="llvm", vthreads: int = 2, dram: "DramTiming | None" = None,
               measure=None, min_channels: "int | None" = None, seed: int = 0,
-              opt_level: int = 3, progress=None) -> CompiledModel:
+              opt_level: int = 3, progress=None, placement="supported",
+              clock_mhz: "float | None" = None, force: "Mapping[str, str] | None" = None
+              ) -> CompiledModel:
     """Quantize, partition and compile ``graph`` for the accelerator (module docstring).
 
     Args:
@@ -46,24 +48,36 @@ def build_vta(graph, params: dict, *, config: "VTAConfig | str | None" = None,
         seed: of the smoke calibration.
         opt_level: LLVM optimisation level of the CPU kernels.
         progress: optional ``(iterable, total, desc) -> iterable`` (e.g. tqdm).
+        placement: "supported" (default: every node the accelerator runs), "cost" (each
+            such node where its estimated time is lower, ``compiler.quant.placement``), or
+            a ``compiler.quant.placement.Placement`` (also a cycle runner or a stated
+            host's throughput; ``driver.placement.cost_placement`` builds the CLI's).
+        clock_mhz: the accelerator clock for "cost", MHz (required there).
+        force: op type ("conv2d", "dense", "add") -> "cpu" | "vta", under either placement.
 
     Returns:
         a CompiledModel; ``stats`` adds ``quantize_s``, ``partition_s``,
-        ``quantized_nodes``, ``config`` and ``vta_nodes`` (one entry per
-        accelerator node: op, name, shape, shift, relu and, for adds, la/lb).
+        ``quantized_nodes``, ``config``, ``vta_nodes`` (one entry per
+        accelerator node: op, name, shape, shift, relu and, for adds, la/lb) and
+        ``placement`` (one ``Decision.to_json()`` per weighed or forced node).
 
     Raises:
         ValueError: a bad config name (the message lists the presets), or calibration
             samples that are missing for an input, empty, not numeric, not finite, or
             not of the input's size (``calibration.check_calibration``).
         compiler.quant.QuantizeError: an operator the quantizer does not handle.
+        compiler.quant.placement.PlacementError: a bad placement, clock or force entry.
     """
     from compiler.quant import build_plan, quantize
     from compiler.quant.calibration import check_calibration
     from compiler.quant.lower_plan import lower_plan
+    from compiler.quant.placement import Placement
     from compiler.topi.vta.environment import Env
 
     cfg = config if isinstance(config, VTAConfig) else load_config(config)
+    if not isinstance(placement, Placement):
+        placement = Placement(kind=placement, clock_mhz=clock_mhz, force=dict(force or {}),
+                              cpu_target=cpu_target)
     if calib is None:
         rng = np.random.default_rng(seed)
         calib = {i.name: smoke_samples(rng, i) for i in graph.inputs}
@@ -78,11 +92,12 @@ def build_vta(graph, params: dict, *, config: "VTAConfig | str | None" = None,
     qg = quantize(graph, params, calib, per_channel=per_channel, group_channels=Env(cfg).BLOCK_IN)
     t1 = time.perf_counter()
     plan = build_plan(qg, cfg, vthreads=vthreads, dram=dram, measure=measure,
-                      min_channels=min_channels)
+                      min_channels=min_channels, placement=placement)
     t2 = time.perf_counter()
     cm = lower_plan(plan, cpu_target, progress=progress, opt_level=opt_level)
     cm.stats.update(quantize_s=t1 - t0, partition_s=t2 - t1, config=cfg.name,
-                    quantized_nodes=len(plan.qgraph.nodes), vta_nodes=vta_nodes(plan))
+                    quantized_nodes=len(plan.qgraph.nodes), vta_nodes=vta_nodes(plan),
+                    placement=[d.to_json() for d in plan.placement])
     return cm
 
 

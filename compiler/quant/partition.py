@@ -75,6 +75,7 @@ class Plan:
     config: VTAConfig
     layer_stats: dict[int, dict]          # node index -> compile figures
     compile_s: float
+    placement: list = dataclasses.field(default_factory=list)  # placement.Decision per weighed node
 
 
 def partition(qg: QGraph, cfg: VTAConfig, *, min_channels: int | None = None) -> QGraph:
@@ -140,10 +141,23 @@ def compile_node(qg: QGraph, i: int, cfg: VTAConfig, *, vthreads: int = 2,
 
 
 def build_plan(qg: QGraph, cfg: VTAConfig, *, vthreads: int = 2, dram: DramTiming | None = None,
-               measure=None, min_channels: int | None = None) -> Plan:
-    """Partition ``qg`` and compile its accelerator nodes (module docstring)."""
+               measure=None, min_channels: int | None = None, placement=None) -> Plan:
+    """Partition ``qg`` and compile its accelerator nodes (module docstring); ``placement``
+    (a ``placement.Placement``) then moves nodes by cost or by the user's ``force``."""
+    from .cpu_timing import kernel_seconds
+    from .placement import decide
     t0 = time.perf_counter()
     qg = partition(qg, cfg, min_channels=min_channels)
+    compiled: dict[int, object] = {}
+
+    def kernel_of(i: int):
+        if i not in compiled:
+            compiled[i] = compile_node(qg, i, cfg, vthreads=vthreads, dram=dram, measure=measure)
+        return compiled[i]
+    decisions = []
+    if placement is not None:
+        qg, decisions = decide(qg, placement, kernel_of,
+                               lambda i: kernel_seconds(qg, i, placement.cpu_target))
     programs, stats, steps = {}, {}, []
     packed_of: dict[int, str] = {}     # node -> name of its packed value (a program's "out")
     packed_cpu: dict[tuple, str] = {}  # (node, packed shape) -> name of a CPU value packed
@@ -180,7 +194,7 @@ def build_plan(qg: QGraph, cfg: VTAConfig, *, vthreads: int = 2, dram: DramTimin
             steps.append(Step("cpu", i, tuple(plain(s) for s in n.src), _value(i)))
             have_plain.add(i)
             continue
-        k = compile_node(qg, i, cfg, vthreads=vthreads, dram=dram, measure=measure)
+        k = kernel_of(i)
         programs[i] = k.program
         stats[i] = {"name": n.name, "op": n.op.value, "compile_s": k.compile_s,
                     "tiling": str(k.tiling),
@@ -195,7 +209,7 @@ def build_plan(qg: QGraph, cfg: VTAConfig, *, vthreads: int = 2, dram: DramTimin
         steps.append(Step("vta", i, ins, packed_of[i]))
         if unpack_needed[i]:
             plain(i)
-    return Plan(qg, steps, programs, cfg, stats, time.perf_counter() - t0)
+    return Plan(qg, steps, programs, cfg, stats, time.perf_counter() - t0, decisions)
 
 
 def pack_value(cfg: VTAConfig, x: np.ndarray, shape) -> np.ndarray:
