@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import warnings
 from pathlib import Path
@@ -28,8 +27,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fpga.boards import get_board  # noqa: E402
-from fpga.build import ICE40_SYNTH, _prepare, find_tool  # noqa: E402
+from fpga.build import ICE40_SYNTH, STEP_LIMIT_S, _prepare, find_tool  # noqa: E402
 from vta_hw.config import load_config  # noqa: E402
+from vta_hw.tool import ToolError, run_tool  # noqa: E402
 
 #: Yosys cell types per column, by family.
 COLUMNS = {
@@ -74,8 +74,12 @@ def main(argv=None) -> int:
     after_read = opts.get("script_after_read", "")
     (out / "area.ys").write_text(f"read_rtlil top.il\n{after_read}\n{synth} -noflatten -top top\n"
                                  "tee -q -o area.json stat -json\n")
-    proc = subprocess.run([find_tool("yosys"), "-q", "-l", "area.log", "area.ys"], cwd=out,
-                          capture_output=True, text=True)
+    try:
+        proc = run_tool([find_tool("yosys"), "-q", "-l", "area.log", "area.ys"], cwd=out,
+                        timeout_s=STEP_LIMIT_S, what="synthesis (yosys)", capture_output=True,
+                        text=True)
+    except ToolError as e:
+        raise SystemExit(f"{e}; see {out / 'area.log'}") from None
     if proc.returncode:
         raise SystemExit(f"yosys failed; see {out / 'area.log'}")
     rows = module_rows(json.loads((out / "area.json").read_text()), board.family)

@@ -34,7 +34,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -42,6 +41,10 @@ from timing import timed
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, ROOT)
+from vta_hw.tool import ToolError, run_tool  # noqa: E402
+
+#: Wall-time limit of one model's compile in its child process, seconds.
+COMPILE_LIMIT_S = 1800.0
 
 CHILD = r"""
 import json, resource, sys, time
@@ -57,8 +60,12 @@ print(json.dumps({"compile_s": wall, "peak_mib": resource.getrusage(resource.RUS
 
 def compile_in_child(onnx_path: str, out_dir: str, threads: int) -> dict:
     env = dict(os.environ, OMP_NUM_THREADS=str(threads), PYTHONPATH=ROOT)
-    proc = subprocess.run([sys.executable, "-c", CHILD, onnx_path, out_dir], capture_output=True,
-                          text=True, env=env, cwd=ROOT)
+    try:
+        proc = run_tool([sys.executable, "-c", CHILD, onnx_path, out_dir], capture_output=True,
+                        timeout_s=COMPILE_LIMIT_S, what=f"compiling {onnx_path}", text=True,
+                        env=env, cwd=ROOT)
+    except ToolError as e:
+        raise SystemExit(str(e)) from None
     if proc.returncode != 0:
         raise SystemExit(f"compiling {onnx_path} failed:\n{proc.stderr}")
     return json.loads(proc.stdout.strip().splitlines()[-1])

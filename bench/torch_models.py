@@ -37,6 +37,11 @@ import time
 from timing import timed
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+sys.path.insert(0, ROOT)
+from vta_hw.tool import ToolError, run_tool  # noqa: E402
+
+#: Wall-time limit of one thread count's child run, seconds.
+CHILD_LIMIT_S = 3600.0
 ROUTES = ("export", "vta_compile", "eager", "inductor")
 
 
@@ -123,7 +128,11 @@ def main() -> None:
             cmd = [sys.executable, __file__, "--child", "--threads", n, "--size", str(args.size),
                    "--seq", str(args.seq), "--repeat", str(args.repeat), "--rounds",
                    str(args.rounds), "--models", args.models]
-            proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+            try:
+                proc = run_tool(cmd, timeout_s=CHILD_LIMIT_S, what=f"the {n}-thread run",
+                                stdout=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+            except ToolError as e:
+                raise SystemExit(str(e)) from None
             if proc.returncode:
                 raise SystemExit(f"the {n}-thread run failed (exit {proc.returncode})")
             figures.update(json.loads(proc.stdout.strip().splitlines()[-1]))

@@ -19,9 +19,12 @@ after the first run, one CUDA graph replay when the driver allows it).
 """
 from __future__ import annotations
 
+import logging
 import time
 
 import numpy as np
+
+_log = logging.getLogger(__name__)
 
 
 class GpuModuleError(ValueError):
@@ -46,11 +49,9 @@ class _Cuda:
         self.drv = driver
         try:
             self._check(driver.cuInit(0), "cuInit")
-        except Exception as e:  # DynamicLibNotFoundError (no libcuda), CUDA_ERROR_NO_DEVICE, ...
-            if isinstance(e, GpuModuleError):
-                raise
-            raise GpuModuleError(f"{path} is a CUDA module and no NVIDIA driver was found; "
-                                 "compile with --target llvm or opencl") from None
+        except RuntimeError as e:  # DynamicLibNotFoundError (no libcuda), CUDA_ERROR_NO_DEVICE
+            raise GpuModuleError(f"{path} is a CUDA module and no usable NVIDIA driver or device "
+                                 f"was found ({e}); compile with --target llvm or opencl") from None
         dev = self._check(driver.cuDeviceGet(0), "cuDeviceGet")
         self.ctx = self._check(driver.cuDevicePrimaryCtxRetain(dev), "cuDevicePrimaryCtxRetain")
         self._check(driver.cuCtxSetCurrent(self.ctx), "cuCtxSetCurrent")
@@ -111,7 +112,9 @@ class _Cuda:
             self._enqueue()
 
     def _capture(self):
-        """One CUDA graph of all launches (None when capture is not possible here)."""
+        """One CUDA graph of all launches, or None when capture is not possible here (older
+        drivers or bindings); then a warning on the ``driver.gpu_runtime`` logger says why and
+        ``run`` launches the kernels one by one, with the same results."""
         d = self.drv
         try:
             mode = d.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
@@ -121,7 +124,9 @@ class _Cuda:
             finally:
                 g = self._check(d.cuStreamEndCapture(self.stream), "cuStreamEndCapture")
             return self._check(d.cuGraphInstantiate(g, 0), "cuGraphInstantiate")
-        except Exception:   # older drivers / bindings: plain launches still work
+        except (RuntimeError, AttributeError) as e:  # a failed call; bindings without the enum
+            _log.warning("CUDA graph capture failed (%s); launching the %d kernels one by one "
+                         "instead", e, len(self.launches))
             return None
 
     def sync(self):

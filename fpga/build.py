@@ -11,15 +11,15 @@ and runs nothing.
 
 Errors (``FpgaBuildError``): unknown board or preset (lists the valid
 names), a missing tool (names the pip package), a failed step (names the
-log), and a design that does not fit (names the resource that overflowed
-and the preset that would fit).
+log), a step that runs past ``STEP_LIMIT_S`` (names the tool, the limit and how to
+raise it: ``vta_hw.tool``), and a design that does not fit (names the resource that
+overflowed and the preset that would fit).
 """
 from __future__ import annotations
 
 import json
 import os
 import shutil
-import subprocess
 import time
 import warnings
 from pathlib import Path
@@ -27,6 +27,7 @@ from pathlib import Path
 from fpga import report as R
 from fpga.boards import BoardError, check_preset, get_board
 from vta_hw.config import load_config
+from vta_hw.tool import ToolError, run_tool
 
 REPO = Path(__file__).resolve().parents[1]
 #: The tools of each family: amaranth's env var, the YoWASP command, its pip package.
@@ -42,6 +43,9 @@ FAMILY_TOOLS = {"ecp5": ("yosys", "nextpnr-ecp5", "ecppack"),
 STEP_NAMES = {"yosys": "synthesis (yosys)", "nextpnr-ecp5": "place and route (nextpnr-ecp5)",
               "nextpnr-ice40": "place and route (nextpnr-ice40)",
               "ecppack": "bitstream (ecppack)", "icepack": "bitstream (icepack)"}
+#: Wall-time limit of one step (yosys, nextpnr, ecppack/icepack), seconds; the largest
+#: builds in docs/fpga-timing.md take minutes. ``$VTA_TOOL_TIMEOUT_S`` replaces it.
+STEP_LIMIT_S = 3 * 3600.0
 
 #: Yosys commands run before synthesis: registers whose wire name contains ``_dup``
 #: are copies the RTL makes on purpose to cut fan-out (``rtl/core.py``'s per-lane
@@ -140,7 +144,13 @@ def build(board_name: str, preset: str, clock_mhz: float | None = None,
         tool = cmd[0]
         t1 = time.monotonic()
         log(f"  [{k}/{len(commands)}] {STEP_NAMES.get(tool, tool)} ...")
-        proc = subprocess.run([tools[tool], *cmd[1:]], cwd=out, capture_output=True, text=True)
+        try:
+            proc = run_tool([tools[tool], *cmd[1:]], timeout_s=STEP_LIMIT_S,
+                            what=STEP_NAMES.get(tool, tool), cwd=out, capture_output=True, text=True)
+        except ToolError as e:
+            (out / f"{tool}.out").write_text(f"{e.stdout}{e.stderr}")
+            raise FpgaBuildError(f"{board.name} / {cfg.name}: {e}; its output so far: "
+                                 f"{out / (tool + '.out')}") from None
         times[tool] = round(time.monotonic() - t1, 1)
         (out / f"{tool}.out").write_text(proc.stdout + proc.stderr)
         if proc.returncode:

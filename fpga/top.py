@@ -10,6 +10,7 @@ the block RAM needs (``fpga.soc.soc_addr_bits``).
 from __future__ import annotations
 
 import dataclasses
+import logging
 
 from amaranth import ClockDomain, Elaboratable, Module, Signal
 from amaranth.build import ResourceError
@@ -21,6 +22,7 @@ from fpga.protocol import DEFAULT_BAUD, divisor_for
 from fpga.soc import SoC, soc_addr_bits
 from vta_hw.config import VTAConfig
 
+_log = logging.getLogger(__name__)
 PLL_SEARCH = {"ecp5": ecp5_pll, "ice40": ice40_pll, "xilinx": xilinx_mmcm}
 
 
@@ -73,6 +75,7 @@ class BoardTop(Elaboratable):
         for k, sig in enumerate((soc.done, blink)):
             try:
                 m.d.comb += platform.request("led", k).o.eq(sig)
-            except ResourceError:
-                pass
+            except ResourceError:   # the board has fewer LEDs: this signal is not shown
+                _log.info("%s has no LED %d: %s is not shown", self.board.name, k,
+                          ("done", "the heartbeat")[k])
         return m

@@ -19,11 +19,15 @@ import time
 import warnings
 from pathlib import Path
 
+from driver.rtl.runner import verilator_runner
 from vta_hw.config import VTAConfig
 from vta_hw.rtl.memport import ADDR_BITS
 from vta_hw.rtl.top import RtlParams
 
 TOPLEVEL = "vta"
+#: Wall-time limit of each command of a Verilator build (verilator, make), seconds
+#: (``vta_hw.tool``; ``$VTA_TOOL_TIMEOUT_S`` replaces it).
+BUILD_LIMIT_S = 1800.0
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -106,11 +110,9 @@ def build_model(cfg: VTAConfig, params: RtlParams | None = None, *, trace: bool 
     """Build (or reuse) the Verilator model; returns its build directory.
 
     Raises:
-        RuntimeError: Verilator is missing or the build fails (the message has
-            the log file path).
+        RuntimeError: Verilator is missing or the build fails or runs past
+            ``BUILD_LIMIT_S`` per command (the message has the log file path).
     """
-    from cocotb_tools.runner import get_runner
-
     params = params or RtlParams()
     verilator_on_path()
     d = build_root() / (f"{cfg.name}_b{params.max_burst_beats}_p{params.page_bytes}"
@@ -128,7 +130,7 @@ def build_model(cfg: VTAConfig, params: RtlParams | None = None, *, trace: bool 
         text = export_verilog(cfg, params)
         src.write_text(text)
         t0 = time.monotonic()
-        runner = get_runner("verilator")
+        runner = verilator_runner(BUILD_LIMIT_S, f"Verilator build of {cfg.name}")
         log = d / "build.log"
         # The PyPI wheel's verilated.mk leaves CFG_CXXFLAGS_PCH_I empty, which
         # breaks the precompiled-header rule; supply gcc's flag on the make line.

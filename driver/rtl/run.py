@@ -12,13 +12,18 @@ from pathlib import Path
 import numpy as np
 
 from driver.rtl.build import TOPLEVEL, build_model, build_root
+from driver.rtl.runner import verilator_runner
 from vta_hw.config import VTAConfig
 from vta_hw.program import Program
 from vta_hw.rtl.top import RtlParams
 from vta_hw.timing import DramTiming
+from vta_hw.tool import ToolTimeout
 
 #: Default cycle limit per program.
 MAX_CYCLES = 2_000_000
+#: Default wall-time limit of one simulator run (all its programs), seconds
+#: (``vta_hw.tool``; ``$VTA_TOOL_TIMEOUT_S`` replaces it).
+SIM_LIMIT_S = 1800.0
 
 
 class RtlError(RuntimeError):
@@ -48,19 +53,21 @@ class RtlResult:
 
 def run_programs(cfg: VTAConfig, jobs, dram_timing: DramTiming | None = None, *,
                  vcd: bool = False, max_cycles: int = MAX_CYCLES,
-                 workdir: str | Path | None = None) -> list[RtlResult]:
+                 workdir: str | Path | None = None,
+                 timeout_s: float = SIM_LIMIT_S) -> list[RtlResult]:
     """Run ``jobs`` (``[(program, dram_image), ...]``) on the RTL of ``cfg``, back to back.
 
     A program is a ``Program`` or the path of a program file (``.vtaprog``).
 
-    One simulator process runs them all, without reset between programs.
+    One simulator process runs them all, without reset between programs, and is
+    killed after ``timeout_s`` wall seconds.
     The Verilator model is built once per config and burst rules (cached,
     see ``driver.rtl.build``). ``dram_image`` may be None (the program's own).
 
     Raises:
-        RtlError: a program timed out (``max_cycles``), touched memory outside
-            its image, or the simulator failed; the message says which program
-            and where the log is.
+        RtlError: a program timed out (``max_cycles``), the simulator ran past
+            ``timeout_s``, a program touched memory outside its image, or the
+            simulator failed; the message says which program and where the log is.
         ValueError: a program's config differs from ``cfg``, or its
             ``insn_base`` is not aligned to 16 bytes and the bus width.
     """
@@ -88,8 +95,7 @@ def run_programs(cfg: VTAConfig, jobs, dram_timing: DramTiming | None = None, *,
     with open(job, "wb") as f:
         pickle.dump({"timing": dram_timing, "bus_bytes": cfg.bus_bytes,
                      "max_cycles": max_cycles, "programs": progs}, f)
-    from cocotb_tools.runner import get_runner
-    runner = get_runner("verilator")
+    runner = verilator_runner(timeout_s, f"RTL simulation of {cfg.name}")
     # test() reads the source lists that build() sets; the model is built (and
     # cached) by build_model, so set them here instead of building again.
     runner._set_verilog_sources([])
@@ -102,6 +108,8 @@ def run_programs(cfg: VTAConfig, jobs, dram_timing: DramTiming | None = None, *,
                     build_dir=bdir / "sim_build", test_dir=workdir, waves=vcd,
                     extra_env={"VTA_TB_JOB": str(job), "VTA_TB_RESULTS": str(out)},
                     log_file=log, results_xml=str(workdir / "results.xml"))
+    except ToolTimeout as e:
+        raise RtlError(f"{e}; log: {log}") from None
     except (SystemExit, Exception) as e:
         raise RtlError(f"RTL simulation of {cfg.name} failed: {e}; log: {log}") from None
     wall = time.monotonic() - t0

@@ -18,9 +18,9 @@ float16 buffers are `unsigned short` storage converted with PTX `cvt` (see
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
-import subprocess
 import tempfile
 from dataclasses import dataclass, field
 
@@ -29,7 +29,14 @@ import numpy as np
 from compiler.tir import dtype as dt
 from compiler.tir import ir
 from compiler.tir.ops import Op
+from vta_hw.tool import run_tool
 from .c_source import CSourcePrinter, KernelSource
+
+_log = logging.getLogger(__name__)
+
+#: Wall-time limits of nvcc and ptxas on one kernel, seconds (``vta_hw.tool``;
+#: ``$VTA_TOOL_TIMEOUT_S`` replaces them).
+NVCC_LIMIT_S, PTXAS_LIMIT_S = 600.0, 300.0
 
 _AXES = {"blockIdx.x": "blockIdx.x", "blockIdx.y": "blockIdx.y", "blockIdx.z": "blockIdx.z",
          "threadIdx.x": "threadIdx.x", "threadIdx.y": "threadIdx.y", "threadIdx.z": "threadIdx.z"}
@@ -182,7 +189,8 @@ def _nvrtc():
         return None
     try:
         err, _, _ = nvrtc.nvrtcVersion()
-    except Exception:   # the bindings load libnvrtc lazily; a missing library raises here
+    except RuntimeError as e:  # the bindings load libnvrtc lazily: DynamicLibNotFoundError
+        _log.debug("no NVRTC: %s", e)
         return None
     return nvrtc if int(err) == 0 else None
 
@@ -206,7 +214,8 @@ def compile_source(code: str, name: str = "kernel", arch: str = "sm_90", output:
     """Compile CUDA C `code` to a cubin (SASS for `arch`) or PTX (`output="ptx"`).
 
     compiler: "nvrtc", "nvcc" or "auto" (NVRTC when importable, else nvcc).
-    Raises RuntimeError with the compiler log on errors, and when no compiler is found.
+    Raises RuntimeError with the compiler log on errors, and when no compiler is found;
+    ``vta_hw.tool.ToolTimeout`` (a RuntimeError) when nvcc runs past ``NVCC_LIMIT_S``.
     """
     if output not in ("cubin", "ptx"):
         raise ValueError(f"output must be 'cubin' or 'ptx', not {output!r}")
@@ -230,7 +239,8 @@ def compile_source(code: str, name: str = "kernel", arch: str = "sm_90", output:
             f.write(code)
         arch_flag = f"-arch=sm_{num}" if output == "cubin" else f"-arch=compute_{num}"
         cmd = [nvcc, f"-{output}", arch_flag, "-O3", "-std=c++17", *options, "-o", out, src]
-        r = subprocess.run(cmd, capture_output=True, text=True)
+        r = run_tool(cmd, timeout_s=NVCC_LIMIT_S, what=f"nvcc (kernel {name!r})",
+                     capture_output=True, text=True)
         if r.returncode != 0:
             raise CudaCompileError(f"nvcc failed on kernel {name!r}:\n{r.stderr}\n--- source ---\n"
                                    f"{code}", name, r.stderr, code)
@@ -282,7 +292,8 @@ def _nvrtc_check(nvrtc, err, what):
 
 
 def assemble_ptx(ptx: bytes, arch: str = "sm_90") -> bytes:
-    """PTX -> cubin with `ptxas` (from the CUDA toolkit on PATH). Raises RuntimeError on errors."""
+    """PTX -> cubin with `ptxas` (from the CUDA toolkit on PATH). Raises RuntimeError on errors
+    (``vta_hw.tool.ToolTimeout`` when ptxas runs past ``PTXAS_LIMIT_S``)."""
     num = _arch_num(arch)
     ptxas = shutil.which("ptxas") or ("/usr/local/cuda/bin/ptxas" if os.path.exists("/usr/local/cuda/bin/ptxas") else None)
     if ptxas is None:
@@ -292,8 +303,8 @@ def assemble_ptx(ptx: bytes, arch: str = "sm_90") -> bytes:
         src, out = os.path.join(tmp, "k.ptx"), os.path.join(tmp, "k.cubin")
         with open(src, "wb") as f:
             f.write(ptx)
-        r = subprocess.run([ptxas, f"-arch=sm_{num}", "-O3", "-o", out, src],
-                           capture_output=True, text=True)
+        r = run_tool([ptxas, f"-arch=sm_{num}", "-O3", "-o", out, src], timeout_s=PTXAS_LIMIT_S,
+                     what="ptxas", capture_output=True, text=True)
         if r.returncode != 0:
             raise RuntimeError(f"ptxas failed:\n{r.stderr}")
         with open(out, "rb") as f:
@@ -321,15 +332,22 @@ _CTX: dict = {}
 
 
 def gpu_available() -> bool:
-    """True when the CUDA driver loads and reports at least one device."""
+    """True when the CUDA driver loads and reports at least one device (why not is logged
+    at DEBUG level on the ``compiler.codegen.gpu.cuda`` logger)."""
     try:
         drv = _driver()
-        if int(drv.cuInit(0)[0]) != 0:
-            return False
-        err, n = drv.cuDeviceGetCount()
-        return int(err) == 0 and n > 0
-    except Exception:   # no bindings, no libcuda.so, no device: all mean "no GPU"
+        err = drv.cuInit(0)[0]
+    except ImportError as e:
+        _log.debug("no GPU: cuda-bindings does not import (%s)", e)
         return False
+    except RuntimeError as e:  # DynamicLibNotFoundError: no libcuda.so (no NVIDIA driver)
+        _log.debug("no GPU: %s", e)
+        return False
+    if int(err) != 0:
+        _log.debug("no GPU: cuInit gives %s", err)
+        return False
+    err, n = drv.cuDeviceGetCount()
+    return int(err) == 0 and n > 0
 
 
 def context(device: int = 0):

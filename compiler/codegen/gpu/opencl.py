@@ -17,12 +17,16 @@ variables without cl_khr_fp16).
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 
 from compiler.tir import dtype as dt
 from compiler.tir import ir
 from compiler.tir.ops import Op
 from .c_source import CSourcePrinter, KernelSource
+
+_log = logging.getLogger(__name__)
 
 _AXES = {"blockIdx.x": "get_group_id(0)", "blockIdx.y": "get_group_id(1)",
          "blockIdx.z": "get_group_id(2)", "threadIdx.x": "get_local_id(0)",
@@ -138,11 +142,17 @@ def print_kernel(func: ir.PrimFunc, barriers: bool = True) -> KernelSource:
 
 
 def available() -> bool:
-    """True when pyopencl imports and finds at least one OpenCL device."""
+    """True when pyopencl imports and finds at least one OpenCL device (why not is logged
+    at DEBUG level on the ``compiler.codegen.gpu.opencl`` logger)."""
     try:
         import pyopencl as cl
+    except ImportError as e:
+        _log.debug("no OpenCL: pyopencl does not import (%s)", e)
+        return False
+    try:
         return any(p.get_devices() for p in cl.get_platforms())
-    except Exception:   # no pyopencl, no ICD loader, no platform: all mean "no OpenCL"
+    except cl.Error as e:   # no ICD loader, no platform, no device
+        _log.debug("no OpenCL: %s", e)
         return False
 
 

@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import tempfile
 
 import llvmlite.binding as llvm
 
 from compiler.codegen.llvm.target import Target
+from vta_hw.tool import run_tool
+
+#: Wall-time limit of one link, seconds (``vta_hw.tool``; ``$VTA_TOOL_TIMEOUT_S`` replaces it).
+LINK_LIMIT_S = 300.0
 
 
 def emit_object(module: llvm.ModuleRef, target: Target) -> bytes:
@@ -40,6 +43,7 @@ def link_shared(objects: "list[bytes]", path: str, cc: "str | None" = None) -> s
     Raises:
         RuntimeError: no C compiler found, or linking failed (the message
             holds the compiler's output).
+        vta_hw.tool.ToolTimeout: (a RuntimeError) the link ran past ``LINK_LIMIT_S``.
     """
     cc = cc or os.environ.get("CC", "cc")
     if shutil.which(cc) is None:
@@ -53,7 +57,8 @@ def link_shared(objects: "list[bytes]", path: str, cc: "str | None" = None) -> s
                 f.write(obj)
             names.append(name)
         cmd = [cc, "-shared", "-fPIC", "-o", path, *names, "-lgomp", "-lm"]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
+        proc = run_tool(cmd, timeout_s=LINK_LIMIT_S, what=f"{cc} (linking {os.path.basename(path)})",
+                        capture_output=True, text=True)
     if proc.returncode != 0:
         raise RuntimeError(f"linking {path} failed ({' '.join(cmd)}):\n{proc.stderr}")
     return path

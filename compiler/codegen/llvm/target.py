@@ -162,11 +162,9 @@ def _cpu_known(triple: str, cpu: str) -> bool:
     import tempfile
     init_llvm()
     with tempfile.TemporaryFile() as cap:
-        try:
-            import sys
-            sys.stderr.flush()
-        except Exception:
-            pass
+        import sys
+        if sys.stderr is not None and not sys.stderr.closed:
+            sys.stderr.flush()  # Python's buffered text first, so none lands in ``cap``
         saved = os.dup(2)
         try:
             os.dup2(cap.fileno(), 2)

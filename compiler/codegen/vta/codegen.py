@@ -62,6 +62,7 @@ from vta_hw.program import DramLayout, Program
 
 from .dma import DmaMixin
 from .eval import CodegenError, element_index, evaluate
+from .memo import outer_inputs
 from .threads import inplace_aliases, per_thread
 from .tokens import Entry, insert_tokens, verify_tokens
 from .uops import UopCache, fold
@@ -96,6 +97,16 @@ class _Gen(DmaMixin):
         self.uops = UopCache(cfg)
         self.alias = inplace_aliases(func.body)
         self._group_entries: dict[int, int] = {}  # id(Allocate) -> entries of its group
+        self._parts: dict[int, tuple] = {}         # id(stmt) -> (stmt, its per-thread parts)
+        self._inputs: dict[int, tuple] = {}        # id(kernel) -> (kernel, its outer inputs)
+        self._kernels: dict[tuple, list] = {}      # kernel key -> its _emit calls (vta_memo)
+        self._record: list | None = None
+
+    def _per_thread(self, s: ir.Stmt) -> list[ir.Stmt]:
+        hit = self._parts.get(id(s))
+        if hit is None:   # the statement is kept alive with its parts: its id stays its own
+            hit = self._parts[id(s)] = (s, per_thread(s))
+        return hit[1]
 
     # ------------------------------------------------------------------ walking
     def stmt(self, s: ir.Stmt, env: dict) -> None:
@@ -117,10 +128,10 @@ class _Gen(DmaMixin):
             self.allocate(s, env)
         elif isinstance(s, ir.AttrStmt):
             if s.key == "pragma_dma_copy":
-                for part in per_thread(s.body):
+                for part in self._per_thread(s.body):
                     self.dma(part, env)
             elif s.key == "pragma_uop_scope" or s.key == "tensorize":
-                for part in per_thread(s if s.key == "tensorize" else s.body):
+                for part in self._per_thread(s if s.key == "tensorize" else s.body):
                     self.kernel(part, env)
             else:
                 self.stmt(s.body, env)
@@ -155,8 +166,28 @@ class _Gen(DmaMixin):
         self.top[b.scope] = base
         del self.sram[root]
 
-    # ------------------------------------------------------------------ DMA
+    # ------------------------------------------------------------------ GEMM / ALU kernels
     def kernel(self, s: ir.Stmt, env: dict) -> None:
+        """The instructions of uop kernel ``s``: built once per value of its outer inputs
+        and SRAM placement (``vta_memo``), replayed through the uop cache otherwise."""
+        hit = self._inputs.get(id(s))
+        if hit is None:
+            hit = self._inputs[id(s)] = (s, outer_inputs(s))
+        key = (id(s), tuple(self.sram.items()),
+               tuple(int(evaluate(e, env)) for e in hit[1]))
+        calls = self._kernels.get(key)
+        if calls is None:
+            calls, self._record = [], []
+            try:
+                self._build_kernel(s, env)
+                calls = self._record
+            finally:
+                self._record = None
+            self._kernels[key] = calls
+        for c in calls:
+            self._emit(*c)
+
+    def _build_kernel(self, s: ir.Stmt, env: dict) -> None:
         loops, leaf = [], s
         while isinstance(leaf, ir.For):
             loops.append(leaf)
@@ -243,7 +274,7 @@ class _Gen(DmaMixin):
                    dst_factor_in=fac["dst"][1], src_factor_out=fac["src"][0],
                    src_factor_in=fac["src"][1], alu_op=op, use_imm=imm is not None,
                    imm=imm or 0)
-        self._emit(insn, uops, reads, {dst_b.name})
+        self._record.append((insn, uops, reads, {dst_b.name}))
 
     @staticmethod
     def _gemm_operands(ops, idx_of) -> dict:
@@ -269,7 +300,7 @@ class _Gen(DmaMixin):
                     src_factor_out=fac["src"][0], src_factor_in=fac["src"][1],
                     wgt_factor_out=fac["wgt"][0], wgt_factor_in=fac["wgt"][1])
         reads = set() if reset else {ops_by[INP_SCOPE][0].name, ops_by[WGT_SCOPE][0].name}
-        self._emit(insn, uops, reads, {acc_b.name})
+        self._record.append((insn, uops, reads, {acc_b.name}))
 
     def _emit(self, insn, uops, reads, writes) -> None:
         bgn, uload = self.uops.place(uops)

@@ -10,6 +10,8 @@ LOAD's pad fields.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from compiler.tir import dtype as dt
@@ -24,6 +26,14 @@ from .tokens import Entry
 
 _PAD_MAX = (1 << MEMOP_PAD_BITS) - 1
 _SIZE_MAX = (1 << MEMOP_SIZE_BITS) - 1
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _axis(lo: int, n: int, axis: int) -> np.ndarray:
+    """``lo .. lo+n-1`` shaped ``(n, 1)`` (axis 0, rows) or ``(1, n)``; read-only, shared."""
+    a = (np.arange(n) + lo).reshape((n, 1) if axis == 0 else (1, n))
+    a.flags.writeable = False
+    return a
 
 
 class DmaMixin:
@@ -117,7 +127,7 @@ class DmaMixin:
             names.append(f.var.name)
             lo, n = int(evaluate(f.min, env)), int(evaluate(f.extent, env))
             shape.append(n)
-            grid[f.var.name] = (np.arange(n) + lo).reshape((n, 1) if axis == 0 else (1, n))
+            grid[f.var.name] = _axis(lo, n, axis)
         Y, X = shape
         if Y * X == 0:
             return
@@ -156,12 +166,15 @@ class DmaMixin:
         ev = self.env_.elem_values(sram_buf.scope)
         s_idx = np.broadcast_to(element_index(sram_buf, sram_idx, ev, grid), (Y, X))
         d_idx = np.broadcast_to(element_index(dram_buf, dram_idx, ev, grid), (Y, X))
-        valid = np.ones((Y, X), bool) if cond is None else np.broadcast_to(
+        valid = None if cond is None else np.broadcast_to(
             np.asarray(evaluate(cond, grid), bool), (Y, X))
+        if valid is not None and valid.all():
+            valid = None                # no padding: the whole copy is the rectangle
         if Y == 1 and X > 1 and _strided_not_contiguous(d_idx[0]):
             # one loop whose DRAM side strides (a copy computed at a reduction loop: one
             # element of each row): rows of one element, y_size X, x_size 1, the stride
-            s_idx, d_idx, valid, (Y, X), names = s_idx.T, d_idx.T, valid.T, (X, 1), names[::-1]
+            s_idx, d_idx, (Y, X), names = s_idx.T, d_idx.T, (X, 1), names[::-1]
+            valid = None if valid is None else valid.T
             yy, xx = np.arange(Y)[:, None], np.arange(X)[None, :]
         base = int(s_idx[0, 0])
         if not np.array_equal(s_idx, base + yy * X + xx):
@@ -172,19 +185,17 @@ class DmaMixin:
         spec = self.dram[dram_buf.name]
         if spec.offset % eb:
             raise CodegenError(f"DRAM buffer {dram_buf.name!r} is not aligned to {eb}-byte elements")
-        rows, cols = np.flatnonzero(valid.any(axis=1)), np.flatnonzero(valid.any(axis=0))
-        if rows.size == 0:
+        if valid is None:               # no padding: the whole copy is the rectangle
+            rect = (0, Y, 0, X)
+        else:
+            rect = _valid_rect(valid, sram_buf.name)
+        if rect is None:                # nothing valid: all rows are padding
             y0 = y1 = x0 = 0
             x1 = X
             pads = (Y, 0, 0, 0)
             dram_base, stride = self.layout.elem(spec, mem.name.lower()), X
         else:
-            y0, y1, x0, x1 = int(rows[0]), int(rows[-1]) + 1, int(cols[0]), int(cols[-1]) + 1
-            rect = np.zeros((Y, X), bool)
-            rect[y0:y1, x0:x1] = True
-            if not np.array_equal(valid, rect):
-                raise CodegenError(f"the valid part of a padded DMA copy into {sram_buf.name!r} is "
-                                   "not a rectangle; pads can only surround it")
+            y0, y1, x0, x1 = rect
             pads = (y0, Y - y1, x0, X - x1)
             d = d_idx[y0:y1, x0:x1]
             stride = int(d[1, 0] - d[0, 0]) if y1 - y0 > 1 else x1 - x0
@@ -215,6 +226,25 @@ class DmaMixin:
             self.entries.append(Entry(insn, reads=frozenset({self._root(sram_buf.name)})))
 
     # ------------------------------------------------------------------ GEMM / ALU kernels
+
+
+def _valid_rect(valid: np.ndarray, sram: str) -> tuple[int, int, int, int] | None:
+    """``(y0, y1, x0, x1)``: the rectangle of ``valid`` (bool, Y x X) holding its True
+    elements, or None when there are none.
+
+    Raises:
+        CodegenError: the True elements do not form a rectangle.
+    """
+    rows, cols = np.flatnonzero(valid.any(axis=1)), np.flatnonzero(valid.any(axis=0))
+    if rows.size == 0:
+        return None
+    y0, y1, x0, x1 = int(rows[0]), int(rows[-1]) + 1, int(cols[0]), int(cols[-1]) + 1
+    rect = np.zeros(valid.shape, bool)
+    rect[y0:y1, x0:x1] = True
+    if not np.array_equal(valid, rect):
+        raise CodegenError(f"the valid part of a padded DMA copy into {sram!r} is not a "
+                           "rectangle; pads can only surround it")
+    return y0, y1, x0, x1
 
 
 def _strided_not_contiguous(d: np.ndarray) -> bool:

@@ -13,6 +13,8 @@ index arithmetic and raise ``CodegenError``.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from compiler.tir import ir
@@ -23,53 +25,111 @@ class CodegenError(ValueError):
     """Loop IR that the VTA code generator cannot turn into instructions; the message says why."""
 
 
-_BIN = {Op.ADD: np.add, Op.SUB: np.subtract, Op.MUL: np.multiply,
-        Op.FLOORDIV: np.floor_divide, Op.FLOORMOD: np.mod, Op.MIN: np.minimum,
-        Op.MAX: np.maximum, Op.EQ: np.equal, Op.NE: np.not_equal, Op.LT: np.less,
-        Op.LE: np.less_equal, Op.GT: np.greater, Op.GE: np.greater_equal,
-        Op.AND: np.logical_and, Op.OR: np.logical_or}
+#: Python source of each operator, on ints or int64 arrays alike: Python's ``//`` and
+#: ``%`` are numpy's ``floor_divide`` and ``mod`` (floor semantics, as the IR's).
+_BIN = {Op.ADD: "({} + {})", Op.SUB: "({} - {})", Op.MUL: "({} * {})",
+        Op.FLOORDIV: "({} // {})", Op.FLOORMOD: "({} % {})", Op.MIN: "_min({}, {})",
+        Op.MAX: "_max({}, {})", Op.EQ: "({} == {})", Op.NE: "({} != {})", Op.LT: "({} < {})",
+        Op.LE: "({} <= {})", Op.GT: "({} > {})", Op.GE: "({} >= {})",
+        Op.AND: "_np.logical_and({}, {})", Op.OR: "_np.logical_or({}, {})"}
 
 
-def evaluate(e: ir.Expr, env: dict, memo: dict | None = None):
-    """The value of index expression ``e`` under ``env`` (int, bool, or numpy array)."""
-    memo = {} if memo is None else memo
+def _min(a, b):
+    if type(a) is int and type(b) is int:
+        return a if a < b else b
+    return np.minimum(a, b)
 
-    def go(x: ir.Expr):
-        hit = memo.get(x)
+
+def _max(a, b):
+    if type(a) is int and type(b) is int:
+        return a if a > b else b
+    return np.maximum(a, b)
+
+
+_HELPERS = {"_np": np, "_min": _min, "_max": _max}
+#: ``compiled`` by object identity first: the structural lookup compares equal copies
+#: node by node, which cost more than evaluating
+_BY_ID: dict[int, tuple] = {}
+_BY_ID_MAX = 1 << 14
+
+
+def evaluate(e: ir.Expr, env: dict):
+    """The value of index expression ``e`` under ``env`` (int, bool, or numpy array).
+
+    Raises:
+        CodegenError: a variable of ``e`` is not in ``env``, or ``e`` holds an operation
+            that is not index arithmetic (LOAD, CALL, ...).
+    """
+    hit = _BY_ID.get(id(e))
+    if hit is None or hit[0] is not e:
+        if len(_BY_ID) >= _BY_ID_MAX:
+            _BY_ID.clear()
+        hit = _BY_ID[id(e)] = (e, compiled(e))   # e kept alive: its id stays its own
+    try:
+        return hit[1](env)
+    except KeyError as k:
+        raise CodegenError(f"index variable {k.args[0]!r} is not bound by an enclosing loop "
+                           "or let; VTA code needs every index computable at compile "
+                           "time") from None
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def compiled(e: ir.Expr):
+    """``e`` as a Python function of ``env`` (``evaluate``'s meaning), made once per
+    expression: the code generator evaluates the same index expressions for every
+    iteration of the loops it runs, and walking the tree each time cost most of a
+    build. Common subexpressions are computed once (the nodes compare structurally).
+
+    Raises:
+        CodegenError: ``e`` holds an operation that is not index arithmetic.
+    """
+    lines: list[str] = []
+    consts: dict[str, object] = {}
+    seen: dict[tuple, str] = {}
+
+    def go(x: ir.Expr, scope: tuple) -> str:
+        key = (x, scope)
+        hit = seen.get(key)
         if hit is not None:
             return hit
         op = x.op
         if op is Op.CONST:
-            v = x.arg
+            if type(x.arg) is int:
+                return repr(x.arg)
+            code = f"_c{len(consts)}"
+            consts[code] = x.arg
         elif op is Op.VAR:
-            try:
-                v = env[x.arg]
-            except KeyError:
-                raise CodegenError(f"index variable {x.arg!r} is not bound by an enclosing loop "
-                                   "or let; VTA code needs every index computable at compile "
-                                   "time") from None
+            bound = dict(scope).get(x.arg)
+            code = bound if bound is not None else f"env[{x.arg!r}]"
         elif op in _BIN:
-            v = _BIN[op](go(x.src[0]), go(x.src[1]))
+            code = _BIN[op].format(go(x.src[0], scope), go(x.src[1], scope))
         elif op is Op.NOT:
-            v = np.logical_not(go(x.src[0]))
+            code = f"_np.logical_not({go(x.src[0], scope)})"
         elif op is Op.SELECT:
-            v = np.where(go(x.src[0]), go(x.src[1]), go(x.src[2]))
+            code = (f"_np.where({go(x.src[0], scope)}, {go(x.src[1], scope)}, "
+                    f"{go(x.src[2], scope)})")
         elif op is Op.CAST:
-            v = go(x.src[0])
+            return go(x.src[0], scope)
         elif op is Op.LET:
-            inner = dict(env)
-            inner[x.src[0].arg] = go(x.src[1])
-            v = evaluate(x.src[2], inner)
+            value = go(x.src[1], scope)
+            return go(x.src[2], scope + ((x.src[0].arg, value),))
         else:
             raise CodegenError(f"{op.name} in an index expression ({x}); VTA indices must be "
                                "integer arithmetic on loop variables")
-        memo[x] = v
-        return v
+        name = f"_t{len(lines)}"
+        lines.append(f"    {name} = {code}")
+        seen[key] = name
+        return name
 
-    return go(e)
+    result = go(e, ())
+    src = "def _f(env):\n" + "\n".join(lines) + f"\n    return {result}\n"
+    space = {**_HELPERS, **consts}
+    exec(compile(src, "<vta index expression>", "exec"), space)
+    return space["_f"]
 
 
-def flat_offset(buf: ir.Buffer, indices) -> ir.Expr:
+@functools.lru_cache(maxsize=1 << 12)
+def flat_offset(buf: ir.Buffer, indices: tuple) -> ir.Expr:
     """The flat element offset of ``buf[indices]`` (N-D with strides, or already flat)."""
     if len(indices) == 1:
         return ir.convert(indices[0])
@@ -88,7 +148,7 @@ def element_index(buf: ir.Buffer, indices, elem_values: int, env: dict):
     Raises:
         CodegenError: the offset is not a multiple of ``elem_values``.
     """
-    off = np.asarray(evaluate(flat_offset(buf, indices), env), np.int64)
+    off = np.asarray(evaluate(flat_offset(buf, tuple(indices)), env), np.int64)
     if np.any(off % elem_values):
         raise CodegenError(f"access to {buf.name!r} at value offset {int(off.flat[0])} is not "
                            f"aligned to its {elem_values}-value elements; instructions move "
