@@ -9,7 +9,7 @@ it and packing pays:
   every GEMM and stays on the CPU);
 - ADD, the residual add (``add_program``: GEMM against identity blocks to widen the
   int8 operands into the accumulator, ALU shifts, rounding, relu, clip), on 2-D or
-  4-D tensors with ``la``, ``lb`` and ``shift`` in [0, 31] (what int32 shifts allow;
+  3-D (as 2-D rows) or 4-D tensors with ``la``, ``lb`` and ``shift`` in [0, 31] (what int32 shifts allow;
   the quantizer's are small), else on the CPU.
 
 Everything else (pooling, MEAN, reshapes, resize, concat, float ops such as
@@ -90,7 +90,7 @@ def partition(qg: QGraph, cfg: VTAConfig, *, min_channels: int | None = None) ->
             w = qg.params[n.params[0]]
             if w.shape[1] >= min_channels:
                 target = "vta"
-        elif n.op is QOp.ADD and len(n.shape) in (2, 4) and all(
+        elif n.op is QOp.ADD and len(n.shape) in (2, 3, 4) and all(
                 0 <= n.attrs[k] <= 31 for k in ("la", "lb", "shift")):
             target = "vta"
         nodes.append(dataclasses.replace(n, target=target))
@@ -107,8 +107,11 @@ def input_buffers(prog: Program) -> list[str]:
 
 
 def _as_image(shape) -> tuple[int, ...]:
-    """The NCHW shape an accelerator program sees for a 2-D (N, C) or 4-D value."""
-    return (1, shape[1], 1, shape[0]) if len(shape) == 2 else tuple(shape)
+    """The NCHW shape an accelerator program sees for a 2-D (N, C), 3-D (B, S, C) (as the
+    2-D (B*S, C): a transformer's residual add) or 4-D value."""
+    if len(shape) == 4:
+        return tuple(shape)
+    return (1, shape[-1], 1, int(np.prod(shape[:-1])))
 
 
 def compile_node(qg: QGraph, i: int, cfg: VTAConfig, *, vthreads: int = 2,
@@ -217,8 +220,8 @@ def pack_value(cfg: VTAConfig, x: np.ndarray, shape) -> np.ndarray:
     from compiler.topi.vta.layout import pack_nchw
     env = Env(cfg)
     x = np.asarray(x, np.int8)
-    if x.ndim == 2:  # dense rows as the pixels of a (1, C, 1, N) image (``compile_node``)
-        x = x.T[None, :, None, :]
+    if x.ndim in (2, 3):  # rows as the pixels of a (1, C, 1, N) image (``compile_node``)
+        x = x.reshape(-1, x.shape[-1]).T[None, :, None, :]
     p = pack_nchw(x, env.BATCH, env.BLOCK_IN)
     if p.shape != tuple(shape):
         raise ValueError(f"packed value has shape {p.shape}, the program's input buffer "
@@ -229,6 +232,6 @@ def pack_value(cfg: VTAConfig, x: np.ndarray, shape) -> np.ndarray:
 def unpack_value(packed: np.ndarray, shape) -> np.ndarray:
     """A program's packed "out" -> NCHW (or N, C) int8 of ``shape``."""
     from compiler.topi.vta.layout import unpack_nchw
-    if len(shape) == 2:  # dense: (1, O, 1, N) -> (N, O)
-        return np.ascontiguousarray(unpack_nchw(packed, 1, shape[1])[0, :, 0, :].T)
+    if len(shape) in (2, 3):  # dense: (1, O, 1, N) -> (N, O), 3-D rows (B, S, O)
+        return np.ascontiguousarray(unpack_nchw(packed, 1, shape[-1])[0, :, 0, :].T).reshape(shape)
     return unpack_nchw(packed, shape[0], shape[1])
