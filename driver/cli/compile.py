@@ -65,7 +65,8 @@ def _progress(iterable, total, desc):
 @click.option("--cycles", "cycle_source", type=click.Choice(["model", "estimate"]),
               default="model", show_default=True,
               help="--placement cost: accelerator cycles from the cycle model or the "
-                   "compiler's estimate (faster, an upper bound)")
+                   "compiler's serial estimate (faster; close for DRAM-bound dense layers, high for "
+                   "convs whose loads the cycle model overlaps)")
 @click.option("--place", "force", multiple=True, metavar="OP=SIDE",
               help="--target vta: force every node of op type conv2d, dense or add onto cpu or "
                    "vta (repeatable), e.g. --place dense=cpu")
