@@ -119,11 +119,12 @@ def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_
                      parse_input_shapes(input_shapes), per_channel, cpu_target or "llvm", place,
                      quiet)
         return
-    if (preset or calib_path or per_channel or cpu_target or force or placement != "supported"
-            or clock_mhz is not None or cpu_gmacs is not None):
-        raise click.ClickException("--config, --calibrate, --per-channel, --cpu-target, "
-                                   "--placement, --clock-mhz, --cpu-gmacs and --place apply to "
-                                   "--target vta only (the CPU target is --target itself)")
+    if preset or calib_path or per_channel or cpu_target:
+        raise click.ClickException("--config, --calibrate, --per-channel and --cpu-target apply "
+                                   "to --target vta only (the CPU target is --target itself)")
+    if force or placement != "supported" or clock_mhz is not None or cpu_gmacs is not None:
+        raise click.ClickException("--placement, --clock-mhz, --cpu-gmacs and --place apply to "
+                                   "--target vta only (the accelerator's side of each node)")
     shapes = parse_input_shapes(input_shapes)
     start = time.perf_counter()
     try:
