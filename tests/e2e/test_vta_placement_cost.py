@@ -71,7 +71,7 @@ def test_forcing_a_side_per_op_type(tmp_path):
     assert _sides(cm)["gemm0"] == "cpu"
 
 
-def test_measured_cpu_time_and_the_compilers_cycle_bound():
+def test_measured_cpu_time_and_the_compilers_cycle_estimate():
     cm = build_model(_model(), target="vta", calib=_calib(), force={"dense": "vta"})
     qg = cm.plan.qgraph
     i = next(k for k, n in enumerate(qg.nodes) if n.op is QOp.DENSE)
