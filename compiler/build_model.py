@@ -131,7 +131,7 @@ ROUTES = {"llvm": _route_cpu, "cuda": _route_gpu, "opencl": _route_gpu, "vta": _
 _LLVM_ALIASES = ("host", "aarch64", "armv7", "wasm32")
 #: options that only the vta route takes
 VTA_OPTIONS = ("config", "calib", "per_channel", "cpu_target", "vthreads", "dram", "measure",
-               "min_channels", "seed")
+               "min_channels", "seed", "placement", "clock_mhz", "force")
 #: options of the llvm route: int8 quantization on the CPU (``compiler.quant.cpu_int8``)
 CPU_OPTIONS = ("quantize", "calib", "per_channel", "seed", "dtype")
 
@@ -184,6 +184,10 @@ def build_model(model, target: str = "llvm", params=None, input_shapes=None, pro
                 seeded standard-normal samples, a smoke calibration);
             per_channel: one power-of-two weight scale per output channel;
             cpu_target: the LLVM target of the CPU steps (default ``"llvm"``);
+            placement: "supported" (default) or "cost" (each accelerator-able node where
+                its estimated time is lower; needs clock_mhz), or a ``Placement``;
+            clock_mhz: the accelerator clock placement "cost" weighs cycles at, MHz;
+            force: op type ("conv2d", "dense", "add") -> "cpu" | "vta";
             vthreads, dram, measure, min_channels, seed: see ``compiler/build_vta.py``.
 
     Returns:

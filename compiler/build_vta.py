@@ -32,7 +32,9 @@ def build_vta(graph, params: dict, *, config: "VTAConfig | str | None" = None,
               cpu_target="llvm", vthreads: int = 2, dram: "DramTiming | None" = None,
               measure=None, min_channels: "int | None" = None, seed: int = 0,
               tuning_log=None,
-              opt_level: int = 3, progress=None) -> CompiledModel:
+              opt_level: int = 3, progress=None, placement="supported",
+              clock_mhz: "float | None" = None, force: "Mapping[str, str] | None" = None
+              ) -> CompiledModel:
     """Quantize, partition and compile ``graph`` for the accelerator (module docstring).
 
     Args:
@@ -52,12 +54,19 @@ def build_vta(graph, params: dict, *, config: "VTAConfig | str | None" = None,
         seed: of the smoke calibration.
         opt_level: LLVM optimisation level of the CPU kernels.
         progress: optional ``(iterable, total, desc) -> iterable`` (e.g. tqdm).
+        placement: "supported" (default: every node the accelerator runs), "cost" (each
+            such node where its estimated time is lower, ``compiler.quant.placement``), or
+            a ``compiler.quant.placement.Placement`` (also a cycle runner or a stated
+            host's throughput; ``driver.placement.cost_placement`` builds the CLI's).
+        clock_mhz: the accelerator clock for "cost", MHz (required there).
+        force: op type ("conv2d", "dense", "add") -> "cpu" | "vta", under either placement.
 
     Returns:
         a CompiledModel; ``stats`` adds ``quantize_s``, ``partition_s``,
-        ``quantized_nodes``, ``config`` and ``vta_nodes`` (one entry per
+        ``quantized_nodes``, ``config``, ``vta_nodes`` (one entry per
         accelerator node: op, name, shape, shift, relu, for adds la/lb and, where a QDQ
-        model's scale ratio is not a power of two, mult, post and err).
+        model's scale ratio is not a power of two, mult, post and err) and ``placement``
+        (one ``Decision.to_json()`` per weighed or forced node).
 
     Raises:
         vta_hw.config.ConfigError: a bad config name (the message lists the presets).
@@ -66,17 +75,22 @@ def build_vta(graph, params: dict, *, config: "VTAConfig | str | None" = None,
             (``calibration.check_calibration``), a calibration that cannot fit in this
             machine's memory (``calibration.check_calibration_memory``: the bytes
             needed), or an operator the quantizer does not handle.
+        compiler.quant.placement.PlacementError: a bad placement, clock or force entry.
     """
     from compiler.quant import build_plan, quantize
     from compiler.quant import QuantizeError
     from compiler.quant.calibration import check_calibration, check_calibration_memory
     from compiler.quant.lower_plan import lower_plan
+    from compiler.quant.placement import Placement
     from compiler.quant.qdq import import_qdq, is_qdq
     from compiler.topi.vta.environment import Env
 
     cfg = config if isinstance(config, VTAConfig) else load_config(config)
     check_calibration_memory(graph, max((len(v) for v in (calib or {}).values()
                                          if np.ndim(v)), default=8))
+    if not isinstance(placement, Placement):
+        placement = Placement(kind=placement, clock_mhz=clock_mhz, force=dict(force or {}),
+                              cpu_target=cpu_target)
     if calib is None:
         rng = np.random.default_rng(seed)
         calib = {i.name: smoke_samples(rng, i) for i in graph.inputs}
@@ -96,13 +110,14 @@ def build_vta(graph, params: dict, *, config: "VTAConfig | str | None" = None,
     from compiler.autotune import load_tuning
     tuning = load_tuning(tuning_log or ())
     plan = build_plan(qg, cfg, vthreads=vthreads, dram=dram, measure=measure,
-                      min_channels=min_channels,
+                      min_channels=min_channels, placement=placement,
                       tiling_for=tuning.vta_tiling_for(cfg))
     t2 = time.perf_counter()
     cm = lower_plan(plan, cpu_target, progress=progress, opt_level=opt_level)
     cm.stats.update(quantize_s=t1 - t0, partition_s=t2 - t1, config=cfg.name,
                     quantized_nodes=len(plan.qgraph.nodes), vta_nodes=vta_nodes(plan),
-                    tuning=tuning.report())
+                    tuning=tuning.report(),
+                    placement=[d.to_json() for d in plan.placement])
     return cm
 
 

@@ -126,3 +126,17 @@ def get_board(name: str) -> Board:
 def check_preset(name: str) -> None:
     if name not in preset_names():
         raise BoardError(f"no preset named {name!r}; presets: {', '.join(preset_names())}")
+
+
+#: the board a preset that no board lists is clocked at: the PYNQ-Z1, VTA's own board
+FALLBACK_BOARD = "pynq-z1"
+
+
+def preset_clock(preset: str) -> tuple[float, str]:
+    """(default clock in MHz, board name) of ``preset``: the first board whose ``fits`` lists
+    it, else ``FALLBACK_BOARD`` (the full-size presets fit no open-flow board here)."""
+    for b in BOARDS.values():
+        if preset in b.fits:
+            return b.clock_mhz, b.name
+    b = BOARDS[FALLBACK_BOARD]
+    return b.clock_mhz, b.name

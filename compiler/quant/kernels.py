@@ -18,7 +18,7 @@ One function per kind of step, each the exact integer semantics of
     DENSE       the same on (N, C) x (O, C), the weight packed ``[O/nb, C, nb]``
     ADD         ((a << la) + (b << lb) + round) in wrapping uint32, >> shift, relu, clip
     MEAN        floor((sum + HW // 2) / HW) over the axes after the first two (int32 sum)
-    pack        NCHW (or dense (N, C) as the (1, C, 1, N) image) int8 -> ``(N/B, C/BI, H, W,
+    pack        NCHW (or dense (N, C), or (B, S, C), as the (1, C, 1, N) image) int8 -> ``(N/B, C/BI, H, W,
                 B, BI)``, zero-padded (``layout.pack_nchw``, ``partition.pack_value``)
     unpack      the inverse, cropped to the real N and C (``partition.unpack_value``)
 
@@ -249,8 +249,11 @@ def mean(node: QNode, x_shape, name="mean") -> KernelDef:
 
 
 def _image(x_shape):
-    """The accelerator's NCHW image of a value: dense (N, C) rows are pixels of (1, C, 1, N)."""
-    return (1, x_shape[1], 1, x_shape[0]) if len(x_shape) == 2 else tuple(x_shape)
+    """The accelerator's NCHW image of a value: dense (N, C) rows, and (B, S, C) rows of a
+    3-D value, are pixels of (1, C, 1, N) (N = B*S)."""
+    if len(x_shape) == 4:
+        return tuple(x_shape)
+    return (1, x_shape[-1], 1, int(np.prod(x_shape[:-1])))
 
 
 def pack(x_shape, packed_shape, name="pack") -> KernelDef:
@@ -265,8 +268,9 @@ def pack(x_shape, packed_shape, name="pack") -> KernelDef:
     if (-(-N // B), -(-C // BI), IH, IW) != (NB, CB, H, W):
         raise ValueError(f"cannot pack a value of shape {list(x_shape)} into {list(packed_shape)}")
     x = te.placeholder(x_shape, "int8", "x")
-    read = ((lambda n, c, h, w: x[w, c]) if len(x_shape) == 2 else
-            (lambda n, c, h, w: x[n, c, h, w]))
+    S = x_shape[1] if len(x_shape) == 3 else 1
+    read = {2: lambda n, c, h, w: x[w, c], 3: lambda n, c, h, w: x[w // S, w % S, c],
+            4: lambda n, c, h, w: x[n, c, h, w]}[len(x_shape)]
 
     def f(nb, cb, h, w, bi, ci):
         n, c = nb * B + bi, cb * BI + ci
@@ -285,6 +289,8 @@ def unpack(packed_shape, shape, name="unpack") -> KernelDef:
     y = te.placeholder(packed_shape, "int8", "y")
     if len(shape) == 2:   # (1, O, 1, N) image -> (N, O)
         f = lambda n, o: y[0, o // BO, 0, n, 0, o % BO]  # noqa: E731
+    elif len(shape) == 3:   # (1, O, 1, B*S) image -> (B, S, O)
+        f = lambda b, s, o: y[0, o // BO, 0, b * shape[1] + s, 0, o % BO]  # noqa: E731
     else:
         f = lambda n, c, h, w: y[n // B, c // BO, h, w, n % B, c % BO]  # noqa: E731
     out = te.compute(tuple(shape), f, name=name)

@@ -9,7 +9,7 @@ it and packing pays:
   every GEMM and stays on the CPU);
 - ADD, the residual add (``add_program``: GEMM against identity blocks to widen the
   int8 operands into the accumulator, ALU shifts, rounding, relu, clip), on 2-D or
-  4-D tensors with ``la``, ``lb`` and ``shift`` in [0, 31] (what int32 shifts allow;
+  3-D (as 2-D rows) or 4-D tensors with ``la``, ``lb`` and ``shift`` in [0, 31] (what int32 shifts allow;
   the quantizer's are small), else on the CPU.
 
 Everything else (pooling, MEAN, reshapes, resize, concat, float ops such as
@@ -75,6 +75,7 @@ class Plan:
     config: VTAConfig
     layer_stats: dict[int, dict]          # node index -> compile figures
     compile_s: float
+    placement: list = dataclasses.field(default_factory=list)  # placement.Decision per weighed node
 
 
 def partition(qg: QGraph, cfg: VTAConfig, *, min_channels: int | None = None) -> QGraph:
@@ -89,7 +90,7 @@ def partition(qg: QGraph, cfg: VTAConfig, *, min_channels: int | None = None) ->
             w = qg.params[n.params[0]]
             if w.shape[1] >= min_channels:
                 target = "vta"
-        elif n.op is QOp.ADD and len(n.shape) in (2, 4) and all(
+        elif n.op is QOp.ADD and len(n.shape) in (2, 3, 4) and all(
                 0 <= n.attrs[k] <= 31 for k in ("la", "lb", "shift")):
             target = "vta"
         nodes.append(dataclasses.replace(n, target=target))
@@ -106,8 +107,11 @@ def input_buffers(prog: Program) -> list[str]:
 
 
 def _as_image(shape) -> tuple[int, ...]:
-    """The NCHW shape an accelerator program sees for a 2-D (N, C) or 4-D value."""
-    return (1, shape[1], 1, shape[0]) if len(shape) == 2 else tuple(shape)
+    """The NCHW shape an accelerator program sees for a 2-D (N, C), 3-D (B, S, C) (as the
+    2-D (B*S, C): a transformer's residual add) or 4-D value."""
+    if len(shape) == 4:
+        return tuple(shape)
+    return (1, shape[-1], 1, int(np.prod(shape[:-1])))
 
 
 def compile_node(qg: QGraph, i: int, cfg: VTAConfig, *, vthreads: int = 2,
@@ -147,11 +151,26 @@ def compile_node(qg: QGraph, i: int, cfg: VTAConfig, *, vthreads: int = 2,
 
 
 def build_plan(qg: QGraph, cfg: VTAConfig, *, vthreads: int = 2, dram: DramTiming | None = None,
-               measure=None, min_channels: int | None = None, tiling_for=None) -> Plan:
+               measure=None, min_channels: int | None = None, tiling_for=None,
+               placement=None) -> Plan:
     """Partition ``qg`` and compile its accelerator nodes (module docstring; ``tiling_for``
-    as ``compile_node``'s)."""
+    as ``compile_node``'s); ``placement`` (a ``placement.Placement``) then moves nodes by
+    cost or by the user's ``force``."""
+    from .cpu_timing import kernel_seconds
+    from .placement import decide
     t0 = time.perf_counter()
     qg = partition(qg, cfg, min_channels=min_channels)
+    compiled: dict[int, object] = {}
+
+    def kernel_of(i: int):
+        if i not in compiled:
+            compiled[i] = compile_node(qg, i, cfg, vthreads=vthreads, dram=dram, measure=measure,
+                                       tiling_for=tiling_for)
+        return compiled[i]
+    decisions = []
+    if placement is not None:
+        qg, decisions = decide(qg, placement, kernel_of,
+                               lambda i: kernel_seconds(qg, i, placement.cpu_target))
     programs, stats, steps = {}, {}, []
     packed_of: dict[int, str] = {}     # node -> name of its packed value (a program's "out")
     packed_cpu: dict[tuple, str] = {}  # (node, packed shape) -> name of a CPU value packed
@@ -188,8 +207,7 @@ def build_plan(qg: QGraph, cfg: VTAConfig, *, vthreads: int = 2, dram: DramTimin
             steps.append(Step("cpu", i, tuple(plain(s) for s in n.src), _value(i)))
             have_plain.add(i)
             continue
-        k = compile_node(qg, i, cfg, vthreads=vthreads, dram=dram, measure=measure,
-                         tiling_for=tiling_for)
+        k = kernel_of(i)
         programs[i] = k.program
         stats[i] = {"name": n.name, "op": n.op.value, "compile_s": k.compile_s,
                     "tiling": str(k.tiling),
@@ -204,7 +222,7 @@ def build_plan(qg: QGraph, cfg: VTAConfig, *, vthreads: int = 2, dram: DramTimin
         steps.append(Step("vta", i, ins, packed_of[i]))
         if unpack_needed[i]:
             plain(i)
-    return Plan(qg, steps, programs, cfg, stats, time.perf_counter() - t0)
+    return Plan(qg, steps, programs, cfg, stats, time.perf_counter() - t0, decisions)
 
 
 def pack_value(cfg: VTAConfig, x: np.ndarray, shape) -> np.ndarray:
@@ -212,8 +230,8 @@ def pack_value(cfg: VTAConfig, x: np.ndarray, shape) -> np.ndarray:
     from compiler.topi.vta.layout import pack_nchw
     env = Env(cfg)
     x = np.asarray(x, np.int8)
-    if x.ndim == 2:  # dense rows as the pixels of a (1, C, 1, N) image (``compile_node``)
-        x = x.T[None, :, None, :]
+    if x.ndim in (2, 3):  # rows as the pixels of a (1, C, 1, N) image (``compile_node``)
+        x = x.reshape(-1, x.shape[-1]).T[None, :, None, :]
     p = pack_nchw(x, env.BATCH, env.BLOCK_IN)
     if p.shape != tuple(shape):
         raise ValueError(f"packed value has shape {p.shape}, the program's input buffer "
@@ -224,6 +242,6 @@ def pack_value(cfg: VTAConfig, x: np.ndarray, shape) -> np.ndarray:
 def unpack_value(packed: np.ndarray, shape) -> np.ndarray:
     """A program's packed "out" -> NCHW (or N, C) int8 of ``shape``."""
     from compiler.topi.vta.layout import unpack_nchw
-    if len(shape) == 2:  # dense: (1, O, 1, N) -> (N, O)
-        return np.ascontiguousarray(unpack_nchw(packed, 1, shape[1])[0, :, 0, :].T)
+    if len(shape) in (2, 3):  # dense: (1, O, 1, N) -> (N, O), 3-D rows (B, S, O)
+        return np.ascontiguousarray(unpack_nchw(packed, 1, shape[-1])[0, :, 0, :].T).reshape(shape)
     return unpack_nchw(packed, shape[0], shape[1])

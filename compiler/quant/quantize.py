@@ -59,7 +59,7 @@ ACCELERATED = {
                              "symmetric pads up to 15, at least BLOCK_IN/4 input channels; grouped: one conv "
                              "per group when groups have at least BLOCK_IN input channels"),
     Op.DENSE: ("dense_node", "as CONV2D, on activations [..., K] (flattened to 2-D) with a constant weight [O, K]"),
-    Op.ADD: ("residual_add", "two int8 activations of one shape (2-D or 4-D), [+ relu]; shifts 0 to 31"),
+    Op.ADD: ("residual_add", "two int8 activations of one shape (2-D, 3-D as rows, or 4-D), [+ relu]; shifts 0 to 31"),
 }
 
 

@@ -64,10 +64,29 @@ def _progress(iterable, total, desc):
 @click.option("--tuning-log", "tuning_log", type=click.Path(dir_okay=False), metavar="LOG",
               help="LLVM targets: apply, per workload, the best record of this `vta tune` log "
                    "whose target matches this build's exactly (others keep the default)")
+@click.option("--placement", type=click.Choice(["supported", "cost"]), default="supported",
+              show_default=True,
+              help="--target vta: supported (every node the accelerator runs) or cost (each such "
+                   "node where its estimated time is lower: cycles at --clock-mhz against the "
+                   "CPU kernel's time; the decisions are printed)")
+@click.option("--clock-mhz", type=float, default=None, metavar="MHZ",
+              help="--placement cost: the accelerator clock (default: the preset's board clock)")
+@click.option("--cpu-gmacs", type=float, default=None, metavar="GMACS",
+              help="--placement cost: the host's int8 throughput, 1e9 MACs/s (default: each "
+                   "CPU kernel timed on this machine)")
+@click.option("--cycles", "cycle_source", type=click.Choice(["model", "estimate"]),
+              default="model", show_default=True,
+              help="--placement cost: accelerator cycles from the cycle model or the "
+                   "compiler's serial estimate (faster; close for DRAM-bound dense layers, high for "
+                   "convs whose loads the cycle model overlaps)")
+@click.option("--place", "force", multiple=True, metavar="OP=SIDE",
+              help="--target vta: force every node of op type conv2d, dense or add onto cpu or "
+                   "vta (repeatable), e.g. --place dense=cpu")
 @click.option("--quiet", is_flag=True, help="no progress bar")
 @friendly
 def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_channel,
-                quantize, dtype, cpu_target, input_shapes, executor, wasm_path, tuning_log, quiet):
+                quantize, dtype, cpu_target, input_shapes, executor, wasm_path, tuning_log,
+                placement, clock_mhz, cpu_gmacs, cycle_source, force, quiet):
     """Compile MODEL (ONNX, or a torch.export program saved with torch.export.save as .pt2)
     for the CPU, a GPU or the accelerator (--target vta) into the module folder OUTPUT (an
     earlier module there is replaced whole).
@@ -87,6 +106,7 @@ def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_
           --calibrate examples/digits/calib.npz --calibrate-scale 0.0625 \\
           -o out/digits_vta.vtamod
       vta run out/digits_vta.vtamod --device tsim --eval examples/digits/heldout.npz --eval-scale 0.0625
+      vta compile model.onnx --target vta --placement cost --place conv2d=vta -o out/m.vtamod
     """
     from compiler import build_model
     from compiler.codegen.gpu.cuda import CudaCompileError
@@ -109,9 +129,11 @@ def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_
         if target.split()[1:]:
             raise click.ClickException(f"--target {target!r}: vta takes no options; choose the "
                                        "accelerator with --config PRESET")
+        place = _placement(preset, placement, clock_mhz, cpu_gmacs, cycle_source, force,
+                           cpu_target or "llvm")
         _compile_vta(model, output, preset, calib_path, calibrate_scale,
-                     parse_input_shapes(input_shapes), per_channel, cpu_target or "llvm", quiet,
-                     tuning_log)
+                     parse_input_shapes(input_shapes), per_channel, cpu_target or "llvm", place,
+                     quiet, tuning_log)
         return
     if quantize:
         if kind != "llvm" or executor != "graph" or preset or cpu_target or tuning_log:
@@ -126,6 +148,9 @@ def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_
         raise click.ClickException("--config, --calibrate, --per-channel and --cpu-target apply "
                                    "to --target vta (and the first three to --quantize int8) "
                                    "only (the CPU target is --target itself)")
+    if force or placement != "supported" or clock_mhz is not None or cpu_gmacs is not None:
+        raise click.ClickException("--placement, --clock-mhz, --cpu-gmacs and --place apply to "
+                                   "--target vta only (the accelerator's side of each node)")
     shapes = parse_input_shapes(input_shapes)
     start = time.perf_counter()
     try:
@@ -224,8 +249,29 @@ def _cuda_error(target, e) -> str:
     return f"--target {target!r}: kernel {e.kernel!r} does not compile: {first} (source: {src})"
 
 
-def _compile_vta(model, output, preset, calib_path, scale, shapes, per_channel, cpu_target, quiet,
-                 tuning_log=None):
+def _placement(preset, kind, clock_mhz, cpu_gmacs, cycle_source, force, cpu_target):
+    """The CLI's placement options -> a ``Placement`` (None: the default placement)."""
+    from compiler.quant.placement import PlacementError, parse_force
+    from driver.placement import cost_placement
+    if kind == "supported" and (clock_mhz is not None or cpu_gmacs is not None):
+        raise click.ClickException("--clock-mhz and --cpu-gmacs apply to --placement cost only")
+    try:
+        forced = parse_force(force)
+        if kind == "supported" and not forced:
+            return None
+        place, line = cost_placement(preset, kind=kind, clock_mhz=clock_mhz, cycles=cycle_source,
+                                     cpu_gmacs=cpu_gmacs, force=forced, cpu_target=cpu_target)
+    except PlacementError as e:
+        raise click.ClickException(str(e)) from None
+    except ValueError as e:   # a bad --config
+        raise click.ClickException(f"--config {preset}: {e}") from None
+    if kind == "cost":
+        click.echo(line)
+    return place
+
+
+def _compile_vta(model, output, preset, calib_path, scale, shapes, per_channel, cpu_target,
+                 placement, quiet, tuning_log=None):
     from compiler import build_model
     from compiler.build_model import import_model
     from vta_hw.config import load_config
@@ -241,12 +287,17 @@ def _compile_vta(model, output, preset, calib_path, scale, shapes, per_channel, 
     calib = _calibration(graph, calib_path, scale)
     cm = build_model(graph, params=params, target="vta", config=preset, calib=calib,
                      per_channel=per_channel, cpu_target=cpu_target, tuning_log=tuning_log,
-                     progress=None if quiet else _progress)
+                     progress=None if quiet else _progress,
+                     **({"placement": placement} if placement is not None else {}))
     cm.save(output)
     st = cm.stats
     click.echo(f"wrote {output}: {st['quantized_nodes']} quantized nodes, {len(st['vta_nodes'])} "
                f"on the accelerator ({st['config']}), compiled in "
                f"{time.perf_counter() - start:.1f} s")
+    if st["placement"]:
+        from compiler.quant.placement import Decision, format_table
+        for line in format_table([Decision(**d) for d in st["placement"]]):
+            click.echo(line)
     for n in st["vta_nodes"]:
         lshift = f" la {n['la']} lb {n['lb']}" if "la" in n else ""
         sh = n["shift"]

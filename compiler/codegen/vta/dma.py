@@ -78,8 +78,13 @@ class DmaMixin:
         elem = {}
         if dt.lanes(leaf.value.dtype) == 1:
             loops, elem = self._element_loops(loops, leaf, env)
+        # loops of one iteration (a 1x1 kernel's kh, kw; one input-channel block) are bound
+        # to their start, so the two innermost loops that move data make the 2-D rows: a
+        # weight tile of ``toc`` output blocks is one LOAD of ``toc`` rows, not ``toc`` LOADs
+        units = [f for f in loops if _one_iteration(f, env)]
+        loops = [f for f in loops if f not in units]
         outer, inner = loops[:-2], loops[-2:]
-        self._dma_outer(outer, inner, leaf, env, elem)
+        self._dma_outer(outer, inner, leaf, env, elem, units)
 
     def _element_loops(self, loops, st: ir.Store, env: dict):
         """A scalar copy (as te lowering writes it): the innermost loops must walk one
@@ -120,14 +125,16 @@ class DmaMixin:
                                    "by value; do not reorder or split the copy's innermost axes")
         return loops[:k], elem
 
-    def _dma_outer(self, outer, inner, st, env, elem=None):
+    def _dma_outer(self, outer, inner, st, env, elem=None, units=()):
         if outer:
             f = outer[0]
             lo, n = int(evaluate(f.min, env)), int(evaluate(f.extent, env))
             for v in range(lo, lo + n):
-                self._dma_outer(outer[1:], inner, st, {**env, f.var.name: v}, elem)
+                self._dma_outer(outer[1:], inner, st, {**env, f.var.name: v}, elem, units)
             return
         shape, grid, names = [], {**env, **(elem or {})}, []
+        for f in units:   # outermost first: a start may read an enclosing loop's variable
+            grid[f.var.name] = int(evaluate(f.min, grid))
         for axis, f in enumerate([None] * (2 - len(inner)) + list(inner)):
             if f is None:
                 shape.append(1)
@@ -270,6 +277,15 @@ def _valid_rect(valid: np.ndarray, what: str) -> tuple[int, int, int, int] | Non
                            "pads can only surround it: pad in rows and columns of the two "
                            "innermost copy loops only")
     return y0, y1, x0, x1
+
+
+def _one_iteration(f: ir.For, env: dict) -> bool:
+    """Whether loop ``f`` runs once under ``env`` (False when its extent reads a loop
+    variable that ``env`` does not bind yet, such as an enclosing copy loop's)."""
+    try:
+        return int(evaluate(f.extent, env)) == 1
+    except (KeyError, CodegenError):
+        return False
 
 
 def _strided_not_contiguous(d: np.ndarray) -> bool:

@@ -13,6 +13,7 @@ buffer that is too small.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 
 from vta_hw.config import VTAConfig
@@ -165,6 +166,13 @@ def candidates(s: Conv2dShape, cfg: VTAConfig, bias: int = 1, vt: int = 2,
     Raises:
         TilingError: not even the smallest tile fits; names the buffer.
     """
+    return list(_ranked(s, cfg, int(bias), vt, dram or DramTiming(), top))
+
+
+@functools.lru_cache(maxsize=256)
+def _ranked(s: Conv2dShape, cfg: VTAConfig, bias: int, vt: int, dram: DramTiming,
+            top: int) -> tuple[Tiling, ...]:
+    """``candidates`` once per shape (a model's repeated layers search once)."""
     caps_all = _caps(cfg)
     for v in ([vt, 1] if vt > 1 else [1]):
         ranked = []
@@ -176,7 +184,7 @@ def candidates(s: Conv2dShape, cfg: VTAConfig, bias: int = 1, vt: int = 2,
                 ranked.append(((estimate(t, s, cfg, bias, dram), -th * tw * toc * tic * tkh), t))
         if ranked:
             ranked.sort(key=lambda p: p[0])
-            return [t for _, t in ranked[:top]]
+            return tuple(t for _, t in ranked[:top])
     need = Tiling(1, 1, 1, 1, 1, 1).buffers(s, bias)
     bad = [k for k in caps_all if need[k] > caps_all[k]]
     raise TilingError(f"no tiling of conv2d {s} fits {cfg.name}: even one pixel, one channel "
