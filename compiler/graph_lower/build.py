@@ -39,7 +39,8 @@ from compiler.graph.ops import LEAVES
 
 from .aot import aot_files
 from .link import kernel_files
-from .lower import lower_group, pack_param, signature
+from .lower import lower_group, signature
+from .packing import pack_param
 
 ALIGN = 64
 
