@@ -43,6 +43,33 @@ def test_dense_bf16_matches_emulation(M, K, N):
 
 
 @pytest.mark.skipif(not HOST_BF16, reason="this CPU has no AVX512-BF16")
+@pytest.mark.skipif(not HOST_BF16, reason="this CPU has no AVX512-BF16 (the assembly test "
+                    "covers the path)")
+@pytest.mark.parametrize("x_shape,w_shape,strides,pads", [
+    ((1, 3, 9, 9), (20, 3, 3, 3), (2, 2), (1, 1, 1, 1)),     # odd C, O not a multiple of 16
+    ((1, 16, 6, 8), (32, 16, 1, 1), (1, 1), (0, 0, 0, 0)),
+    ((2, 7, 6, 5), (16, 7, 3, 3), (1, 1), (0, 1, 2, 1)),     # asymmetric padding, batch 2
+])
+def test_conv2d_bf16_matches_emulation(x_shape, w_shape, strides, pads):
+    rng = np.random.default_rng(sum(x_shape))
+    x, w = rng.standard_normal(x_shape, np.float32), rng.standard_normal(w_shape, np.float32)
+    b = rng.standard_normal(w_shape[0], np.float32)
+    s, args = x86_bf16.conv2d_bf16(x_shape, w_shape, strides, pads)
+    f = compiler.build(s, args, name="conv_bf16")
+    out = np.zeros(args[-1].shape, np.float32)
+    f(x, x86_bf16.pack_bf16_conv_weight(w), b, np.zeros(args[3].shape, np.int16), out)
+    want = x86_bf16.bf16_conv_reference(x, w, strides, pads) + b[:, None, None]
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)
+
+
+def test_conv2d_bf16_instruction_selection():
+    s, args = x86_bf16.conv2d_bf16((1, 8, 6, 6), (16, 8, 3, 3), (1, 1), (1, 1, 1, 1))
+    asm = compiler.build(s, args, target=SPR_BF16, name="k").assembly()
+    lines = [ln for ln in asm.splitlines() if "vdpbf16ps" in ln]
+    assert lines and all("zmm" in ln for ln in lines)
+
+
+@pytest.mark.skipif(not HOST_BF16, reason="this CPU has no AVX512-BF16")
 def test_bf16_mlp_cosine_to_fp32():
     # a small model: 256 -> 128 relu -> 10, bf16 layers against the fp32 numpy model
     rng = np.random.default_rng(7)
