@@ -100,6 +100,26 @@ def test_amx_instruction_selection(dtype, op):
         op, "ldtilecfg", "tileloadd", "tilestored", "tilerelease"}
 
 
+@pytest.mark.parametrize("dtype,op,kt,esize", [("int8", "tdpbusd", 64, 1),
+                                               ("bfloat16", "tdpbf16ps", 32, 2)])
+def test_amx_conv_instruction_selection_and_tile_rows(dtype, op, kt, esize):
+    from compiler.tir.lowering import lower
+    C = 2 * kt
+    s, args = x86_amx.conv2d_amx((1, 18, 18, C), (32, C, 3, 3), dtype)
+    asm = compiler.build(s, args, target=AMX, name="k").assembly()
+    assert _mnemonics(asm, [op, "ldtilecfg", "tileloadd", "tilestored"]) == {
+        op, "ldtilecfg", "tileloadd", "tilestored"}
+    # the A tile's rows are adjacent output columns' pixels: C elements apart, in bytes
+    calls = re.findall(rf"x86\.amx\.{op}\((.*)\)", str(lower(s, args, name="k")))
+    assert calls and all(c.endswith(f", {C * esize}") for c in calls)
+
+
+def test_amx_conv_shapes_must_be_whole_tiles():
+    with pytest.raises(ValueError, match=r"AMX conv needs OW and O multiples of 16 and C of 32, "
+                                         r"not OW=10, O=32, C=64"):
+        x86_amx.conv2d_amx((1, 12, 12, 64), (32, 64, 3, 3), "bfloat16")   # OW = 10
+
+
 def test_amx_shapes_must_be_whole_tiles():
     with pytest.raises(ValueError, match=r"M and N multiples of 16 and K of 64.*K=100"):
         x86_amx.dense_amx(16, 100, 16, "int8")
