@@ -45,6 +45,7 @@ import types
 
 from compiler.graph_lower import CompiledModel, compile_graph
 from compiler.graph_lower.build import EXECUTORS
+from vta_hw.errors import ArgumentError
 
 
 def import_model(model, params=None, input_shapes=None, example_inputs=None):
@@ -119,7 +120,7 @@ def _route_gpu(graph, consts, target, progress, opt_level, layout_block, options
 def _route_vta(graph, consts, target, progress, opt_level, layout_block, options):
     from compiler.build_vta import build_vta
     if target.split()[1:]:
-        raise ValueError(f"target {target!r}: vta takes no options; choose the accelerator with "
+        raise ArgumentError(f"target {target!r}: vta takes no options; choose the accelerator with "
                          "config='<preset>' (e.g. '1x16_i8w8a32_15_15_18_17')")
     return build_vta(graph, consts, progress=progress, opt_level=opt_level, **options)
 
@@ -206,7 +207,7 @@ def build_model(model, target: str = "llvm", params=None, input_shapes=None, pro
     if kind in _LLVM_ALIASES:
         kind = "llvm"
     if kind not in ROUTES:
-        raise ValueError(f"target must be 'llvm' (host CPU), 'cuda' ('cuda -arch=sm_80'), 'opencl' "
+        raise ArgumentError(f"target must be 'llvm' (host CPU), 'cuda' ('cuda -arch=sm_80'), 'opencl' "
                          f"or 'vta' (the accelerator), not {target!r}")
     extra = [k for k in options if k not in VTA_OPTIONS + CPU_OPTIONS]
     if extra:
@@ -216,31 +217,31 @@ def build_model(model, target: str = "llvm", params=None, input_shapes=None, pro
     cpu_int8 = kind == "llvm" and "quantize" in options and all(k in CPU_OPTIONS for k in options)
     if "dtype" in options and (kind != "llvm" or "quantize" in options
                                or any(k != "dtype" for k in options)):
-        raise ValueError(f"dtype={options['dtype']!r} applies to target 'llvm' alone (not with "
+        raise ArgumentError(f"dtype={options['dtype']!r} applies to target 'llvm' alone (not with "
                          f"quantize or other options), not {target!r} with "
                          f"{', '.join(options)}")
     if cpu_int8 and executor != "graph":
-        raise ValueError(f"quantize='int8' builds graph-executor modules, not executor "
+        raise ArgumentError(f"quantize='int8' builds graph-executor modules, not executor "
                          f"{executor!r}; use executor='graph'")
     if kind == "llvm" and "quantize" in options and not cpu_int8:
         bad = [k for k in options if k not in CPU_OPTIONS]
-        raise ValueError(f"option(s) {', '.join(bad)} apply to target 'vta' only; with "
+        raise ArgumentError(f"option(s) {', '.join(bad)} apply to target 'vta' only; with "
                          f"quantize='int8' target {target!r} takes {', '.join(CPU_OPTIONS)}")
     if options and kind != "vta" and not cpu_int8 and list(options) != ["dtype"]:
-        raise ValueError(f"option(s) {', '.join(options)} apply to target 'vta' only, not "
+        raise ArgumentError(f"option(s) {', '.join(options)} apply to target 'vta' only, not "
                          f"{target!r}")
     if executor not in EXECUTORS:
-        raise ValueError(f"executor must be 'graph' or 'aot' (one C-callable function), not "
+        raise ArgumentError(f"executor must be 'graph' or 'aot' (one C-callable function), not "
                          f"{executor!r}")
     if executor != "graph":
         if kind != "llvm":
-            raise ValueError(f"executor {executor!r} builds CPU modules (target 'llvm' or a cross "
+            raise ArgumentError(f"executor {executor!r} builds CPU modules (target 'llvm' or a cross "
                              f"triple such as 'aarch64'), not target {target!r}; use "
                              "executor='graph' for GPUs and the accelerator")
         options = dict(options, executor=executor)
     if tuning_log is not None:
         if kind not in ("llvm", "vta"):
-            raise ValueError(f"tuning_log applies to LLVM targets and 'vta', not {target!r} "
+            raise ArgumentError(f"tuning_log applies to LLVM targets and 'vta', not {target!r} "
                              "(the GPU templates have no tuning spaces yet)")
         options = {**options, "tuning_log": tuning_log}
     start = time.perf_counter()

@@ -60,27 +60,32 @@ def build_vta(graph, params: dict, *, config: "VTAConfig | str | None" = None,
         model's scale ratio is not a power of two, mult, post and err).
 
     Raises:
-        ValueError: a bad config name (the message lists the presets), or calibration
-            samples that are missing for an input, empty, not numeric, not finite, or
-            not of the input's size (``calibration.check_calibration``).
-        compiler.quant.QuantizeError: an operator the quantizer does not handle.
+        vta_hw.config.ConfigError: a bad config name (the message lists the presets).
+        compiler.quant.QuantizeError: calibration samples that are missing for an input,
+            empty, not numeric, not finite, or not of the input's size
+            (``calibration.check_calibration``), a calibration that cannot fit in this
+            machine's memory (``calibration.check_calibration_memory``: the bytes
+            needed), or an operator the quantizer does not handle.
     """
     from compiler.quant import build_plan, quantize
-    from compiler.quant.calibration import check_calibration
+    from compiler.quant import QuantizeError
+    from compiler.quant.calibration import check_calibration, check_calibration_memory
     from compiler.quant.lower_plan import lower_plan
     from compiler.quant.qdq import import_qdq, is_qdq
     from compiler.topi.vta.environment import Env
 
     cfg = config if isinstance(config, VTAConfig) else load_config(config)
+    check_calibration_memory(graph, max((len(v) for v in (calib or {}).values()
+                                         if np.ndim(v)), default=8))
     if calib is None:
         rng = np.random.default_rng(seed)
         calib = {i.name: smoke_samples(rng, i) for i in graph.inputs}
     for i in graph.inputs:
         if i.name not in calib:
-            raise ValueError(f"calib has no samples for input {i.name!r} (it has "
-                             f"{', '.join(map(repr, calib)) or 'none'}); give calib="
-                             f"{{{i.name!r}: samples}} with samples [N, "
-                             f"{', '.join(map(str, i.shape[1:]))}]")
+            raise QuantizeError(f"calib has no samples for input {i.name!r} (it has "
+                                f"{', '.join(map(repr, calib)) or 'none'}); give calib="
+                                f"{{{i.name!r}: samples}} with samples [N, "
+                                f"{', '.join(map(str, i.shape[1:]))}]")
         check_calibration(f"calib[{i.name!r}]", calib[i.name], tuple(i.shape))
     t0 = time.perf_counter()
     if is_qdq(graph):   # the model's own scales; calib and per_channel do not apply
@@ -114,8 +119,8 @@ def smoke_samples(rng: np.random.Generator, inp, count: int = 8) -> np.ndarray:
 def vta_nodes(plan) -> list:
     """One dict per accelerator node of ``plan``: op, name, shape, shift (an int, or a list
     per output channel), relu, la/lb for adds, and mult (likewise), post and err (the
-    requantization's error bound in output LSBs) for a QDQ model's multipliers (what
-    ``vta compile`` prints)."""
+    requantization's error bound in output LSBs) for a QDQ model's multipliers, and zero (the
+    output's zero point) where it is not 0 (what ``vta compile`` prints)."""
     out = []
     for n in plan.qgraph.nodes:
         if n.target != "vta":
@@ -130,5 +135,7 @@ def vta_nodes(plan) -> list:
             m = n.attrs["mult"]
             d.update(mult=[int(v) for v in m] if isinstance(m, (tuple, list)) else int(m),
                      post=int(n.attrs["post"]), err=float(n.attrs["err"]))
+        if n.zp:
+            d["zero"] = int(n.zp)
         out.append(d)
     return out

@@ -38,14 +38,16 @@ from vta_hw.timing import DramTiming
 
 from . import backends
 from .backends import BackendError, BackendResult
+from vta_hw.errors import VtaError
 
 
-class DeviceError(RuntimeError):
+class DeviceError(VtaError, RuntimeError):
     """A device operation failed (bad backend or option, buffer, program of another config)."""
 
 
 class DeviceTimeout(DeviceError):
-    """``wait`` ran past its timeout; the run keeps its result slot until it ends."""
+    """``wait`` ran past its timeout. A backend with ``cancel()`` (rtl) is told to stop the
+    run; another (fsim, tsim: bounded Python runs) lets it end, and the next run waits."""
 
 
 @dataclasses.dataclass
@@ -175,6 +177,13 @@ class Device:
         try:
             return run.future.result(timeout=timeout_s)
         except cf.TimeoutError:
+            cancel = getattr(self.backend, "cancel", None)
+            if cancel is not None:
+                cancel()
+                raise DeviceTimeout(f"run on {self.backend_name} did not finish within "
+                                    f"{timeout_s} s and was stopped; raise the timeout "
+                                    "(Device.wait's timeout_s; load_module(..., timeout_s=...))"
+                                    ) from None
             raise DeviceTimeout(f"run on {self.backend_name} did not finish within {timeout_s} s; "
                                 "wait on it again, or raise the timeout (Device.wait's "
                                 "timeout_s; load_module(..., timeout_s=...))") from None

@@ -24,10 +24,13 @@ import time
 
 import numpy as np
 
+from driver.runtime.dlpack import host_array
+from vta_hw.errors import VtaError
+
 _log = logging.getLogger(__name__)
 
 
-class GpuModuleError(ValueError):
+class GpuModuleError(VtaError, ValueError):
     """A GPU module folder is malformed, or its device API is missing."""
 
 
@@ -251,7 +254,8 @@ class GpuGraphModule:
     def set_input(self, key, value) -> None:
         i = key if isinstance(key, (int, np.integer)) else self.input_names.index(key)
         spec = self.graph["inputs"][i]
-        value = np.ascontiguousarray(value, dtype=spec["dtype"])
+        value = np.ascontiguousarray(host_array(value, f"input {spec['name']!r}"),
+                                     dtype=spec["dtype"])
         if list(value.shape) != list(spec["shape"]):
             raise GpuModuleError(f"input {spec['name']!r} has shape {list(value.shape)}, the module "
                                  f"was compiled for {spec['shape']}")

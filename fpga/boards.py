@@ -26,6 +26,7 @@ import dataclasses
 from typing import Callable
 
 from vta_hw.config import preset_names
+from vta_hw.errors import VtaError
 
 
 @dataclasses.dataclass(frozen=True)
@@ -111,7 +112,7 @@ BOARDS = {b.name: b for b in (
 )}
 
 
-class BoardError(ValueError):
+class BoardError(VtaError, ValueError):
     """Unknown board or preset; the message lists the valid names."""
 
 

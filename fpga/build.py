@@ -27,6 +27,7 @@ from pathlib import Path
 from fpga import report as R
 from fpga.boards import BoardError, check_preset, get_board
 from vta_hw.config import load_config
+from vta_hw.errors import VtaError
 from vta_hw.tool import ToolError, run_tool
 
 REPO = Path(__file__).resolve().parents[1]
@@ -64,7 +65,7 @@ ICE40_SYNTH = {"synth_opts": "-dsp -spram",
 ROUTER = {"ecp5": "router2", "ice40": "router1"}
 
 
-class FpgaBuildError(RuntimeError):
+class FpgaBuildError(VtaError, RuntimeError):
     """A build could not run or its design does not fit; the message says what to do."""
 
 

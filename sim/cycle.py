@@ -71,7 +71,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from sim.dram import DramModel
-from sim.errors import DeadlockError
+from sim.errors import CycleLimitError, DeadlockError
+from sim.functional import warn_unwritten
 from sim.prologue import prepare
 from vta_hw import isa
 from vta_hw import timing as T
@@ -136,7 +137,7 @@ class TimingParams:
 
 
 class CycleDeadlockError(DeadlockError):
-    """No module of the cycle model can make progress (or ``max_cycles`` passed).
+    """No module of the cycle model can make progress.
 
     Attributes:
         blocked: ``(module, insn_index, what it waits on)`` per blocked module.
@@ -447,7 +448,7 @@ class _Sim:
             t, phase, _, proc = heapq.heappop(heap)
             if limit is not None and t > limit:
                 self.now = limit
-                self._stuck(f"no FINISH within max_cycles={limit}")
+                self._out_of_cycles(limit)
             self.now = t
             if phase:
                 arb.decide()
@@ -466,6 +467,15 @@ class _Sim:
         for m in self.mods.values():
             m._charge(end)
             m.since = end
+
+    def _out_of_cycles(self, limit: int):
+        retired = {name: m.stats.insns for name, m in self.mods.items()}
+        done = ", ".join(f"{k} {v}" for k, v in retired.items())
+        raise CycleLimitError(
+            f"the cycle limit max_cycles={limit} was reached before FINISH retired (instructions "
+            f"retired: {done}); the program was still running: raise the limit "
+            "(Device(..., max_cycles=N), load_module(..., max_cycles=N)) or pass None for none",
+            cycle=limit, retired=retired, field="max_cycles", value=limit, limit="FINISH retired")
 
     def _stuck(self, why: str):
         states, blocked = {}, []
@@ -720,7 +730,7 @@ class _Sim:
 def run(program: Program, dram: np.ndarray | None = None, *,
         dram_timing: DramTiming | None = None, params: TimingParams | None = None,
         values: bool = True, trace: bool = False,
-        max_cycles: int | None = None) -> CycleResult:
+        max_cycles: int | None = None, strict_sram: bool = False) -> CycleResult:
     """Time ``program`` cycle by cycle (rules in the module docstring).
 
     Args:
@@ -732,21 +742,25 @@ def run(program: Program, dram: np.ndarray | None = None, *,
             False gives timing only, faster.
         trace: keep per-instruction spans, token events and bursts
             (``result.trace``, a ``sim.trace.Trace``).
-        max_cycles: stop with ``CycleDeadlockError`` if FINISH has not retired by
+        max_cycles: stop with ``sim.errors.CycleLimitError`` if FINISH has not retired by
             then (a bound on runaway runs; a deadlock needs none: when every
             module waits on another and no event is pending, the run stops at
             once with each module's instruction, what it waits on, and every
             queue's occupancy).
+        strict_sram: with ``values``, a read of SRAM the program has not written
+            raises ``UnwrittenReadError``; without it, it is reported as an
+            ``UnwrittenReadWarning`` naming the instruction (``sim.functional``).
 
     Returns:
         CycleResult.
 
     Raises:
         BadProgramError subclasses (as ``sim.functional.run``) for a bad
-        program; CycleDeadlockError when no module can progress.
+        program; CycleDeadlockError when no module can progress; CycleLimitError when
+        ``max_cycles`` passes first.
     """
     cfg = program.config
-    image, machine, insns = prepare(program, dram)
+    image, machine, insns = prepare(program, dram, strict_sram=strict_sram)
     sim = _Sim(program, insns, params or TimingParams.for_config(cfg),
                dram_timing or DramTiming(), trace, max_cycles)
     sim.run()
@@ -759,6 +773,7 @@ def run(program: Program, dram: np.ndarray | None = None, *,
         order += [k for k in range(len(insns)) if k not in started]
         for k in order:
             machine.execute(insns[k], k, image)
+        warn_unwritten(machine)
     leftover = {q: len(f.push_t) - len(f.pop_t) for q, f in sim.tokq.items()}
     result = CycleResult(
         cycles=cycles, dram=image if values else None,

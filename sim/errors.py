@@ -13,15 +13,19 @@ Hierarchy::
         ├── FieldRangeError       a field value the config or the kind cannot hold
         ├── DependencyFlagError   a token flag the instruction's module does not have
         ├── SramIndexError        an SRAM index (any loop iteration) past the buffer
+        ├── UnwrittenReadError    a read of SRAM the program has not written
         ├── DramBoundsError       a DRAM access past the image
         ├── UopRangeError         a GEMM/ALU uop range outside the uop buffer
         ├── ProgramStructureError no FINISH, or an instruction after it
         └── DeadlockError         no module can make progress
+    CycleLimitError               the run reached its cycle limit (``max_cycles``)
 """
 from __future__ import annotations
 
+from vta_hw.errors import VtaError
 
-class SimError(Exception):
+
+class SimError(VtaError):
     """Base of every simulator error.
 
     Attributes:
@@ -64,6 +68,17 @@ class SramIndexError(BadProgramError):
     """An SRAM index, in some loop iteration or DMA row, is past the buffer's depth."""
 
 
+class UnwrittenReadError(BadProgramError):
+    """A read of an SRAM entry the program has not written (``vta_hw.isa``'s SRAM
+    contract): its contents are undefined, and differ between the simulators and the RTL."""
+
+
+class UnwrittenReadWarning(UserWarning):
+    """A program read SRAM it had not written (``vta_hw.isa``'s SRAM contract); the
+    simulators ran it from zeroed SRAM, the RTL and a board from the previous
+    program's contents, so their results may differ."""
+
+
 class DramBoundsError(BadProgramError):
     """A DMA (or the instruction stream itself) reaches past the DRAM image."""
 
@@ -85,4 +100,18 @@ class DeadlockError(BadProgramError):
 
     def __init__(self, message: str, *, blocked: list[tuple[str, int, str]], **kw):
         self.blocked = list(blocked)
+        super().__init__(message, **kw)
+
+
+class CycleLimitError(SimError):
+    """The program had not finished when the run reached its cycle limit (``max_cycles``):
+    not a fault of the program, whose modules were still making progress.
+
+    Attributes:
+        cycle: the limit, cycles.
+        retired: instructions retired per module by then.
+    """
+
+    def __init__(self, message: str, *, cycle: int, retired: dict, **kw):
+        self.cycle, self.retired = cycle, dict(retired)
         super().__init__(message, **kw)

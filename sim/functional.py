@@ -16,13 +16,21 @@ order until every module is drained:
   final DRAM image under every schedule.
 - the program must end with exactly one FINISH. Tokens left in the queues
   at the end are reported (``leftover_tokens``, ``warnings``).
+- SRAM starts zeroed; a read of SRAM the program has not written (undefined
+  by ``vta_hw.isa``'s SRAM contract) is reported with its instruction index
+  in ``warnings`` and as an ``UnwrittenReadWarning`` (``strict_sram``: an
+  ``UnwrittenReadError``).
 
-Optional hardware limits (default: none, as the contract): ``cmd_queue_depth``
-bounds each module's command queue (fetch dispatches in program order and
-stalls on a full queue, as ``vta_hw.timing.CMD_QUEUE_DEPTH``);
-``token_queue_depth`` bounds each token queue (an instruction whose push
-would overflow a queue waits, as ``vta_hw.timing.TOKEN_QUEUE_DEPTH``).
-With these a program that deadlocks only in hardware is caught here.
+Hardware queue limits (default: the program's, as every execution of it):
+``cmd_queue_depth`` (default ``program.config.CMD_QUEUE_DEPTH``) bounds each
+module's command queue: fetch dispatches in program order and stalls while
+the next instruction's module holds its current instruction plus that many
+queued ones (depth 0: the rendezvous, one instruction in the module), as
+``vta_hw.timing`` states and ``sim.cycle`` times it. ``token_queue_depth``
+(default ``vta_hw.timing.TOKEN_QUEUE_DEPTH``) bounds each token queue: an
+instruction whose push would overflow a queue waits. So a program that
+deadlocks in hardware deadlocks here too; ``None`` lifts a limit (a
+what-if, not the hardware).
 
 Before anything runs, ``sim.prologue.prepare`` (shared with ``sim.cycle``)
 checks the program's static rules and decodes it from the DRAM image.
@@ -34,13 +42,15 @@ from __future__ import annotations
 
 import dataclasses
 import random as _random
+import warnings as _warnings
 
 import numpy as np
 
 from sim.counters import Counters
-from sim.errors import DeadlockError
+from sim.errors import DeadlockError, UnwrittenReadWarning
 from sim.machine import Machine
 from sim.prologue import prepare
+from vta_hw import timing
 from vta_hw.isa import FLAG_QUEUES, MODULES, POP_FLAGS, PUSH_FLAGS, QUEUES, module_of
 from vta_hw.program import Program
 
@@ -55,7 +65,8 @@ class FunctionalResult:
         leftover_tokens: tokens left per queue ("l2c", "c2l", "c2s", "s2c").
         finished: every instruction (FINISH included) ran; False only when
             ``max_steps`` stopped the run early.
-        warnings: human-readable notes (leftover tokens, early stop).
+        warnings: human-readable notes (leftover tokens, early stop, reads of SRAM
+            the program had not written).
         machine: the final SRAM state (``sim.machine.Machine``).
     """
     dram: np.ndarray
@@ -70,6 +81,8 @@ class _Scheduler:
     """Fetch, command queues, token queues and the choice of who runs next."""
 
     def __init__(self, insns: list, cmd_depth: int | None, token_depth: int | None):
+        """``cmd_depth``: the hardware's command-queue depth (the module's own instruction
+        comes on top); ``token_depth``: entries per token queue; None: unbounded."""
         self.insns = insns
         self.fetched = 0
         self.cmd = {m: [] for m in MODULES}  # pending instruction indices, program order
@@ -82,7 +95,8 @@ class _Scheduler:
         if self.fetched >= len(self.insns):
             return False
         m = module_of(self.insns[self.fetched])
-        return self.cmd_depth is None or len(self.cmd[m]) - self.head[m] < self.cmd_depth
+        # the module's current instruction stays in ``cmd`` until it retires
+        return self.cmd_depth is None or len(self.cmd[m]) - self.head[m] < self.cmd_depth + 1
 
     def fetch(self) -> None:
         self.cmd[module_of(self.insns[self.fetched])].append(self.fetched)
@@ -125,9 +139,10 @@ class _Scheduler:
 
 
 def run(program: Program, dram: np.ndarray | None = None, *, max_steps: int | None = None,
-        schedule: str = "round_robin", seed: int = 0, cmd_queue_depth: int | None = None,
-        token_queue_depth: int | None = None,
-        machine: Machine | None = None) -> FunctionalResult:
+        schedule: str = "round_robin", seed: int = 0,
+        cmd_queue_depth: int | None | str = "config",
+        token_queue_depth: int | None = timing.TOKEN_QUEUE_DEPTH,
+        machine: Machine | None = None, strict_sram: bool = False) -> FunctionalResult:
     """Run ``program`` on a copy of ``dram`` (default ``program.dram_image()``).
 
     Args:
@@ -136,24 +151,34 @@ def run(program: Program, dram: np.ndarray | None = None, *, max_steps: int | No
         dram: uint8 DRAM image (1-D); never modified.
         max_steps: stop after this many executed instructions (``finished`` False).
         schedule: "round_robin" or "random" (seeded by ``seed``).
-        cmd_queue_depth, token_queue_depth: optional hardware queue limits
-            (module docstring).
+        cmd_queue_depth: entries per command queue; "config" (the default):
+            ``program.config.CMD_QUEUE_DEPTH``; None: unbounded (module docstring).
+        token_queue_depth: entries per token queue (default the hardware's);
+            None: unbounded.
         machine: start from this machine's SRAMs (the hardware keeps them between
             programs run without reset; ``driver.rtl.reference``), updated in place;
             default: five empty SRAMs.
+        strict_sram: raise ``UnwrittenReadError`` on a read of SRAM the program has
+            not written, instead of the warning.
 
     Returns:
         FunctionalResult.
 
     Raises:
         BadProgramError (a subclass from ``sim.errors``) for any contract
-        violation, DeadlockError when no module can proceed; ValueError for a
-        bad argument.
+        violation, DeadlockError when no module can proceed (the message names
+        each blocked module's instruction and the queue it waits on, a full
+        command queue included); ValueError for a bad argument.
     """
     if schedule not in ("round_robin", "random"):
         raise ValueError(f"schedule must be 'round_robin' or 'random', not {schedule!r}")
+    if cmd_queue_depth == "config":
+        cmd_queue_depth = program.config.CMD_QUEUE_DEPTH
+    for name, v in (("cmd_queue_depth", cmd_queue_depth), ("token_queue_depth", token_queue_depth)):
+        if v is not None and (not isinstance(v, int) or v < 0):
+            raise ValueError(f"{name} must be an int >= 0 or None (unbounded), not {v!r}")
     counters = Counters()
-    image, machine, insns = prepare(program, dram, counters, machine)
+    image, machine, insns = prepare(program, dram, counters, machine, strict_sram)
 
     sched = _Scheduler(insns, cmd_queue_depth, token_queue_depth)
     rng = _random.Random(seed)
@@ -211,6 +236,7 @@ def run(program: Program, dram: np.ndarray | None = None, *, max_steps: int | No
     if not finished:
         warnings.append(f"stopped after max_steps={max_steps} with "
                         f"{total - sched.done} instruction(s) left")
+    warnings += warn_unwritten(machine)
     return FunctionalResult(image, counters, leftover, finished, warnings, machine)
 
 
@@ -220,5 +246,20 @@ def _deadlock(sched: _Scheduler) -> None:
     first = min((k for _, k, _ in blocked), default=None)
     raise DeadlockError(
         "deadlock: " + "; ".join(parts) + ". No push can ever serve these pops; check the "
-        "program's dependency flags", blocked=blocked, insn_index=first, field="tokens",
+        "program's dependency flags and the queue depths (command queues: "
+        f"{_depth(sched.cmd_depth)}, token queues: {_depth(sched.token_depth)})",
+        blocked=blocked, insn_index=first, field="tokens",
         value=", ".join(q for _, _, q in blocked), limit="a token to pop")
+
+
+def warn_unwritten(machine: Machine) -> list[str]:
+    """The run's reads of unwritten SRAM (``sim.written``), each also issued as an
+    ``UnwrittenReadWarning``; returns the lines."""
+    lines = machine.written.warnings()
+    for line in lines:
+        _warnings.warn(line, UnwrittenReadWarning, stacklevel=3)
+    return lines
+
+
+def _depth(d: int | None) -> str:
+    return "unbounded" if d is None else f"{d} entries"

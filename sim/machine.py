@@ -22,13 +22,13 @@ from __future__ import annotations
 import numpy as np
 
 from sim.errors import (DramBoundsError, FieldRangeError, SramIndexError, UopRangeError)
+from sim.loops import chunks, first_past
+from sim.written import Written
 from vta_hw import isa
 from vta_hw.config import VTAConfig
 from vta_hw.alu import alu_op
 from vta_hw.isa import Alu, Finish, Gemm, Load, MemId, Store
 
-#: Uop iterations handled per numpy batch in GEMM (bounds temporary memory).
-_GEMM_CHUNK = 1 << 14
 _PADS = ("y_pad_0", "y_pad_1", "x_pad_0", "x_pad_1")
 
 
@@ -38,9 +38,13 @@ class Machine:
     Attributes:
         cfg: the config. uop, inp, wgt, acc, out: the SRAMs (module docstring).
         counters: a ``sim.counters.Counters`` updated by every instruction.
+        written: ``sim.written.Written``, the entries the running program has
+            written; a read of any other entry is recorded there (``strict``:
+            raises ``UnwrittenReadError``; ``vta_hw.isa``'s SRAM contract).
+            ``sim.prologue.prepare`` clears it when a run starts.
     """
 
-    def __init__(self, cfg: VTAConfig, counters=None):
+    def __init__(self, cfg: VTAConfig, counters=None, strict: bool = False):
         from sim.counters import Counters
         self.cfg = cfg
         self.uop = np.zeros((cfg.uop_depth, 3), np.int64)
@@ -49,6 +53,7 @@ class Machine:
         self.acc = np.zeros((cfg.acc_depth, cfg.BATCH, cfg.BLOCK_OUT), np.int32)
         self.out = np.zeros((cfg.out_depth, cfg.BATCH, cfg.BLOCK_OUT), np.int8)
         self.counters = counters if counters is not None else Counters()
+        self.written = Written(cfg, strict)
 
     # ---- checks --------------------------------------------------------------
     def check_static(self, insn, index: int, dram_bytes: int) -> None:
@@ -124,14 +129,17 @@ class Machine:
                     f"{dram_bytes} bytes; fix dram_base/x_stride", insn_index=index,
                     field="dram_base", value=end, limit=dram_bytes)
 
-    def _check_index(self, idx: np.ndarray, buf: str, field: str, index: int) -> None:
+    def _check_loop(self, insn, name: str, buf: str, index: int) -> None:
+        """Raise ``SramIndexError`` if some iteration's ``name`` index is past SRAM ``buf``;
+        computed from the loop extents (``sim.loops.first_past``), before any index array."""
         depth = self.cfg.depth(buf)
-        if idx.size and int(idx.max()) >= depth:
-            k = int(np.argmax(idx >= depth))
+        hit = first_past(insn, self.uop[insn.uop_bgn:insn.uop_end], name, depth)
+        if hit is not None:
+            k, idx = hit
             raise SramIndexError(
-                f"uop iteration {k} computes {field} index {int(idx[k])}, past the "
+                f"uop iteration {k} computes {name} index {idx}, past the "
                 f"{buf.upper()} buffer of {depth} entries; fix the uop or the loop "
-                f"factors", insn_index=index, field=field, value=int(idx[k]), limit=depth)
+                f"extents/factors", insn_index=index, field=name, value=idx, limit=depth)
 
     # ---- execution ------------------------------------------------------------
     def execute(self, insn, index: int, dram: np.ndarray) -> None:
@@ -146,7 +154,7 @@ class Machine:
         if isinstance(insn, Load):
             self.load(insn, dram)
         elif isinstance(insn, Store):
-            self.store(insn, dram)
+            self.store(insn, dram, index)
         elif isinstance(insn, Gemm):
             self.gemm(insn, index)
         elif isinstance(insn, Alu):
@@ -191,6 +199,7 @@ class Machine:
         self.counters.padded_elems += nrows * width - insn.y_size * insn.x_size
         getattr(self, mem)[insn.sram_base:insn.sram_base + nrows * width] = block.reshape(
             (nrows * width,) + block.shape[2:])
+        self.written.mark(mem, slice(insn.sram_base, insn.sram_base + nrows * width))
 
     def _decode_uops(self, words_le: np.ndarray) -> np.ndarray:
         """``(n, 4)`` little-endian uint8 words -> ``(n, 3)`` int64 (dst, src, wgt),
@@ -199,13 +208,15 @@ class Machine:
         return np.stack([(words >> f.lsb) & ((1 << f.width) - 1)
                          for f in isa.uop_layout(self.cfg)], axis=-1)
 
-    def store(self, insn: Store, dram: np.ndarray) -> None:
+    def store(self, insn: Store, dram: np.ndarray, index: int) -> None:
         """``dram[dram_base + y*x_stride + x] = out[sram_base + y*x_size + x]`` (int8 bytes)."""
         if insn.x_size == 0:
             self.counters.noop_memops += 1
             return
         eb = self.cfg.out_elem_bytes
         n = insn.y_size * insn.x_size
+        self.written.check("out", np.arange(insn.sram_base, insn.sram_base + n), "entries",
+                           insn, index)
         data = self.out[insn.sram_base:insn.sram_base + n].view(np.uint8).reshape(
             insn.y_size, insn.x_size, eb)
         rows = np.arange(insn.y_size)[:, None] * insn.x_stride + np.arange(insn.x_size)
@@ -213,44 +224,48 @@ class Machine:
         dram[addr.reshape(-1)] = data.reshape(-1)  # later rows win where rows overlap
         self.counters.add_bytes("stored", "out", data.size)
 
+    def _check_uops_written(self, insn, index: int) -> None:
+        self.written.check("uop", np.arange(insn.uop_bgn, insn.uop_end), "uop_bgn..uop_end",
+                           insn, index)
+
     def indices(self, insn, names: tuple[str, ...]) -> list[np.ndarray]:
-        """Per uop iteration (loop order o, i, u), the computed index of each name."""
-        uops = self.uop[insn.uop_bgn:insn.uop_end]
-        o = np.arange(insn.iter_out)[:, None, None]
-        i = np.arange(insn.iter_in)[None, :, None]
-        col = {"dst": 0, "src": 1, "wgt": 2}
-        out = []
-        for name in names:
-            u = uops[:, col[name]][None, None, :]
-            f_out, f_in = getattr(insn, f"{name}_factor_out"), getattr(insn, f"{name}_factor_in")
-            idx = u + o * f_out + i * f_in
-            out.append(idx.reshape(-1))
-        return out
+        """Per uop iteration (loop order o, i, u), the computed index of each name,
+        over every iteration at once (``sim.loops.chunks`` bounds the memory instead)."""
+        parts = list(chunks(insn, self.uop[insn.uop_bgn:insn.uop_end], names))
+        if not parts:
+            return [np.zeros(0, np.int64) for _ in names]
+        return [np.concatenate([p[j] for p in parts]) for j in range(len(names))]
 
     def gemm(self, insn: Gemm, index: int) -> None:
         """``acc[dst] += inp[src] @ wgt[wgt]^T`` per uop iteration (int32, wrapping), or
         ``acc[dst] = 0`` with ``reset``; then ``out[dst] = acc[dst]`` truncated to int8.
 
-        Only the indices an iteration uses are checked: dst always, src/wgt
-        unless ``reset``.
+        Only the indices an iteration uses are checked, from the loop extents before
+        anything is written: dst always, src/wgt unless ``reset``. Works through the
+        iterations a bounded chunk at a time (``sim.loops.chunks``).
         """
         n = insn.iter_out * insn.iter_in * (insn.uop_end - insn.uop_bgn)
         if n == 0:
             return
-        dst, src, wgt = self.indices(insn, ("dst", "src", "wgt"))
-        self._check_index(dst, "acc", "dst", index)
+        self._check_loop(insn, "dst", "acc", index)
         if not insn.reset:
-            self._check_index(src, "inp", "src", index)
-            self._check_index(wgt, "wgt", "wgt", index)
+            self._check_loop(insn, "src", "inp", index)
+            self._check_loop(insn, "wgt", "wgt", index)
+        self._check_uops_written(insn, index)
         self.counters.gemm_uops += n
-        if insn.reset:
-            self.acc[dst] = 0
-        else:
-            for k in range(0, n, _GEMM_CHUNK):
-                self._accumulate(dst[k:k + _GEMM_CHUNK], src[k:k + _GEMM_CHUNK],
-                                 wgt[k:k + _GEMM_CHUNK])
-        d = np.unique(dst)
-        self.out[d] = self.acc[d].astype(np.int8)
+        for dst, src, wgt in chunks(insn, self.uop[insn.uop_bgn:insn.uop_end],
+                                    ("dst", "src", "wgt")):
+            if insn.reset:
+                self.acc[dst] = 0
+            else:
+                self.written.check("inp", src, "src", insn, index)
+                self.written.check("wgt", wgt, "wgt", insn, index)
+                self.written.check("acc", dst, "dst", insn, index)
+                self._accumulate(dst, src, wgt)
+            d = np.unique(dst)
+            self.out[d] = self.acc[d].astype(np.int8)
+            self.written.mark("acc", d)
+            self.written.mark("out", d)
 
     def _accumulate(self, dst: np.ndarray, src: np.ndarray, wgt: np.ndarray) -> None:
         """``acc[dst[i]] += inp[src[i]] @ wgt[wgt[i]]^T`` for every i, int32 wrapping.
@@ -280,24 +295,31 @@ class Machine:
         n = insn.iter_out * insn.iter_in * (insn.uop_end - insn.uop_bgn)
         if n == 0:
             return
-        dst, src = self.indices(insn, ("dst", "src"))
-        self._check_index(dst, "acc", "dst", index)
+        self._check_loop(insn, "dst", "acc", index)
         reads_src = not (insn.reset or insn.use_imm)
         if reads_src:
-            self._check_index(src, "acc", "src", index)
+            self._check_loop(insn, "src", "acc", index)
+        self._check_uops_written(insn, index)
         self.counters.alu_uops += n
         self.counters.alu_ops[insn.alu_op.name] = self.counters.alu_ops.get(insn.alu_op.name, 0) + n
-        if insn.reset:
-            self.acc[dst] = 0
-        elif _vectorizable(dst, src if reads_src else None, self.cfg.acc_depth):
-            b = np.int64(insn.imm) if insn.use_imm else self.acc[src].astype(np.int64)
-            self.acc[dst] = alu_op(insn.alu_op, self.acc[dst].astype(np.int64), b)
-        else:
-            for k in range(n):
-                b = np.int64(insn.imm) if insn.use_imm else self.acc[src[k]].astype(np.int64)
-                self.acc[dst[k]] = alu_op(insn.alu_op, self.acc[dst[k]].astype(np.int64), b)
-        d = np.unique(dst)
-        self.out[d] = self.acc[d].astype(np.int8)
+        for dst, src in chunks(insn, self.uop[insn.uop_bgn:insn.uop_end], ("dst", "src")):
+            if not insn.reset:
+                self.written.check("acc", dst, "dst", insn, index)
+                if reads_src:  # an earlier iteration of this chunk may have written it
+                    self.written.check("acc", src, "src", insn, index, earlier=dst)
+            if insn.reset:
+                self.acc[dst] = 0
+            elif _vectorizable(dst, src if reads_src else None, self.cfg.acc_depth):
+                b = np.int64(insn.imm) if insn.use_imm else self.acc[src].astype(np.int64)
+                self.acc[dst] = alu_op(insn.alu_op, self.acc[dst].astype(np.int64), b)
+            else:
+                for k in range(dst.size):
+                    b = np.int64(insn.imm) if insn.use_imm else self.acc[src[k]].astype(np.int64)
+                    self.acc[dst[k]] = alu_op(insn.alu_op, self.acc[dst[k]].astype(np.int64), b)
+            d = np.unique(dst)
+            self.out[d] = self.acc[d].astype(np.int8)
+            self.written.mark("acc", d)
+            self.written.mark("out", d)
 
 
 def _vectorizable(dst: np.ndarray, src: np.ndarray | None, depth: int) -> bool:

@@ -29,10 +29,14 @@ from vta_hw.program import Program
 
 def prepare(program: Program, dram: np.ndarray | None = None,
             counters: Counters | None = None,
-            machine: Machine | None = None) -> tuple[np.ndarray, Machine, list]:
+            machine: Machine | None = None,
+            strict_sram: bool = False) -> tuple[np.ndarray, Machine, list]:
     """``(image, machine, insns)`` for a run of ``program``: a fresh copy of the DRAM image,
     a ``Machine`` counting into ``counters`` (five empty SRAMs, or ``machine`` itself, whose
     SRAMs the run then starts from and updates) and the decoded, checked instructions.
+
+    ``strict_sram``: a read of SRAM the program has not written raises
+    ``UnwrittenReadError`` (else the machine records it: ``sim.written``).
 
     ``dram`` None takes ``program.dram_image()`` after checking the records' field widths
     (the encoder would refuse them less helpfully); a given image is a 1-D uint8 array,
@@ -55,9 +59,11 @@ def prepare(program: Program, dram: np.ndarray | None = None,
                              f"of shape {given.shape}")
         image = given.copy()
     if machine is None:
-        machine = Machine(cfg, counters)
+        machine = Machine(cfg, counters, strict_sram)
     else:
         machine.counters = counters if counters is not None else Counters()
+        machine.written.clear()
+        machine.written.strict = strict_sram
     insns = read_insns(image, program)
     check_structure(insns, machine, image.size)
     return image, machine, insns

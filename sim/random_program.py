@@ -13,6 +13,11 @@ What a program holds (tens of instructions, for RTL runs under a second):
   data so that read-backs of not-yet-stored rows are defined), then the uop
   pool: four segments (GEMM uops of virtual thread 0 and 1, ALU uops of
   thread 0 and 1).
+- a prologue that writes every SRAM entry the program may read (``vta_hw.isa``'s
+  SRAM contract: a program reads only what it wrote): INP and WGT loads of
+  the whole windows (the buffer, repeated) and a GEMM reset (ALU without the
+  "gemm" kind) of the ACC (and so OUT) window through the pool's last uop,
+  ``Uop(0, 0, 0)``.
 - tiles, each owned by a virtual thread (mostly alternating, as VTA's double
   buffering) that works in its own half of every SRAM window: a load stage
   (INP/WGT loads with random pads and strides, INP sometimes read back from
@@ -144,7 +149,8 @@ class _Gen:
             kind = {"inp": "input", "wgt": "param", "acc": "input", "out": "output"}[name]
             self.inputs[name] = data
             self.specs[name] = self.layout.alloc(name, shape, data.dtype.name, kind, data)
-        self.pool = []  # segments: (gemm t0, gemm t1, alu t0, alu t1), self.slot uops each
+        self.pool = []  # segments: (gemm t0, gemm t1, alu t0, alu t1), self.slot uops each,
+        # then the prologue's Uop(0, 0, 0)
         for kind in ("gemm", "alu"):
             for t in (0, 1):
                 for _ in range(self.slot):
@@ -157,6 +163,7 @@ class _Gen:
                         wgt = self.rng.randrange(1 << self.cfg.uop_wgt_bits) \
                             if self.rng.random() < 0.3 else 0  # ALU ignores wgt
                     self.pool.append(Uop(dst, src, wgt))
+        self.pool.append(Uop(0, 0, 0))
 
     # ---- emission -----------------------------------------------------------------
     def emit(self, module, insn, reads=(), writes=()) -> None:
@@ -324,6 +331,28 @@ class _Gen:
         self.emit("compute", insn, reads, [("out", self._iter_idx(uops, kw, "dst"))])
 
     # ---- program --------------------------------------------------------------------
+    def prologue(self) -> None:
+        """Write every SRAM entry of the windows before any tile reads one."""
+        for mem in (MemId.INP, MemId.WGT):
+            res = mem.name.lower()
+            base, w = self.layout.elem(self.specs[res], res), self.win[res]
+            for sram in range(0, w, N_ELEMS[res]):  # the buffer, again while it is shorter
+                x = min(w - sram, N_ELEMS[res])
+                self.emit("load", Load(mem=mem, sram_base=sram, dram_base=base, y_size=1,
+                                       x_size=x, x_stride=x),
+                          [("dram", self._dram_bytes(res, base, 1, x, x))],
+                          [(res, np.arange(sram, sram + x))])
+        at = len(self.pool) - 1  # Uop(0, 0, 0), loaded into uop SRAM entry 0
+        self.emit("compute", Load(mem=MemId.UOP, dram_base=self.uop_base + at, y_size=1,
+                                  x_size=1, x_stride=1),
+                  [("dram", np.arange(4 * (self.uop_base + at), 4 * (self.uop_base + at + 1)))])
+        self.uop_sram[0] = self.pool[at]
+        w = self.win["acc"]
+        reset = Gemm if "gemm" in self.kinds else Alu
+        self.emit("compute", reset(reset=True, uop_bgn=0, uop_end=1, iter_out=w, iter_in=1,
+                                   dst_factor_out=1),
+                  [], [("out", np.arange(w))])
+
     def stage(self, tile: int, thread: int, stage: int) -> None:
         r, k = self.rng, self.kinds
         if stage == 0:
@@ -349,6 +378,7 @@ class _Gen:
         r = self.rng
         threads = [t % 2 if r.random() < 0.8 else r.randint(0, 1) for t in range(self.tiles)]
         nxt = [0] * self.tiles
+        self.prologue()
         while any(s < 3 for s in nxt):
             ready = [t for t in range(self.tiles)
                      if nxt[t] < 3 and (t == 0 or nxt[t - 1] > nxt[t])]

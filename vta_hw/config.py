@@ -46,6 +46,7 @@ from functools import cached_property
 from pathlib import Path
 
 from vta_hw.timing import CMD_QUEUE_DEPTH
+from vta_hw.errors import VtaError
 
 PRESET_DIR = Path(__file__).parent / "presets"
 DEFAULT_PRESET = "1x16_i8w8a32_15_15_18_17"
@@ -94,7 +95,7 @@ _LIMITS = {
 }
 
 
-class ConfigError(ValueError):
+class ConfigError(VtaError, ValueError):
     """A ``VTAConfig`` field or preset is invalid; the message names it."""
 
 

@@ -36,6 +36,33 @@ table per (producer, consumer) pair:
   store     pops c2s    (none)      pushes s2c   (none)
   ========  ==========  ==========  ===========  ===========
 
+Undefined behaviour, and what each execution (``sim.functional``, ``sim.cycle``,
+the RTL under ``driver.rtl``, a board) does about it:
+
+- **SRAM contract**: a program reads only SRAM entries it has written itself
+  (a LOAD writes its whole padded block, a GEMM/ALU its ``dst`` entries in ACC
+  and OUT; a uop range, GEMM ``src``/``wgt``, a non-reset ``dst``, an ALU
+  ``src``, and STORE's OUT entries are reads). What an SRAM holds before the
+  program's first write is undefined: the RTL and a board keep the previous
+  program's contents (they never clear an SRAM), the simulators start from
+  zeros. The simulators track every entry and report a read of an unwritten
+  one with its instruction index (``sim.errors.UnwrittenReadWarning``; with
+  ``strict_sram=True`` an ``UnwrittenReadError``). Every program the compiler
+  emits follows the rule (checked for its conv2d/dense kernels on the small,
+  1x8 and default presets, the te conv2d with and without requantization, the
+  digits model and ResNet-18; ``tests/compiler/test_sram_contract.py`` keeps it so):
+  partial tiles read only lanes the same program loaded or padded.
+- **Undefined encodings**: an unknown opcode, or a LOAD/STORE whose memory id
+  ``MemId`` does not define, is an ``UnknownOpcodeError`` at that instruction
+  in the simulators (before anything runs); the RTL never dispatches it, ends
+  the run with the ERROR status ``ERR_UNDEFINED`` and the instruction's index
+  (``vta_hw.rtl.control``), which ``driver.rtl`` reports as the same error.
+- **Deadlock**: every execution applies the config's command-queue depth and
+  ``timing.TOKEN_QUEUE_DEPTH``; the simulators raise ``DeadlockError`` naming
+  each blocked module's instruction and queue; the RTL ends a run in which no
+  module progresses for ``NO_PROGRESS_CYCLES`` cycles (``ERR_NO_PROGRESS``) and
+  ``driver.rtl`` reports it with the cycle model's states.
+
 Field-width limits (``vta_hw.config``): the opcode, memory-id and ALU-opcode
 fields are 3 bits each, so the ISA holds at most 8 opcodes (5 used), 8
 memories (5 used) and 8 ALU ops (5 used); this module refuses an enum that
@@ -50,6 +77,7 @@ from functools import lru_cache
 from vta_hw.config import (ALU_IMM_BITS, ALU_OPCODE_BITS, INSN_BITS,
                            LOOP_ITER_BITS, MEMOP_DRAM_BITS, MEMOP_ID_BITS, MEMOP_PAD_BITS,
                            MEMOP_SIZE_BITS, MEMOP_SRAM_BITS, OPCODE_BITS, UOP_BITS, VTAConfig)
+from vta_hw.errors import VtaError
 
 
 class Opcode(enum.IntEnum):
@@ -82,7 +110,7 @@ for _enum, _bits in ((Opcode, OPCODE_BITS), (MemId, MEMOP_ID_BITS), (AluOp, ALU_
                              f"{_bits}-bit field holds; widen the field in vta_hw/config.py")
 
 
-class DecodeError(ValueError):
+class DecodeError(VtaError, ValueError):
     """A word does not decode to an instruction (unknown opcode, memory id, ALU op)."""
 
 

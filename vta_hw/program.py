@@ -10,44 +10,25 @@ one flat DRAM image of ``dram_bytes`` bytes:
 - the uop buffer at ``uop_base`` (bytes), 32-bit little-endian words;
 - the instruction stream at ``insn_base`` (bytes), 128-bit little-endian words.
 
-File format (``.vtaprog``), version ``FORMAT_VERSION``::
-
-    offset  size  content
-    0       8     magic b"VTAPROG\\n"
-    8       4     format version, uint32 little-endian
-    12      4     header length H, bytes, uint32 little-endian
-    16      H     header, UTF-8 JSON: config fields, n_insns, n_uops,
-                  insn_base, uop_base, dram_bytes, buffers[] (name, offset,
-                  shape, dtype, kind, data_offset, data_bytes), payload_bytes,
-                  payload_crc32
-    16+H    ...   payload: instructions (n_insns x 16 bytes), uops
-                  (n_uops x 4 bytes), then initial data of the buffers that
-                  carry some, at data_offset relative to the payload start
-
-Loading a file of another version, a truncated file or a corrupted payload
-raises ``ProgramFormatError``.
+The file format (``.vtaprog``) and its checks live in ``vta_hw/program_file.py``;
+``Program.save`` and ``Program.load`` use it.
 """
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import tempfile
-import zlib
 from pathlib import Path
 
 import numpy as np
 
-from vta_hw import isa
-from vta_hw.config import ConfigError, VTAConfig
+from vta_hw import isa, program_file
+from vta_hw.config import VTAConfig
+from vta_hw.errors import ArgumentError
+from vta_hw.program_file import BUFFER_KINDS, FORMAT_VERSION, MAGIC, ProgramFormatError
 
-MAGIC = b"VTAPROG\n"
-FORMAT_VERSION = 1
-BUFFER_KINDS = ("input", "output", "param", "scratch")
-
-
-class ProgramFormatError(ValueError):
-    """A program file cannot be read: wrong magic or version, truncated, or corrupt."""
+__all__ = ["BUFFER_KINDS", "FORMAT_VERSION", "MAGIC", "BufferSpec", "DramLayout", "Program",
+           "ProgramFormatError", "alignment"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -104,17 +85,17 @@ class DramLayout:
         """Reserve a buffer; returns its spec (``offset`` in bytes).
 
         Raises:
-            ValueError: duplicate name, unknown kind, or data of another shape.
+            ArgumentError: duplicate name, unknown kind, or data of another shape.
         """
         if any(b.name == name for b in self.buffers):
-            raise ValueError(f"buffer {name!r} is already allocated; names must be unique")
+            raise ArgumentError(f"buffer {name!r} is already allocated; names must be unique")
         if kind not in BUFFER_KINDS:
-            raise ValueError(f"buffer {name!r}: kind must be one of {BUFFER_KINDS}, not {kind!r}")
+            raise ArgumentError(f"buffer {name!r}: kind must be one of {BUFFER_KINDS}, not {kind!r}")
         shape = tuple(int(s) for s in shape)
         if data is not None:
             data = np.ascontiguousarray(data, dtype=dtype)
             if data.shape != shape:
-                raise ValueError(f"buffer {name!r}: data has shape {data.shape}, expected {shape}")
+                raise ArgumentError(f"buffer {name!r}: data has shape {data.shape}, expected {shape}")
         spec = BufferSpec(name, _align(self._top, alignment(self.cfg)), shape,
                           np.dtype(dtype).name, kind, data)
         self._top = spec.offset + spec.nbytes
@@ -138,54 +119,11 @@ class DramLayout:
         uop_base = self._uop_base if self._uop_base is not None else self.alloc_uops(len(uops)) * 4
         if (uop_base + 4 * len(uops) > _align(self._top, 4)
                 or len(uops) > self._uop_count):
-            raise ValueError(f"{len(uops)} uops do not fit the space reserved by alloc_uops")
+            raise ArgumentError(f"{len(uops)} uops do not fit the space reserved by alloc_uops")
         insn_base = _align(self._top, alignment(self.cfg))
         dram_bytes = _align(insn_base + 16 * len(insns), alignment(self.cfg))
         return Program(self.cfg, list(insns), list(uops), list(self.buffers),
                        insn_base=insn_base, uop_base=uop_base, dram_bytes=dram_bytes)
-
-
-def _check_buffer_entry(path, k: int, e, payload_bytes: int, dram_bytes) -> None:
-    """Raise ProgramFormatError naming the file and the buffer if a header entry is malformed."""
-    if not isinstance(e, dict):
-        raise ProgramFormatError(f"{path}: bad header: buffer #{k} is not an object")
-    name = e.get("name")
-    where = f"{path}: buffer {name!r}" if isinstance(name, str) else f"{path}: buffer #{k}"
-    missing = [f for f in ("name", "offset", "shape", "dtype", "kind", "data_offset", "data_bytes")
-               if f not in e]
-    if missing:
-        raise ProgramFormatError(f"{where}: missing {', '.join(missing)}")
-    if not isinstance(name, str):
-        raise ProgramFormatError(f"{where}: name must be a string, not {name!r}")
-
-    def is_int(v):
-        return isinstance(v, int) and not isinstance(v, bool)
-    try:
-        dt = np.dtype(e["dtype"]) if isinstance(e["dtype"], str) else None
-    except TypeError:
-        dt = None
-    if dt is None or dt.kind not in "iufb":
-        raise ProgramFormatError(f"{where}: dtype {e['dtype']!r} is not a numeric numpy dtype "
-                                 "(e.g. 'int8', 'int32')")
-    shape = e["shape"]
-    if not isinstance(shape, list) or not all(is_int(d) and d >= 0 for d in shape):
-        raise ProgramFormatError(f"{where}: shape {shape!r} must be a list of non-negative ints")
-    if e["kind"] not in BUFFER_KINDS:
-        raise ProgramFormatError(f"{where}: kind {e['kind']!r} is not one of {BUFFER_KINDS}")
-    nbytes = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
-    off = e["offset"]
-    if not is_int(off) or off < 0 or (is_int(dram_bytes) and off + nbytes > dram_bytes):
-        raise ProgramFormatError(f"{where}: offset {off!r} + {nbytes} bytes does not fit the "
-                                 f"DRAM image of {dram_bytes} bytes")
-    doff, dbytes = e["data_offset"], e["data_bytes"]
-    if doff is not None:
-        if (not is_int(doff) or not is_int(dbytes) or doff < 0
-                or doff + dbytes > payload_bytes):
-            raise ProgramFormatError(f"{where}: data_offset {doff!r} + data_bytes {dbytes!r} lies "
-                                     f"outside the payload of {payload_bytes} bytes")
-        if dbytes != nbytes:
-            raise ProgramFormatError(f"{where}: data_bytes {dbytes} != {nbytes} bytes of shape "
-                                     f"{tuple(shape)} {dt.name}")
 
 
 @dataclasses.dataclass
@@ -242,7 +180,7 @@ class Program:
         b = self.buffer(name)
         a = np.asarray(arr)
         if a.shape != b.shape:
-            raise ValueError(f"buffer {name!r} has shape {b.shape}; got an array of {a.shape}")
+            raise ArgumentError(f"buffer {name!r} has shape {b.shape}; got an array of {a.shape}")
         dram[b.offset:b.offset + b.nbytes] = np.ascontiguousarray(a, b.dtype).view(np.uint8).ravel()
 
     def read(self, dram: np.ndarray, name: str) -> np.ndarray:
@@ -252,27 +190,9 @@ class Program:
 
     # ---- files -----------------------------------------------------------------
     def save(self, path: str | Path) -> None:
-        """Write the program file atomically (a temporary file renamed into place)."""
-        ib, ub = self.insn_bytes(), self.uop_bytes()
-        blobs, bufs, pos = [], [], len(ib) + len(ub)
-        for b in self.buffers:
-            entry = {"name": b.name, "offset": b.offset, "shape": list(b.shape),
-                     "dtype": b.dtype, "kind": b.kind, "data_offset": None, "data_bytes": 0}
-            if b.data is not None:
-                raw = np.ascontiguousarray(b.data, b.dtype).tobytes()
-                entry["data_offset"], entry["data_bytes"] = pos, len(raw)
-                blobs.append(raw)
-                pos += len(raw)
-            bufs.append(entry)
-        payload = ib + ub + b"".join(blobs)
-        header = {"config": self.config.to_dict(), "n_insns": len(self.insns),
-                  "n_uops": len(self.uops), "insn_base": self.insn_base,
-                  "uop_base": self.uop_base, "dram_bytes": self.dram_bytes,
-                  "buffers": bufs, "payload_bytes": len(payload),
-                  "payload_crc32": zlib.crc32(payload)}
-        hb = json.dumps(header, sort_keys=True).encode()
-        data = (MAGIC + FORMAT_VERSION.to_bytes(4, "little") + len(hb).to_bytes(4, "little")
-                + hb + payload)
+        """Write the program file (``vta_hw/program_file.py``) atomically (a temporary file
+        renamed into place)."""
+        data = program_file.to_bytes(self)
         path = Path(path)
         fd, tmp = tempfile.mkstemp(dir=path.parent or ".", prefix=f".{path.name}.")
         try:
@@ -288,63 +208,12 @@ class Program:
 
     @classmethod
     def load(cls, path: str | Path) -> "Program":
-        """Read a program file.
+        """Read a program file, every header field and the layout checked
+        (``vta_hw/program_file.py``).
 
         Raises:
-            ProgramFormatError: not a program file, another format version,
-                truncated, or a payload whose checksum does not match.
+            ProgramFormatError: not a program file, another format version, truncated, a
+                checksum mismatch, a header field out of range or overlapping regions.
             OSError: the file cannot be opened.
         """
-        data = Path(path).read_bytes()
-        if len(data) < 16 and MAGIC.startswith(data[:8]):
-            raise ProgramFormatError(f"{path}: truncated ({len(data)} bytes, header missing)")
-        if data[:8] != MAGIC:
-            raise ProgramFormatError(f"{path}: not a VTA program file (bad magic {data[:8]!r})")
-        if len(data) < 16:
-            raise ProgramFormatError(f"{path}: truncated ({len(data)} bytes, header missing)")
-        version = int.from_bytes(data[8:12], "little")
-        if version != FORMAT_VERSION:
-            raise ProgramFormatError(
-                f"{path}: program format version {version}, this tool reads version "
-                f"{FORMAT_VERSION}; rebuild the program with this version of the compiler")
-        hlen = int.from_bytes(data[12:16], "little")
-        if len(data) < 16 + hlen:
-            raise ProgramFormatError(f"{path}: truncated inside the header "
-                                     f"({len(data)} bytes, header needs {16 + hlen})")
-        try:
-            h = json.loads(data[16:16 + hlen])
-            cfg = VTAConfig.from_dict(h["config"])
-            missing = [k for k in ("n_insns", "n_uops", "insn_base", "uop_base", "dram_bytes",
-                                   "buffers", "payload_bytes", "payload_crc32") if k not in h]
-            if missing:
-                raise KeyError(f"missing {', '.join(missing)}")
-        except (ValueError, KeyError, TypeError, ConfigError) as e:
-            raise ProgramFormatError(f"{path}: bad header: {e}") from None
-        payload = data[16 + hlen:]
-        if isinstance(h["payload_bytes"], int) and len(payload) > h["payload_bytes"]:
-            raise ProgramFormatError(f"{path}: has {len(payload) - h['payload_bytes']} bytes more "
-                                     "than the header says (trailing data)")
-        if len(payload) != h["payload_bytes"]:
-            raise ProgramFormatError(f"{path}: truncated: payload has {len(payload)} bytes, "
-                                     f"header says {h['payload_bytes']}")
-        if zlib.crc32(payload) != h["payload_crc32"]:
-            raise ProgramFormatError(f"{path}: payload checksum mismatch (file corrupt)")
-        ni, nu = h["n_insns"], h["n_uops"]
-        insns = [isa.decode(isa.insn_from_bytes(payload[16 * k:16 * k + 16]), cfg)
-                 for k in range(ni)]
-        uo = 16 * ni
-        uops = [isa.decode_uop(int.from_bytes(payload[uo + 4 * k:uo + 4 * k + 4], "little"), cfg)
-                for k in range(nu)]
-        bufs = []
-        if not isinstance(h["buffers"], list):
-            raise ProgramFormatError(f"{path}: bad header: 'buffers' must be a list")
-        for k, e in enumerate(h["buffers"]):
-            _check_buffer_entry(path, k, e, len(payload), h["dram_bytes"])
-            data_arr = None
-            if e["data_offset"] is not None:
-                raw = payload[e["data_offset"]:e["data_offset"] + e["data_bytes"]]
-                data_arr = np.frombuffer(raw, e["dtype"]).reshape(e["shape"]).copy()
-            bufs.append(BufferSpec(e["name"], e["offset"], tuple(e["shape"]), e["dtype"],
-                                   e["kind"], data_arr))
-        return cls(cfg, insns, uops, bufs, insn_base=h["insn_base"], uop_base=h["uop_base"],
-                   dram_bytes=h["dram_bytes"])
+        return program_file.from_bytes(Path(path).read_bytes(), path)

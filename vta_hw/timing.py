@@ -130,6 +130,7 @@ The constants below are the contract; each says where it shows in the RTL.
 from __future__ import annotations
 
 import dataclasses
+from vta_hw.errors import ArgumentError
 
 #: Cycles per instruction of the fetch dispatcher (one move per cycle).
 FETCH_CYCLES_PER_INSN = 1
@@ -195,9 +196,9 @@ class DramTiming:
         for f in dataclasses.fields(self):
             v = getattr(self, f.name)
             if not isinstance(v, int) or v < (0 if f.name == "latency" else 1):
-                raise ValueError(f"DramTiming.{f.name} must be a positive int, not {v!r}")
+                raise ArgumentError(f"DramTiming.{f.name} must be a positive int, not {v!r}")
         if self.page_bytes & (self.page_bytes - 1):
-            raise ValueError(f"DramTiming.page_bytes must be a power of two, not {self.page_bytes}")
+            raise ArgumentError(f"DramTiming.page_bytes must be a power of two, not {self.page_bytes}")
 
     def beat_interval(self, bus_bytes: int) -> int:
         """Cycles per data beat of ``bus_bytes`` bytes."""

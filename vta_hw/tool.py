@@ -17,11 +17,13 @@ import os
 import signal
 import subprocess
 
+from vta_hw.errors import VtaError
+
 #: Environment variable that, when set, replaces every tool's limit (seconds).
 TIMEOUT_ENV = "VTA_TOOL_TIMEOUT_S"
 
 
-class ToolError(RuntimeError):
+class ToolError(VtaError, RuntimeError):
     """An external tool could not be run (not found, not executable) or ran too long.
 
     Attributes:

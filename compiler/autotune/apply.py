@@ -13,6 +13,7 @@ tiling (records of target ``{"target": "vta", "config": preset}``).
 """
 from __future__ import annotations
 
+import errno
 import json
 import os
 from pathlib import Path
@@ -110,8 +111,8 @@ def load_tuning(logs=(), shipped: bool = True, shipped_dir=None) -> TuningContex
     paths = []
     for p in logs:
         if not os.path.exists(p):
-            raise FileNotFoundError(f"tuning log {os.fspath(p)!r} does not exist; write one with "
-                                    "`vta tune MODEL -o LOG`")
+            raise FileNotFoundError(errno.ENOENT, f"tuning log {os.fspath(p)!r} does not exist; "
+                                    "write one with `vta tune MODEL -o LOG`", os.fspath(p))
         paths.append(os.fspath(p))
     if shipped:
         d = Path(shipped_dir) if shipped_dir is not None else SHIPPED_DIR

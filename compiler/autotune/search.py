@@ -23,6 +23,7 @@ import math
 import numpy as np
 
 from compiler.graph_lower.space import Config, ConfigSpace
+from vta_hw.errors import ArgumentError
 
 from .cost_model import CostModel
 from .features import featurize
@@ -144,5 +145,5 @@ STRATEGIES = {"random": RandomSearch, "xgb": XGBSearch}
 def make_strategy(name: str):
     """An instance of strategy ``name``. Raises ValueError naming the strategies."""
     if name not in STRATEGIES:
-        raise ValueError(f"search strategy must be one of {sorted(STRATEGIES)}, not {name!r}")
+        raise ArgumentError(f"search strategy must be one of {sorted(STRATEGIES)}, not {name!r}")
     return STRATEGIES[name]()

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from compiler.graph_lower.space import Config
+from vta_hw.errors import ArgumentError
 
 from .record import Record, TuningLog
 from .scheduler import TaskScheduler
@@ -86,7 +87,7 @@ def tune(tasks, runner, *, trials: int = 16, log: "TuningLog | None" = None,
         ValueError: an unknown strategy, or ``trials`` / ``batch`` below 1.
     """
     if trials < 1 or batch < 1:
-        raise ValueError(f"trials and batch must be >= 1, not {trials} and {batch}")
+        raise ArgumentError(f"trials and batch must be >= 1, not {trials} and {batch}")
     search = make_strategy(strategy)
     rng = np.random.default_rng(seed)
     sched = TaskScheduler(tasks, trials)

@@ -1,7 +1,9 @@
 """Errors raised while importing a model."""
 
+from vta_hw.errors import VtaError
 
-class FrontendError(ValueError):
+
+class FrontendError(VtaError, ValueError):
     """The model cannot be imported: unreadable file, unsupported opset, dynamic
     dimension without an input shape override, or a node with bad attributes.
     The message names the node (name and op type), the bad value and the fix.

@@ -56,17 +56,19 @@ def load_model(model_or_path) -> onnx.ModelProto:
 
 
 def static_shapes(model: onnx.ModelProto, input_shapes=None) -> dict:
-    """Input shapes of the ONNX ``model`` (a ModelProto) with every dynamic dimension
-    (e.g. batch) set to 1 unless ``input_shapes`` gives the input's shape."""
+    """``input_shapes`` plus, for each other input whose only dynamic dimension is the first
+    (the batch), its shape with that dimension set to 1. An input with any other dynamic
+    dimension (height, width, sequence length) is left out, so that ``from_onnx`` says it
+    has a dynamic shape and asks for a static one: no size is guessed."""
     shapes = dict(input_shapes or {})
     init = {t.name for t in model.graph.initializer}
     for v in model.graph.input:
         if v.name in init or v.name in shapes:
             continue
-        dims = v.type.tensor_type.shape.dim
-        if any(not d.HasField("dim_value") or d.dim_value <= 0 for d in dims):
-            shapes[v.name] = tuple(d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else 1
-                                   for d in dims)
+        dims = [d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else None
+                for d in v.type.tensor_type.shape.dim]
+        if dims and dims[0] is None and None not in dims[1:]:
+            shapes[v.name] = (1,) + tuple(dims[1:])
     return shapes
 
 
@@ -169,16 +171,28 @@ def from_onnx(model_or_path, input_shapes: Mapping[str, tuple[int, ...]] | None 
                             "one of those names)")
     for t in g.initializer:
         ctx.tensors[t.name] = ctx.param(numpy_helper.to_array(t), t.name)
-    inputs = []
+    inputs, hint = [], ""
     for v in graph_inputs:
         dtype = helper.tensor_dtype_to_np_dtype(v.type.tensor_type.elem_type)
         inputs.append(input_node(v.name, _input_shape(v, overrides.get(v.name)), dtype))
         ctx.tensors[v.name] = inputs[-1]
+        dims = v.type.tensor_type.shape.dim
+        given = overrides.get(v.name)
+        if given is not None and any(d.dim_value > 0 and d.dim_value != g
+                                     for d, g in zip(dims, given)):
+            declared = "x".join(str(d.dim_value) if d.dim_value > 0 else d.dim_param or "?"
+                                for d in dims)
+            hint += (f"; input {v.name!r} was given shape {'x'.join(map(str, given))} "
+                     f"(input_shapes / --input-shape), the model declares {declared}")
     for node in g.node:
         try:
             outs = CONVERTERS[node.op_type](ctx, node, attributes(node))
         except GraphError as exc:
-            raise FrontendError(f"{where(node)}: {exc}") from None
+            raise FrontendError(f"{where(node)}: {exc}{hint}") from None
+        except FrontendError as exc:
+            if not hint:
+                raise
+            raise FrontendError(f"{exc}{hint}") from None
         outs = outs if isinstance(outs, tuple) else (outs,)
         for name, value in zip(node.output, outs):
             if name:

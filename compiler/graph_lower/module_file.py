@@ -7,15 +7,17 @@
                       (with aot: entry, header, object, workspace/constant bytes), cpu (triple,
                       cpu, "+" features the kernels were compiled with; absent for
                       GPU-only modules), vta (accelerator config; accelerator modules),
-                      files (name -> "sha256:<hex>"), inputs/outputs, stats
+                      files (name -> "sha256:<hex>"), inputs/outputs, stats, digest
+                      (sha256 of the manifest itself, without this key)
       graph.json      the execution plan (``compiler/graph_lower/build.py``)
       kernels.so      CPU kernels (C ABI); GPU modules: kernels.cu + kernels.cubin or kernels.cl
       params.npz      constants the kernels read
       programs/*.vtaprog   accelerator programs, one per offloaded node
 
 :func:`write_module` writes it into a hidden folder beside the destination and
-renames it into place, so an interrupted or failed write leaves the earlier
-module (or nothing), never half of one. ``driver.runtime.load_module`` checks
+swaps it into place (``replace_dir.py``), so an interrupted or failed write leaves
+the earlier module (or nothing), never half of one, and concurrent saves to one
+destination serialize, never leave it missing (Linux) and leave no copies behind. ``driver.runtime.load_module`` checks
 every file's hash, the CPU features and the format on load.
 """
 from __future__ import annotations
@@ -29,6 +31,8 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+
+from .replace_dir import replace_dir
 
 FORMAT = "vtamod"
 VERSION = 3
@@ -74,7 +78,15 @@ def manifest(cm, files: dict) -> dict:
     doc["inputs"] = [{k: i[k] for k in ("name", "shape", "dtype")} for i in gj["inputs"]]
     doc["outputs"] = [{k: o[k] for k in ("name", "shape", "dtype")} for o in gj["outputs"]]
     doc["stats"] = _jsonable(cm.stats)
+    doc["digest"] = manifest_digest(doc)
     return doc
+
+
+def manifest_digest(doc: dict) -> str:
+    """The sha256 of manifest ``doc`` without its ``digest`` key, over sorted-key compact
+    JSON (``driver/runtime/source.py`` checks the same on load)."""
+    body = {k: v for k, v in doc.items() if k != "digest"}
+    return sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode())
 
 
 def _jsonable(x):
@@ -113,6 +125,7 @@ def write_module(cm, path) -> str:
     Raises:
         ValueError: ``path`` is a folder holding something other than a module.
         OSError: the folder cannot be written (the earlier module is left as it was).
+        replace_dir.SaveLockTimeout: other processes kept saving into the folder too long.
     """
     check_destination(path)
     out = Path(path)
@@ -127,14 +140,7 @@ def write_module(cm, path) -> str:
             (tmp / name).parent.mkdir(parents=True, exist_ok=True)
             (tmp / name).write_bytes(data)
         (tmp / "manifest.json").write_text(json.dumps(manifest(cm, files), indent=1))
-        if out.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
-            old.rmdir()
-            os.rename(out, old)
-            os.rename(tmp, out)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.rename(tmp, out)
+        replace_dir(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

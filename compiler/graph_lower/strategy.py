@@ -28,9 +28,10 @@ from compiler.graph import Node, Op
 
 from .master import MasterKind
 from .space import Config, ConfigSpace
+from vta_hw.errors import VtaError
 
 
-class LoweringError(ValueError):
+class LoweringError(VtaError, ValueError):
     """A fused group uses an operator or attribute that no implementation lowers."""
 
 

@@ -40,7 +40,7 @@ def build_int8_cpu(graph, params: dict, *, calib=None, per_channel: bool = True,
     Raises:
         ValueError: calibration samples missing or malformed (as ``build_vta``).
         compiler.quant.QuantizeError: an operator the quantizer does not handle, or a QDQ
-            model outside what ``import_qdq`` accepts (a zero point that is not 0, ...).
+            model outside what ``import_qdq`` accepts (a per-axis activation scale, ...).
     """
     import time
 

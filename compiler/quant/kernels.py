@@ -3,17 +3,17 @@
 One function per kind of step, each the exact integer semantics of
 ``compiler.quant.qgraph.eval_node`` (and ``compiler.topi.vta.layout``):
 
-    QUANTIZE    float32 x -> int8: clip(round_half_even(x * 2**exp), -128, 127)
+    QUANTIZE    float32 x -> int8: clip(round_half_even(x * 2**exp) + zp, -128, 127)
                 (``round`` is LLVM's ``roundeven``, numpy's ``rint``; scaling by a power of
                 two is exact in float32: overflow saturates and underflow rounds to 0 as
                 in the oracle's float64; a float exp, a model's own
                 scale, multiplies by float32(2**exp) in float32, as the oracle does)
-    DEQUANTIZE  int8 q -> float32 q * 2**-exp
+    DEQUANTIZE  int8 q -> float32 (q - zp) * 2**-exp
     CONV2D      int8 NCHW x, int8 weight packed ``[O/ob, C, KH, KW, ob]``, int32 bias (O,):
                 products and bias summed in uint32 (two's-complement wrapping, as the
                 accumulator's int32 with no undefined overflow), read back as int32, then
                 ``>> shift`` as floor(acc * 2**-shift) in float64 (exact: |acc| < 2**31),
-                [mult and post: ``layout.requantize``], relu, clip, int8. Per-channel
+                [mult and post: ``layout.requantize``], + zp, relu (max zp), clip, int8. Per-channel
                 shifts read a float64 (O,) table of 2**-shift, multipliers an int32 one.
     DENSE       the same on (N, C) x (O, C), the weight packed ``[O/nb, C, nb]``
     ADD         ((a << la) + (b << lb) + round) in wrapping uint32, >> shift, relu, clip
@@ -84,9 +84,12 @@ def _simple(out, inputs, schedule=schedule_map, pattern="injective") -> KernelDe
     return _kernel(s, inputs, out, pattern)
 
 
-def _clip8(v, relu: bool):
-    """int32 -> int8 with optional relu, saturating as ``qgraph._clip8``."""
-    lo = 0 if relu else -128
+def _clip8(v, relu: bool, zero: int = 0):
+    """int32 ``v`` + ``zero`` (the output's zero point) -> int8 with optional relu (max
+    ``zero``), saturating as ``layout.requantize``."""
+    lo = zero if relu else -128
+    if zero:
+        v = v + ir.const(zero, "int32")
     return te.cast(te.minimum(te.maximum(v, ir.const(lo, "int32")), ir.const(127, "int32")), "int8")
 
 
@@ -96,21 +99,21 @@ def _shift_right(acc, scale):
     return te.cast(te.floor(te.cast(acc, "float64") * scale), "int32")
 
 
-def quantize(shape, exp: int, name="quantize") -> KernelDef:
-    """float32 ``shape`` -> int8 at exponent ``exp``."""
+def quantize(shape, exp: int, name="quantize", zp: int = 0) -> KernelDef:
+    """float32 ``shape`` -> int8 at exponent ``exp`` and zero point ``zp``."""
     x = te.placeholder(shape, "float32", "x")
-    scale = ir.const(2.0 ** exp, "float32")
+    scale, z = ir.const(2.0 ** exp, "float32"), ir.const(float(zp), "float32")
     lo, hi = ir.const(-128.0, "float32"), ir.const(127.0, "float32")
     out = te.compute(shape, lambda *i: te.cast(te.minimum(te.maximum(
-        ir.call("round", "float32", x[i] * scale), lo), hi), "int8"), name=name)
+        ir.call("round", "float32", x[i] * scale) + z, lo), hi), "int8"), name=name)
     return _simple(out, [x])
 
 
-def dequantize(shape, exp: int, name="dequantize") -> KernelDef:
-    """int8 ``shape`` at exponent ``exp`` -> float32."""
+def dequantize(shape, exp: int, name="dequantize", zp: int = 0) -> KernelDef:
+    """int8 ``shape`` at exponent ``exp`` and zero point ``zp`` -> float32."""
     q = te.placeholder(shape, "int8", "q")
-    scale = ir.const(2.0 ** -exp, "float32")
-    out = te.compute(shape, lambda *i: te.cast(q[i], "float32") * scale, name=name)
+    scale, z = ir.const(2.0 ** -exp, "float32"), ir.const(float(zp), "float32")
+    out = te.compute(shape, lambda *i: (te.cast(q[i], "float32") - z) * scale, name=name)
     return _simple(out, [q])
 
 
@@ -178,7 +181,7 @@ def conv2d(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray,
 
     def epilogue(n, o, oh, ow):
         s = te.cast(acc[n, o // ob, oh, ow, o % ob] + te.cast(b[o], "uint32"), "int32")
-        return _clip8(requant(s, o), a["relu"])
+        return _clip8(requant(s, o), a["relu"], node.zp)
     out = te.compute((N, O, OH, OW), epilogue, name=name)
     s = te.create_schedule(out)
     tconv.schedule_conv2d_nchw(s, acc, out, parallel_pad=False)
@@ -203,7 +206,7 @@ def dense(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray, name="dens
         te.cast(x[i, k], "uint32") * te.cast(w[j // nb, k, j % nb], "uint32"), axis=k),
         name=name + "_acc")
     out = te.compute((x_shape[0], O), lambda i, j: _clip8(requant(
-        te.cast(acc[i, j] + te.cast(b[j], "uint32"), "int32"), j), a["relu"]), name=name)
+        te.cast(acc[i, j] + te.cast(b[j], "uint32"), "int32"), j), a["relu"], node.zp), name=name)
     s = te.create_schedule(out)
     tdense.schedule_dense(s, acc, out)
     consts = [(w, tdense.pack_dense_weight(np.asarray(weight, np.int8), nb)),
@@ -322,9 +325,9 @@ def cpu_kernel(node: QNode, src_nodes: list[QNode], params, name: str, target=No
     """
     op = node.op
     if op is QOp.QUANTIZE:
-        return quantize(node.shape, node.exp, name)
+        return quantize(node.shape, node.exp, name, node.zp)
     if op is QOp.DEQUANTIZE:
-        return dequantize(node.shape, node.attrs["src_exp"], name)
+        return dequantize(node.shape, node.attrs["src_exp"], name, node.attrs.get("src_zp", 0))
     if op in (QOp.CONV2D, QOp.DENSE):       # the int8 path the target's CPU features allow
         from compiler.codegen.llvm.target import parse_target
 

@@ -1,8 +1,8 @@
 """Int8 CONV2D and DENSE steps tensorized onto x86 VNNI, and the choice among CPU int8 paths.
 
 The same integer semantics as ``compiler.quant.kernels.conv2d`` / ``dense`` (and the oracle
-``qgraph.eval_node``): ``acc = sum x * w + bias`` (int32, wrapping), ``y = clip(relu?(acc >>
-shift), -128, 127)``, per-tensor or per-channel shifts, and a QDQ model's multipliers
+``qgraph.eval_node``): ``acc = sum x * w + bias`` (int32, wrapping), ``y = clip(relu?((acc >>
+shift) + zp), -128, 127)``, per-tensor or per-channel shifts, and a QDQ model's multipliers
 (attrs ``mult``, ``post``: ``kernels._requant``). The inner products run as
 ``vpdpbusd`` (``compiler.topi.x86_int8``: u8 x s8 with the +128 offset, whose compensation
 is folded into the bias at compile time); the requantization is the epilogue of each
@@ -36,11 +36,12 @@ def _bias(bias: np.ndarray, comp: np.ndarray, padded: int) -> np.ndarray:
     return out
 
 
-def _epilogue(acc_value, b, o, requant, relu):
+def _epilogue(acc_value, b, o, requant, relu, zero):
     """int32 acc + bias (wrapping) -> requantized (``kernels._requant``: shift, and the
-    multiplier of a QDQ model's scales) -> relu, clip, int8."""
+    multiplier of a QDQ model's scales) -> + the output's zero point ``zero``, relu (max
+    ``zero``), clip, int8."""
     s = te.cast(te.cast(acc_value, "uint32") + te.cast(b[o], "uint32"), "int32")
-    return _clip8(requant(s, o), relu)
+    return _clip8(requant(s, o), relu, zero)
 
 
 def conv2d(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray, lanes: int = 16,
@@ -59,7 +60,7 @@ def conv2d(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray, lanes: in
     acc = vnni.conv2d_acc(xu, w, a["strides"], name=name + "_acc")
     N, _, OH, OW, _ = acc.shape
     out = te.compute((N, O, OH, OW), lambda n, o, oh, ow: _epilogue(
-        acc[n, o // lanes, oh, ow, o % lanes], b, o, requant, a["relu"]), name=name)
+        acc[n, o // lanes, oh, ow, o % lanes], b, o, requant, a["relu"], node.zp), name=name)
     s = te.create_schedule(out)
     vnni.schedule_conv2d(s, acc, out, lanes)
     consts = [(w, packed), (b, _bias(bias, comp, packed.shape[0] * lanes))] + tables
@@ -80,7 +81,7 @@ def dense(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray, lanes: int
     xu = vnni.offset_input(x, name=name + "_xu")
     acc = vnni.dense_acc(xu, w, name=name + "_acc")
     out = te.compute((x_shape[0], O), lambda m, o: _epilogue(
-        acc[m, o // lanes, o % lanes], b, o, requant, a["relu"]), name=name)
+        acc[m, o // lanes, o % lanes], b, o, requant, a["relu"], node.zp), name=name)
     s = te.create_schedule(out)
     vnni.schedule_dense(s, acc, out, lanes)
     consts = [(w, packed), (b, _bias(bias, comp, packed.shape[0] * lanes))] + tables

@@ -19,7 +19,10 @@ target) and returns a ``CompiledModel``:
   contraction off (``link_library(..., fp_contract=False)``): quantize rounds half to
   even exactly as ``np.rint`` and float steps round as the numpy oracle does.
 
-Inputs and outputs are in the QGraph's dtypes (float32, or integer / bool for token ids and masks).
+Inputs and outputs are in the QGraph's dtypes (float32, or integer / bool for token ids and
+masks). An input that a QUANTIZE reads carries ``"range": [lo, hi]``, the calibrated values it
+represents (``-128 * 2**-exp`` to ``127 * 2**-exp``): the runtime refuses NaN there and counts
+values beyond it (``driver.runtime.input_check``).
 """
 from __future__ import annotations
 
@@ -91,7 +94,7 @@ def _signature(plan: Plan, s: Step, types) -> tuple:
     if s.kind != "cpu":
         return (s.kind, ins, types[s.output])
     n = plan.qgraph.nodes[s.node]
-    return ("cpu", n.op.value, repr(sorted(n.attrs.items())), n.exp, ins, types[s.output])
+    return ("cpu", n.op.value, repr(sorted(n.attrs.items())), n.exp, n.zp, ins, types[s.output])
 
 
 def _kernel_def(plan: Plan, s: Step, types, name: str, target):
@@ -173,8 +176,14 @@ def lower_plan(plan: Plan, cpu_target="llvm", progress=None, opt_level: int = 3)
     funcs = [lower(kd.schedule, kd.args, kname) for kname, kd in it]
     library = link_library(funcs, tgt, fp_contract=False, opt_level=opt_level)
     t2 = time.perf_counter()
+    input_range = {}  # graph input node -> the real range its QUANTIZE represents
+    for n in qg.nodes:
+        if n.op is QOp.QUANTIZE and n.src[0] in qg.inputs and n.exp is not None:
+            input_range[n.src[0]] = [-128 * 2.0 ** -n.exp, 127 * 2.0 ** -n.exp]
     gj = {
-        "inputs": [{"name": qg.nodes[i].name, "shape": list(qg.nodes[i].shape), "dtype": qg.nodes[i].dtype}
+        "inputs": [{"name": qg.nodes[i].name, "shape": list(qg.nodes[i].shape),
+                    "dtype": qg.nodes[i].dtype,
+                    **({"range": input_range[i]} if i in input_range else {})}
                    for i in qg.inputs],
         "outputs": [{"name": nm, "shape": list(types[f"%{o}"][0]), "dtype": types[f"%{o}"][1],
                      "ref": refs[f"%{o}"]} for nm, o in zip(qg.output_names, qg.outputs)],

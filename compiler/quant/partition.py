@@ -128,7 +128,7 @@ def compile_node(qg: QGraph, i: int, cfg: VTAConfig, *, vthreads: int = 2,
             else None
         k = conv2d_program(cfg, x.shape, w.shape, a["strides"], a["padding"], shift=a["shift"],
                            relu=a["relu"], bias=True, mult=a.get("mult"), post=a.get("post", 15),
-                           vthreads=vthreads, dram=dram, measure=measure, tiling=t)
+                           zero=n.zp, vthreads=vthreads, dram=dram, measure=measure, tiling=t)
     else:
         # dense (N, C) x (O, C) as a 1x1 conv over a 1 x N image: the rows become pixels
         # of one image row, so the tile search blocks them and each DMA row moves many
@@ -136,8 +136,8 @@ def compile_node(qg: QGraph, i: int, cfg: VTAConfig, *, vthreads: int = 2,
         img, kshape = _as_image(x.shape), w.shape + (1, 1)
         t = tiling_for(img, kshape, 1, 0, a["shift"]) if tiling_for else None
         k = conv2d_program(cfg, img, kshape, shift=a["shift"], relu=a["relu"], bias=True,
-                           mult=a.get("mult"), post=a.get("post", 15), vthreads=vthreads,
-                           dram=dram, measure=measure, tiling=t)
+                           mult=a.get("mult"), post=a.get("post", 15), zero=n.zp,
+                           vthreads=vthreads, dram=dram, measure=measure, tiling=t)
         w = w[:, :, None, None]
     baked = k.params(w, b)   # kernel, bias and, with per-channel weights, the shifts
     bufs = [dataclasses.replace(s, data=baked[s.name]) if s.name in baked else s

@@ -24,7 +24,10 @@ Contract of the QGraph it returns:
 - the residual ADD on int8 where the scales of both operands and of the result are powers of
   two (shifts); any other op whose scales differ from its source's runs in float between a
   DEQUANTIZE and a QUANTIZE at the model's scales, as onnxruntime runs a QDQ graph;
-- data movement (reshape, max pool, relu, ...) on int8 where the model keeps the scale.
+- data movement (reshape, max pool, relu, ...) on int8 where the model keeps the scale;
+- an op run in float whose result the model quantizes is quantized there, at the model's
+  scale and zero point, so its consumers read the model's levels (the clip at a uint8 zero
+  point 0 is how onnxruntime's quantizer keeps a relu it folds away).
 
 The accelerator's ALU MUL keeps the low 32 bits of a product with a 16-bit immediate, so
 the multiplier is at most 15 bits (32767) and the accumulator is first shifted right
@@ -32,14 +35,31 @@ the multiplier is at most 15 bits (32767) and the accumulator is first shifted r
 pre-shift approximation. Its error (``err``) is below 0.02 LSB on the test models; the
 accelerator and the oracle compute the same integers, bit for bit.
 
-Accepted: symmetric activations, int8 with zero point 0 or uint8 with zero point 128
-(the same values shifted by 128: ``quantize_static(..., extra_options=
-{"ActivationSymmetric": True})``), int8 weights with zero point 0, per-tensor activation
-scales, per-tensor or per-channel weight scales. Anything else raises ``QuantizeError`` naming the tensor and the fix.
+Zero points (asymmetric activations, quantize_static's defaults: uint8 at, say, 131, or
+int8 at -4): a uint8 value ``u`` at zero point ``z`` is stored as the int8 ``u - 128`` at
+zero point ``z - 128`` (the same levels), so every int8 value carries a zero point ``zp``
+(``qgraph`` docstring), handled exactly:
+
+- a conv/dense on an input at ``zx``: ``sum (x - zx) w = sum x w - zx * sum w``, the second
+  term folded into the int32 bias per output channel; that holds where every tap reads a
+  real input, so a padded conv's input is first padded with ``zx`` (an INT8 PAD on the CPU,
+  the real value 0) and the conv runs unpadded (the GEMM core pads with 0, which is not
+  ``zx``). No re-centring of the input, so no clamp: uint8 levels far from 128 stay exact;
+- the output's zero point ``zy`` is added after requantizing (on the accelerator an ALU ADD
+  immediate), relu clamps at ``zy`` and the clip is to [-128, 127]: onnxruntime's
+  ``saturate(round(acc * M) + zy)``, within the requantization's ``err``;
+- a mean keeps its source's zero point (``sum(q) / HW`` differs from ``sum(q - zp) / HW``
+  by exactly ``zp``); a relu whose source has a zero point (``max(q, zp)``) and the int8
+  ADD at non-zero zero points run in float between the model's scales, as onnxruntime does.
+
+Accepted: int8 or uint8 activations at any zero point, int8 weights with zero point 0,
+per-tensor activation scales, per-tensor or per-channel weight scales. Anything else raises
+``QuantizeError`` naming the tensor and the fix.
 """
 from __future__ import annotations
 
 import math
+import dataclasses
 from typing import Mapping
 
 import numpy as np
@@ -47,14 +67,15 @@ import numpy as np
 from compiler.graph import Graph, Node, Op
 from compiler.graph.rewrite import rewrite
 
-from .qgraph import QGraph
+from .qgraph import QGraph, QNode, QOp
 from .quantize import INT8_OPS, QuantizeError, _Builder, _real
 
 #: pre-shift target: |acc >> shift| < 2**ACC_BITS, so that times a multiplier below 2**15
 #: (the ALU's 16-bit signed immediate) the product stays in int32
 ACC_BITS, MULT_MAX = 16, 32767
-#: the zero points of symmetric quantization per dtype: uint8 at 128 is int8 at 0, shifted
-SYMMETRIC_ZERO_POINT = {"int8": 0, "uint8": 128}
+#: activation dtype -> what turns its values and zero point into the QGraph's int8 ones:
+#: uint8 ``u`` with zero point ``z`` is int8 ``u - 128`` with zero point ``z - 128``
+STORED_OFFSET = {"int8": 0, "uint8": -128}
 
 
 def is_qdq(graph: Graph) -> bool:
@@ -75,11 +96,11 @@ def import_qdq(graph: Graph, params: Mapping[str, np.ndarray], *,
         a QGraph whose outputs are float32 (dequantized), in the graph's output order.
 
     Raises:
-        QuantizeError: a zero point that is not 0, uint8 values, a per-axis activation scale,
-            or conv/dense weights that are not int8 times a scale.
+        QuantizeError: activations of another dtype than int8 / uint8, a per-axis activation
+            scale or zero point, or conv/dense weights that are not int8 times a scale.
     """
-    stripped, exps = _strip(graph, params)
-    b = _QdqBuilder(stripped, params, exps, group_channels)
+    stripped, exps, zps = _strip(graph, params)
+    b = _QdqBuilder(stripped, params, exps, zps, group_channels)
     for n in stripped.nodes():
         b.visit(n)
     outs = [b.as_float(o) for o in stripped.outputs]
@@ -93,10 +114,11 @@ def exponent_of_scale(scale: float) -> "int | float":
     return int(e) if e.is_integer() else e
 
 
-def _strip(graph: Graph, params) -> tuple[Graph, dict[Node, "int | float"]]:
+def _strip(graph: Graph, params) -> tuple[Graph, dict[Node, "int | float"], dict[Node, int]]:
     """``graph`` with every DequantizeLinear(QuantizeLinear(t)) pair replaced by ``t``, and
-    the exponent of each such ``t``."""
+    the exponent and the int8 zero point of each such ``t``."""
     exps: dict[Node, int | float] = {}
+    zps: dict[Node, int] = {}
 
     def pair(d: Node):
         q = d.src[0]
@@ -105,18 +127,19 @@ def _strip(graph: Graph, params) -> tuple[Graph, dict[Node, "int | float"]]:
         t, scale, zp = q.src
         what = f"QuantizeLinear {q.label or t.label or t.name!r}"
         s, z = (np.asarray(params[p.name]) if p.op is Op.PARAM else None for p in (scale, zp))
-        if s is None or z is None or s.size != 1:
-            raise QuantizeError(f"{what}: scale {list(scale.shape)} must be one constant "
-                                "(per-tensor activation scales); quantize the model per tensor")
-        if np.any(z != SYMMETRIC_ZERO_POINT.get(q.dtype)):
-            raise QuantizeError(
-                f"{what}: {q.dtype} with zero point {z.reshape(-1)[:1].tolist()[0]}; the "
-                "accelerator's int8 is symmetric: quantize with activation_type=QuantType.QInt8 "
-                "and extra_options={'ActivationSymmetric': True}")
+        if s is None or z is None or s.size != 1 or z.size != 1:
+            raise QuantizeError(f"{what}: scale {list(scale.shape)} and zero point "
+                                f"{list(zp.shape)} must be one constant each (per-tensor "
+                                "activation scales); quantize the model per tensor")
+        if q.dtype not in STORED_OFFSET:
+            raise QuantizeError(f"{what}: activations of dtype {q.dtype}; the accelerator's "
+                                "are 8 bits: quantize with activation_type=QuantType.QUInt8 "
+                                "or QuantType.QInt8")
         exps.setdefault(t, exponent_of_scale(s.reshape(())))
+        zps.setdefault(t, int(z.reshape(())) + STORED_OFFSET[q.dtype])
         return t
 
-    return rewrite(graph, {Op.DEQUANTIZE: [pair]}), exps
+    return rewrite(graph, {Op.DEQUANTIZE: [pair]}), exps, zps
 
 
 def model_weight(w: np.ndarray, what: str) -> tuple[np.ndarray, "int | float | np.ndarray"]:
@@ -153,9 +176,10 @@ class _Unscaled(Exception):
 class _QdqBuilder(_Builder):
     """``quantize._Builder`` at the model's scales (module docstring)."""
 
-    def __init__(self, graph, params, exps, group_channels):
+    def __init__(self, graph, params, exps, zps, group_channels):
         super().__init__(graph, params, {}, per_channel=False, group_channels=group_channels)
-        self.exps = exps
+        self.exps, self.zps = exps, zps
+        self.zero_in = self.zero_out = 0   # the zero points of the conv/dense being built
 
     def exp_of(self, n: Node):
         if n not in self.exps and n.op is Op.RELU:   # relu commutes with a zero-point-0 scale
@@ -163,6 +187,33 @@ class _QdqBuilder(_Builder):
         if n not in self.exps:
             raise _Unscaled(n)
         return self.exps[n]
+
+    def zp_of(self, n: Node) -> int:
+        if n not in self.zps and n.op is Op.RELU:    # relu of an int8 value stays at its levels
+            return self.zp_of(n.src[0])
+        if n not in self.zps:
+            raise _Unscaled(n)
+        return self.zps[n]
+
+    def gemm_node(self, n: Node, kind) -> bool:
+        self.zero_in = self.zp_in(n.src[0])
+        return super().gemm_node(n, kind)
+
+    def gemm_qnode(self, kind, xi, shape, ey, quantized, attrs, relu, label) -> int:
+        """As the base, at the model's zero points: an input with zp != 0 padded by an INT8 PAD
+        of value zp first (the GEMM core pads with 0; the bias holds ``-zp * sum w``, exact
+        only where every tap reads a real input), the output at the model's zero point."""
+        x = self.nodes[xi]
+        if x.zp and any(attrs.get("padding", (0, 0))):
+            ph, pw = attrs["padding"]
+            xi = self.emit(QNode(QOp.INT8, (xi,), x.shape[:2] + (x.shape[2] + 2 * ph, x.shape[3] + 2 * pw),
+                                 "int8", x.exp, {"op": "PAD", "attrs": {
+                                     "pads": (0, 0, ph, pw, 0, 0, ph, pw), "mode": "constant",
+                                     "value": x.zp}}, name=f"{label or 'conv'}.pad", zp=x.zp))
+            attrs = dict(attrs, padding=(0, 0))
+        i = super().gemm_qnode(kind, xi, shape, ey, quantized, attrs, relu, label)
+        self.nodes[i] = dataclasses.replace(self.nodes[i], zp=self.zero_out)
+        return i
 
     def as_int(self, n: Node) -> int:
         if self.nodes[self.of[n]].dtype != "int8":
@@ -183,6 +234,14 @@ class _QdqBuilder(_Builder):
             del self.nodes[count:]
             self.cpu_node(n)
 
+    def cpu_node(self, n: Node) -> None:
+        """As the base, then, where the model quantizes the result, quantized at its scale and
+        zero point: what the model's consumers read (the clip of a uint8 at zero point 0 is
+        the relu onnxruntime's quantizer folds into it)."""
+        super().cpu_node(n)
+        if n in self.exps:
+            self.of[n] = self.as_int(n)
+
     def _rescales(self, n: Node) -> bool:
         """An int8 op (data movement, mean, concat) whose model scale is not its source's:
         onnxruntime requantizes there, so it runs in float between the model's scales."""
@@ -193,32 +252,38 @@ class _QdqBuilder(_Builder):
         srcs = [s for s in n.src if s.op is not Op.PARAM]
         if not srcs or not all(_real(s) for s in srcs):
             return False
-        have = [self.nodes[self.of[s]].exp if self.nodes[self.of[s]].dtype == "int8"
-                else self.exps.get(s) for s in srcs]
-        return any(e != self.exps[n] for e in have)
+        have = [(self.nodes[self.of[s]].exp, self.nodes[self.of[s]].zp)
+                if self.nodes[self.of[s]].dtype == "int8" else (self.exps.get(s), self.zps.get(s))
+                for s in srcs]
+        return any(e != (self.exps[n], self.zps[n]) for e in have)
 
     def residual_add(self, n: Node) -> bool:
-        """The int8 ADD only where its scales are powers of two (integer shifts)."""
+        """The int8 ADD only where its scales are powers of two (integer shifts) and its zero
+        points 0."""
         a, b = n.src
         for s in (a, b):
             if s.op is Op.PARAM:
                 return False
             i = self.of[s]
-            e = self.nodes[i].exp if self.nodes[i].dtype == "int8" else self.exps.get(s)
-            if not isinstance(e, int):
+            q = self.nodes[i]
+            e, z = (q.exp, q.zp) if q.dtype == "int8" else (self.exps.get(s), self.zps.get(s))
+            if not isinstance(e, int) or z != 0:
                 return False
         end = self.sole.get(n) if self.sole.get(n) is not None and self.sole[n].op is Op.RELU else n
-        if not isinstance(self.exps.get(end), int):
+        if not isinstance(self.exps.get(end), int) or self.zps.get(end) != 0:
             return False
         return super().residual_add(n)
 
     def requant(self, w, bias, ex, end):
         ey = self.exp_of(end)
+        self.zero_out = self.zp_of(end)
         wq, ew = model_weight(w, f"weights of {end.label or end.op.name.lower()}")
         O = wq.shape[0]
         ea = ex + np.broadcast_to(np.asarray(ew, np.float64), (O,))   # accumulator exponents
         k = ea - ey                                                     # M = 2**-k
-        bq = np.rint(np.asarray(bias, np.float64) * 2.0 ** ea)
+        # the input's zero point: sum (x - zx) w = sum x w - zx sum w, folded into the bias
+        fold = self.zero_in * wq.reshape(O, -1).astype(np.int64).sum(axis=1)
+        bq = np.rint(np.asarray(bias, np.float64) * 2.0 ** ea) - fold
         per = np.ndim(ew) > 0
         if np.all(k == np.rint(k)) and k.min() >= 0 and k.max() <= 31:
             shift = k.astype(np.int64)
@@ -240,7 +305,7 @@ class _QdqBuilder(_Builder):
         bq = bq + np.where(pre > 0, 2.0 ** (pre - 1), 0)
         # in output LSBs: the pre-shift's rounding times the multiplier, and the multiplier's
         # rounding times the largest accumulator that does not saturate
-        reach = np.minimum(bound, 128.0 / m)
+        reach = np.minimum(bound, (128.0 + abs(self.zero_out)) / m)
         err = float((0.5 * mult / 2.0 ** post
                      + reach * np.abs(mult / 2.0 ** (pre + post) - m)).max())
         one = (lambda v: v) if per else (lambda v: int(v[0]))

@@ -3,8 +3,10 @@
 A ``QGraph`` is a list of ``QNode``s in topological order (a node's ``src`` are
 indices of earlier nodes). Every value is either
 
-- ``int8`` with an exponent ``exp``: the real value is ``q * 2**-exp`` (symmetric,
-  per tensor, zero point 0). ``exp`` is an int for power-of-two scales (the
+- ``int8`` with an exponent ``exp`` and a zero point ``zp`` (an int in [-128, 127], 0 unless
+  a QDQ model's activations are asymmetric): the real value is ``(q - zp) * 2**-exp`` (per
+  tensor; a model's uint8 ``u`` with zero point ``z`` is stored as ``q = u - 128`` with
+  ``zp = z - 128``, the same levels). ``exp`` is an int for power-of-two scales (the
   quantizer's own, and a model's own when they are powers of two) and a float,
   ``-log2(scale)``, for a QDQ model's other scales (``qdq.import_qdq``), or
 - ``float32`` (float graph inputs, outputs, and ops that run in float on the CPU), or
@@ -15,11 +17,15 @@ Ops (``QOp``) and their integer semantics, the same as the accelerator's
 (``compiler.topi.vta.layout.conv2d_reference``, ``add_reference``)::
 
     INPUT       graph input (name), in the graph's dtype
-    QUANTIZE    float -> int8: clip(round_half_even(x * 2**exp), -128, 127) (a float
+    QUANTIZE    float -> int8: clip(round_half_even(x * 2**exp) + zp, -128, 127) (a float
                 exp: the product in float32, as ``kernels.quantize`` computes it)
-    DEQUANTIZE  int8 -> float32: q * 2**-exp(src)
+    DEQUANTIZE  int8 -> float32: (q - src_zp) * 2**-src_exp (attrs src_exp, src_zp)
     CONV2D      int8 x, params weight (OIHW int8), bias ((O,) int32):
-                acc = sum x*w (int32) + bias; y = clip(relu?(acc >> shift), -128, 127)
+                acc = sum x*w (int32) + bias; y = clip(relu?((acc >> shift) + zp), -128, 127)
+                with relu? = max(., zp) (real 0). The input's zero point is folded into the
+                bias (``bias - zp_x * sum w`` per output channel), so x must not be padded
+                with anything but its zero point: an input with zp != 0 is padded by an
+                INT8 PAD (value zp) before a CONV2D of padding 0.
                 attrs: strides, padding (symmetric h, w), shift, relu, ew (weight
                 exponent); with per-channel weights shift and ew are tuples of O ints.
                 Scales that are not powers of two add attrs mult (int, or O ints, in
@@ -32,10 +38,10 @@ Ops (``QOp``) and their integer semantics, the same as the accelerator's
     ADD         int8 a, int8 b (same shape): ((a << la) + (b << lb) [+ round]) >> shift,
                 relu?, clip; int32 wrapping, round = 2**(shift-1) when shift > 0
                 attrs: la, lb (left shifts to a common exponent), shift, relu (0..31)
-    MEAN        global average pool on int8: floor((sum + HW // 2) / HW), same exp
+    MEAN        global average pool on int8: floor((sum + HW // 2) / HW), same exp and zp
     INT8        a graph op (``compiler.graph.Op`` name in attrs "op", its attributes
                 in "attrs") that moves or selects values only (reshape, max pool,
-                relu, ...), run on the int8 tensor; same exp
+                relu when zp is 0, ...), run on the int8 tensor; same exp and zp
     FLOAT       a graph op run on the CPU in the graph's dtypes (float32 softmax, anything
                 else; integer ops such as an embedding Gather on int64 ids)
 
@@ -82,16 +88,17 @@ class QNode:
     params: tuple[str, ...] = ()
     name: str = ""
     target: str = "cpu"             # "cpu" or "vta" (set by ``partition``)
+    zp: int = 0                     # int8 values: zero point, real = (q - zp) * 2**-exp
 
     def to_json(self) -> dict:
         return {"op": self.op.value, "src": list(self.src), "shape": list(self.shape),
                 "dtype": self.dtype, "exp": self.exp, "attrs": _jsonable(self.attrs),
-                "params": list(self.params), "name": self.name, "target": self.target}
+                "params": list(self.params), "name": self.name, "target": self.target, "zp": self.zp}
 
     @classmethod
     def from_json(cls, d: dict) -> "QNode":
         return cls(QOp(d["op"]), tuple(d["src"]), tuple(d["shape"]), d["dtype"], d["exp"],
-                   _tuplify(d["attrs"]), tuple(d["params"]), d["name"], d["target"])
+                   _tuplify(d["attrs"]), tuple(d["params"]), d["name"], d["target"], d.get("zp", 0))
 
 
 @dataclasses.dataclass
@@ -120,7 +127,8 @@ class QGraph:
             a = ", ".join(f"{k}={short(v)}" for k, v in n.attrs.items() if k != "attrs")
             lines.append(f"%{i} = {n.op.value}{'@' + n.target if n.target != 'cpu' else ''}"
                          f"({', '.join(f'%{s}' for s in n.src)}) {n.dtype}{list(n.shape)}"
-                         f"{'' if n.exp is None else f' exp={n.exp}'}{' ' + a if a else ''}")
+                         f"{'' if n.exp is None else f' exp={n.exp}'}{f' zp={n.zp}' if n.zp else ''}"
+                         f"{' ' + a if a else ''}")
         return "\n".join(lines)
 
 
@@ -142,17 +150,19 @@ def _tuplify(v: Any) -> Any:
     return v
 
 
-def quantize_array(x: np.ndarray, exp: "int | float") -> np.ndarray:
-    """float -> int8 at exponent ``exp``: clip(round_half_even(x * 2**exp)); for a float
-    ``exp`` the product is a float32 one, as in the CPU kernel."""
+def quantize_array(x: np.ndarray, exp: "int | float", zp: int = 0) -> np.ndarray:
+    """float -> int8 at exponent ``exp`` and zero point ``zp``: clip(round_half_even(x * 2**exp)
+    + zp); for a float ``exp`` the product is a float32 one, as in the CPU kernel."""
     if float(exp) != int(exp):
-        y = np.asarray(x, np.float32) * np.float32(2.0 ** exp)
-        return np.clip(np.rint(y), -128, 127).astype(np.int8)
-    return np.clip(np.rint(np.asarray(x, np.float64) * 2.0 ** exp), -128, 127).astype(np.int8)
+        y = np.rint(np.asarray(x, np.float32) * np.float32(2.0 ** exp))
+    else:
+        y = np.rint(np.asarray(x, np.float64) * 2.0 ** exp)
+    return np.clip(y + zp, -128, 127).astype(np.int8)
 
 
-def dequantize_array(q: np.ndarray, exp: int) -> np.ndarray:
-    return (q.astype(np.float32) * np.float32(2.0 ** -exp)).astype(np.float32)
+def dequantize_array(q: np.ndarray, exp: "int | float", zp: int = 0) -> np.ndarray:
+    """int8 ``q`` -> float32 ``(q - zp) * 2**-exp``."""
+    return ((q.astype(np.float32) - np.float32(zp)) * np.float32(2.0 ** -exp)).astype(np.float32)
 
 
 def _clip8(y: np.ndarray, relu: bool) -> np.ndarray:
@@ -166,18 +176,18 @@ def eval_node(node: QNode, args: list[np.ndarray], params: Mapping[str, np.ndarr
     a = node.attrs
     op = node.op
     if op is QOp.QUANTIZE:
-        return quantize_array(args[0], node.exp)
+        return quantize_array(args[0], node.exp, node.zp)
     if op is QOp.DEQUANTIZE:
-        return dequantize_array(args[0], a["src_exp"])
+        return dequantize_array(args[0], a["src_exp"], a.get("src_zp", 0))
     if op is QOp.CONV2D:
         w, b = (params[p] for p in node.params)
         return conv2d_reference(args[0], w, b, a["strides"], a["padding"], a["shift"], a["relu"],
-                                a.get("mult"), a.get("post", 15))
+                                a.get("mult"), a.get("post", 15), node.zp)
     if op is QOp.DENSE:
         w, b = (params[p] for p in node.params)
         return conv2d_reference(args[0][:, :, None, None], w[:, :, None, None], b,
                                 shift=a["shift"], relu=a["relu"], mult=a.get("mult"),
-                                post=a.get("post", 15))[:, :, 0, 0]
+                                post=a.get("post", 15), zero=node.zp)[:, :, 0, 0]
     if op is QOp.ADD:
         return add_reference(args[0], args[1], a["la"], a["lb"], a["shift"], a["relu"])
     if op is QOp.MEAN:

@@ -44,6 +44,7 @@ from compiler.graph import Graph, Node, Op, optimize
 from compiler.graph import run as run_float
 
 from .qgraph import QGraph, QNode, QOp, quantize_array
+from vta_hw.errors import VtaError
 
 #: graph ops that only move or select values: exact on int8, same exponent (RESIZE in
 #: nearest mode only; CONCAT when its inputs share one exponent, ``_Builder.concat_int8``)
@@ -62,7 +63,7 @@ ACCELERATED = {
 }
 
 
-class QuantizeError(ValueError):
+class QuantizeError(VtaError, ValueError):
     """The graph cannot be quantized (message names the node and the reason)."""
 
 
@@ -158,13 +159,23 @@ class _Builder:
     def exp_of(self, n: Node) -> int:
         return exponent_for(self.stats.get(n, 0.0))
 
+    def zp_of(self, n: Node) -> int:
+        """The zero point of ``n`` as int8 (symmetric here: 0; ``qdq`` reads the model's)."""
+        return 0
+
+    def zp_in(self, n: Node) -> int:
+        """The zero point ``n`` has (or will have) as int8."""
+        q = self.nodes[self.of[n]]
+        return q.zp if q.dtype == "int8" else self.zp_of(n)
+
     def as_int(self, n: Node) -> int:
         i = self.of[n]
         if self.nodes[i].dtype == "int8":
             return i
         if n not in self.as_int_memo:
             self.as_int_memo[n] = self.emit(QNode(QOp.QUANTIZE, (i,), n.shape, "int8",
-                                                  self.exp_of(n), name=f"quantize.{i}"))
+                                                  self.exp_of(n), name=f"quantize.{i}",
+                                                  zp=self.zp_of(n)))
         return self.as_int_memo[n]
 
     def as_float(self, n: Node) -> int:
@@ -174,7 +185,8 @@ class _Builder:
             return i
         if n not in self.as_float_memo:
             self.as_float_memo[n] = self.emit(QNode(QOp.DEQUANTIZE, (i,), n.shape, "float32",
-                                                    attrs={"src_exp": q.exp}, name=f"dequantize.{i}"))
+                                                    attrs={"src_exp": q.exp, "src_zp": q.zp},
+                                                    name=f"dequantize.{i}"))
         return self.as_float_memo[n]
 
     def param(self, n: Node) -> np.ndarray | None:
@@ -280,19 +292,21 @@ class _Builder:
             end_ = (x.shape[0], (i + 1) * cg, x.shape[2], x.shape[3])
             part = self.emit(QNode(QOp.INT8, (xi,), (x.shape[0], cg) + x.shape[2:], "int8", x.exp,
                                    {"op": "SLICE", "attrs": {"begin": begin, "end": end_, "step": (1, 1, 1, 1)}},
-                                   name=f"{n.label or 'conv'}.group{i}.input"))
+                                   name=f"{n.label or 'conv'}.group{i}.input", zp=x.zp))
             per = [v[cut] if np.ndim(v) else v for v in (shift, ew)]
             cut_extra = {key: v[cut] if np.ndim(v) else v for key, v in extra.items()}
             outs.append(self.gemm_qnode(QOp.CONV2D, part, (end.shape[0], og) + end.shape[2:], ey,
                                         (wq[cut], bq[cut], *per, cut_extra), attrs, relu,
                                         f"{n.label or 'conv'}.group{i}"))
         return self.emit(QNode(QOp.INT8, tuple(outs), end.shape, "int8", ey,
-                               {"op": "CONCAT", "attrs": {"axis": 1}}, name=f"{n.label or 'conv'}.groups"))
+                               {"op": "CONCAT", "attrs": {"axis": 1}}, name=f"{n.label or 'conv'}.groups",
+                               zp=self.nodes[outs[0]].zp))
 
     def reshape_int8(self, i: int, shape: tuple) -> int:
         """An INT8 RESHAPE of value ``i`` to ``shape`` (same exponent)."""
         return self.emit(QNode(QOp.INT8, (i,), tuple(shape), "int8", self.nodes[i].exp,
-                               {"op": "RESHAPE", "attrs": {"newshape": tuple(shape)}}, name=f"reshape.{i}"))
+                               {"op": "RESHAPE", "attrs": {"newshape": tuple(shape)}}, name=f"reshape.{i}",
+                               zp=self.nodes[i].zp))
 
     def residual_add(self, n: Node) -> bool:
         a, b = n.src
@@ -317,12 +331,13 @@ class _Builder:
         srcs = [self.of.get(s) for s in n.src]
         if any(i is None or self.nodes[i].dtype != "int8" for i in srcs):
             return False
-        exps = {self.nodes[i].exp for i in srcs}
+        exps = {(self.nodes[i].exp, self.nodes[i].zp) for i in srcs}
         if len(exps) != 1:
             return False
-        self.of[n] = self.emit(QNode(QOp.INT8, tuple(srcs), n.shape, "int8", exps.pop(),
+        exp, zp = exps.pop()
+        self.of[n] = self.emit(QNode(QOp.INT8, tuple(srcs), n.shape, "int8", exp,
                                      {"op": n.op.name, "attrs": n.attr_dict},
-                                     name=n.label or "concat"))
+                                     name=n.label or "concat", zp=zp))
         return True
 
     def visit(self, n: Node) -> None:
@@ -341,17 +356,20 @@ class _Builder:
         if n.op is Op.GLOBAL_AVG_POOL:
             xi = self.as_int(n.src[0])
             self.of[n] = self.emit(QNode(QOp.MEAN, (xi,), n.shape, "int8", self.nodes[xi].exp,
-                                         name=n.label or "mean"))
+                                         name=n.label or "mean", zp=self.nodes[xi].zp))
             return
         if n.op is Op.CONCAT and len(acts) == len(n.src) and self.concat_int8(n):
             return
         if n.op is Op.RESIZE and n.attr_dict.get("mode") != "nearest":
             acts = []  # linear interpolation makes new values: float
+        if n.op is Op.RELU and acts and self.zp_in(acts[0]):
+            acts = []  # relu at a zero point is max(q, zp), no int8 graph op: float
         if n.op in INT8_OPS and len(acts) == len(n.src) == 1:
             xi = self.as_int(n.src[0])
-            self.of[n] = self.emit(QNode(QOp.INT8, (xi,), n.shape, "int8", self.nodes[xi].exp,
+            x = self.nodes[xi]
+            self.of[n] = self.emit(QNode(QOp.INT8, (xi,), n.shape, "int8", x.exp,
                                          {"op": n.op.name, "attrs": n.attr_dict},
-                                         name=n.label or n.op.name.lower()))
+                                         name=n.label or n.op.name.lower(), zp=x.zp))
             return
         self.cpu_node(n)
 

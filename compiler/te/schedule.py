@@ -15,9 +15,10 @@ from ..tir import ir
 from ..tir.ops import ForKind, Op
 from ..tir.visit import rewrite_expr
 from .tensor import ComputeOp, IterVar, PlaceholderOp, Tensor
+from vta_hw.errors import VtaError
 
 
-class ScheduleError(ValueError):
+class ScheduleError(VtaError, ValueError):
     """A schedule primitive that cannot apply to the given stage or axis."""
 
 

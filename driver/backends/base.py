@@ -11,9 +11,10 @@ from collections.abc import Mapping
 from typing import ClassVar, Protocol
 
 import numpy as np
+from vta_hw.errors import VtaError
 
 
-class BackendError(ValueError):
+class BackendError(VtaError, ValueError):
     """A backend cannot be made: unknown name, unknown or missing option, bad registration."""
 
 
@@ -48,7 +49,10 @@ class Backend(Protocol):
             ``port``). Any other option is refused by the registry.
 
     The constructor is ``cls(cfg: VTAConfig, dram_timing: DramTiming | None = None,
-    **options)`` and raises ``BackendError`` for a missing or bad option.
+    **options)`` and raises ``BackendError`` for a missing or bad option. A backend
+    whose runs can outlast a caller's patience may also have ``cancel()``: stop the
+    run in progress (called from another thread by ``Device.wait`` on its timeout;
+    that run then raises).
     """
     name: ClassVar[str]
     timed: ClassVar[bool]

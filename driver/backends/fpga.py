@@ -23,12 +23,13 @@ import numpy as np
 from fpga import protocol as P
 
 from .base import BackendError, BackendResult
+from vta_hw.errors import VtaError
 
 #: Words per WRITE_MEM / READ_MEM frame (a resend costs at most this much).
 CHUNK_WORDS = 256
 
 
-class FpgaError(RuntimeError):
+class FpgaError(VtaError, RuntimeError):
     """The board did not answer, answered garbage, or reported an error status."""
 
 

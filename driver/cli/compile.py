@@ -49,8 +49,8 @@ def _progress(iterable, total, desc):
               help="--target vta: the LLVM target of the CPU steps' kernels (default llvm, this "
                    "machine's CPU; e.g. 'llvm -mcpu=x86-64-v2' for older x86-64 hosts)")
 @click.option("--input-shape", "input_shapes", multiple=True, metavar="NAME:1x3x224x224",
-              help="static shape of an input (repeatable); dynamic ONNX dimensions default to "
-                   "1, dynamic .pt2 dimensions must be given")
+              help="static shape of an input (repeatable); a dynamic ONNX batch (first) "
+                   "dimension defaults to 1, other dynamic dimensions must be given")
 @click.option("--executor", type=click.Choice(["graph", "aot"]), default="graph",
               show_default=True,
               help="graph: the runtime calls the kernels in plan order (every target); aot "
@@ -236,7 +236,7 @@ def _compile_vta(model, output, preset, calib_path, scale, shapes, per_channel, 
             load_config(preset)  # a bad --config fails before any work
         except ValueError as exc:
             raise click.ClickException(f"--config {preset}: {exc}") from None
-    # dynamic dimensions (e.g. batch) default to 1, as for the CPU targets
+    # a dynamic batch defaults to 1, as for the CPU targets; other dynamic dimensions fail
     graph, params = import_model(model, input_shapes=shapes)
     calib = _calibration(graph, calib_path, scale)
     cm = build_model(graph, params=params, target="vta", config=preset, calib=calib,
@@ -256,8 +256,9 @@ def _compile_vta(model, output, preset, calib_path, scale, shapes, per_channel, 
             m = n["mult"]
             m = f"{min(m)}..{max(m)} per channel" if isinstance(m, list) else m
             mult = f" x {m} >> {n['post']} (pre-shift approximation: error <= {n['err']} LSB)"
+        zero = f" + zero point {n['zero']}" if "zero" in n else ""
         click.echo(f"  vta  {n['op']:<7} {n['name']}: int8{n['shape']}{lshift} shift "
-                   f"{sh}{mult}{' relu' if n['relu'] else ''}")
+                   f"{sh}{mult}{zero}{' relu' if n['relu'] else ''}")
     _echo_tuning(cm)
     _echo_io(cm)
 

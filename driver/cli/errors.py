@@ -1,37 +1,70 @@
-"""Turns the project's own exceptions into one-line CLI errors with exit code 1."""
+"""How the CLI reports failures: the project's own errors (``vta_hw.errors.VtaError``) and
+files that cannot be opened as one-line ``Error:`` messages with exit code 1; anything else
+is a bug in the stack, reported as an internal error (type, where, how to report it), with
+the full traceback under ``vta --debug``."""
 from __future__ import annotations
 
 import functools
+import os
+import traceback
 
 import click
 
-from vta_hw.config import ConfigError
-from vta_hw.isa import DecodeError
-from vta_hw.program import ProgramFormatError
+from vta_hw.errors import VtaError
+
+#: exit status of an internal error (BSD sysexits EX_SOFTWARE)
+INTERNAL_EXIT = 70
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def user_errors() -> tuple[type[BaseException], ...]:
-    """Exception types that mean bad input or an unreachable device, not a bug: shown
-    without a traceback."""
-    from compiler.codegen.llvm.wasm_link import WasmLinkError
-    from driver.backends.fpga import FpgaError
-    from driver.device import DeviceError
-    from sim.errors import SimError
-    return (ConfigError, DecodeError, ProgramFormatError, SimError, DeviceError, FpgaError,
-            WasmLinkError, OSError, KeyError, ValueError)
+class InternalError(click.ClickException):
+    """A bug in the stack (not bad input): a short report instead of a traceback."""
+    exit_code = INTERNAL_EXIT
+
+    def __init__(self, exc: BaseException):
+        frames = traceback.extract_tb(exc.__traceback__)
+        ours = [f for f in frames if os.path.abspath(f.filename).startswith(_ROOT)] or frames
+        where = ""
+        if ours:
+            f = ours[-1]
+            where = f" in {os.path.relpath(f.filename, _ROOT)}:{f.lineno} ({f.name})"
+        text = str(exc).splitlines()[0] if str(exc) else "(no message)"
+        super().__init__(
+            f"internal error: {type(exc).__name__}{where}: {text}\n"
+            "This is a bug in vta, not a problem with your input; please report it on the "
+            "project's issue tracker with the command you ran and the traceback that "
+            "`vta --debug ...` prints.")
+
+
+def debugging() -> bool:
+    """Whether ``vta --debug`` was given (show tracebacks of internal errors)."""
+    ctx = click.get_current_context(silent=True)
+    return bool(ctx and ctx.find_root().params.get("debug"))
 
 
 def friendly(fn):
-    """Decorator: report a user error as ``error: <message>`` and exit 1."""
+    """Decorator: a ``VtaError``, or an ``OSError`` that names its file, becomes
+    ``Error: <message>`` with exit 1; any other exception an :class:`InternalError` (exit
+    70), or its traceback under ``--debug``."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
-        except BrokenPipeError:
+        except (BrokenPipeError, click.ClickException, click.exceptions.Exit, click.Abort):
             raise  # `vta ... | head`: click exits quietly, no "Error: Broken pipe"
-        except user_errors() as e:
-            msg = e.args[0] if isinstance(e, KeyError) and e.args else e
-            raise click.ClickException(str(msg)) from None
+        except VtaError as e:
+            raise click.ClickException(str(e)) from None
+        except OSError as e:
+            if e.filename is None:
+                if debugging():
+                    raise
+                raise InternalError(e) from None
+            names = f"{e.filename} -> {e.filename2}" if e.filename2 else str(e.filename)
+            raise click.ClickException(f"{names}: {e.strerror or e}") from None
+        except Exception as e:
+            if debugging():
+                raise
+            raise InternalError(e) from None
     return wrapper
 
 

@@ -36,7 +36,11 @@ def export(config_name: str, output: str, max_burst_beats: int, page_bytes: int)
     output_path(output, "-o/--output")
     cfg = load_config(config_name)
     t0 = time.monotonic()
-    text = export_verilog(cfg, RtlParams(max_burst_beats, page_bytes))
+    try:
+        params = RtlParams(max_burst_beats, page_bytes)
+    except ValueError as e:   # the RTL's parameter checks (amaranth style: ValueError)
+        raise click.ClickException(f"--max-burst-beats/--page-bytes: {e}") from None
+    text = export_verilog(cfg, params)
     Path(output).write_text(text)
     click.echo(f"wrote {output}: module vta for {cfg.name}, {len(text.splitlines())} lines, "
                f"{time.monotonic() - t0:.1f} s")

@@ -20,7 +20,9 @@ def _version() -> str:
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(_version(), "--version", prog_name="vta")
-def cli() -> None:
+@click.option("--debug", is_flag=True,
+              help="show the full traceback of an internal error (a bug) instead of a summary")
+def cli(debug: bool) -> None:
     """VTA stack: compile models, simulate the accelerator, build its hardware.
 
     \b

@@ -3,7 +3,9 @@
 accelerator device: fsim, tsim or the RTL."""
 from __future__ import annotations
 
+import contextlib
 import time
+import warnings
 
 import click
 import numpy as np
@@ -14,6 +16,7 @@ from driver.cli.errors import friendly, output_path, plural, read_npy, read_npz
 
 def _load_inputs(module, specs, seed):
     """name -> array from ``--input [NAME=]FILE.npy`` options, seeded random for the rest."""
+    from driver.runtime.dlpack import host_array
     info = module.input_info()
     given = {}
     for i, spec in enumerate(specs):
@@ -26,12 +29,12 @@ def _load_inputs(module, specs, seed):
         if name not in names:
             raise click.ClickException(f"--input {spec}: the module has no input {name!r}; "
                                        f"inputs: {', '.join(names)}")
-        given[name] = read_npy(path, "--input")
+        given[name] = host_array(read_npy(path, "--input"), f"--input {spec}")  # real numbers
     rng = np.random.default_rng(seed)
     out = {}
     for name, shape, dtype in info:
         if name in given:
-            out[name] = given[name].astype(dtype, copy=False)
+            out[name] = given[name]   # the module converts it, refusing text or complex values
         elif np.issubdtype(np.dtype(dtype), np.floating):
             out[name] = rng.standard_normal(shape).astype(dtype)
         else:  # token ids and masks: 0 or 1, valid for any vocabulary
@@ -91,7 +94,9 @@ def run_cmd(module_dir, inputs, seed, repeat, eval_path, eval_scale, save_output
                                    "(e.g. --port /dev/ttyUSB0)")
     m = load_module(module_dir, device=device, **({"port": port} if port is not None else {}))
     if m.device is not None:
-        _run_vta(m, inputs, seed, eval_path, eval_scale, save_output)
+        from driver.runtime.input_check import InputRangeWarning
+        with _echo_warnings(InputRangeWarning):
+            _run_vta(m, inputs, seed, eval_path, eval_scale, save_output)
         return
     if eval_path:
         _evaluate(m, eval_path, eval_scale)
@@ -115,6 +120,22 @@ def run_cmd(module_dir, inputs, seed, repeat, eval_path, eval_scale, save_output
         where = f"{num_threads()} threads"
     click.echo(f"latency: {t['median_s'] * 1e3:.3f} ms median, {t['min_s'] * 1e3:.3f} ms best of "
                f"{plural(repeat, 'run')} ({where})")
+
+
+@contextlib.contextmanager
+def _echo_warnings(category):
+    """Print warnings of ``category`` as ``warning: ...`` lines as they come."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", category)
+        show = warnings.showwarning
+
+        def echo(message, cat, *args, **kw):
+            if issubclass(cat, category):
+                click.echo(f"warning: {message}")
+            else:
+                show(message, cat, *args, **kw)
+        warnings.showwarning = echo
+        yield
 
 
 def _single_input(m):

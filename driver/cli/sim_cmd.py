@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 import json
+import warnings
 
 import click
 import numpy as np
 
 from driver.cli.errors import friendly, output_path, read_npz
 from sim import cycle, functional
+from sim.errors import UnwrittenReadWarning
 from vta_hw.program import Program
 
 
@@ -79,12 +81,18 @@ def sim(program: str, model: str, as_json: bool, ref: str | None, trace_path: st
         except KeyError as e:
             raise click.ClickException(f"--check {ref}: {e.args[0]}") from None
     head = {"program": program, "config": prog.config.name, "model": model}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UnwrittenReadWarning)
+        result = (cycle.run(prog, trace=bool(trace_path or plot_path)) if model == "cycle"
+                  else functional.run(prog))
+    notes = [str(w.message) for w in caught if issubclass(w.category, UnwrittenReadWarning)]
+    for w in caught:  # others go on as they came
+        if not issubclass(w.category, UnwrittenReadWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     if model == "cycle":
-        result = cycle.run(prog, trace=bool(trace_path or plot_path))
         report = {**head, **result.to_dict()}
         text = result.report()
     else:
-        result = functional.run(prog)
         report = {**head, "counters": result.counters.to_dict(),
                   "leftover_tokens": result.leftover_tokens}
         report["cycles"] = None    # the functional model has no clock: "not timed", not 0
@@ -92,6 +100,7 @@ def sim(program: str, model: str, as_json: bool, ref: str | None, trace_path: st
                           "--model cycle times them)"]
                          + [f"  {k:<28} {_format_value(v)}" for k, v in report["counters"].items()])
     report["leftover_tokens"] = {k: v for k, v in report["leftover_tokens"].items() if v}
+    report["warnings"] = notes
     mismatches = _check(prog, result.dram, ref_arrays) if ref else []
     if ref:
         report["check"] = {"reference": ref, "ok": not mismatches, "mismatches": mismatches}
@@ -107,6 +116,8 @@ def sim(program: str, model: str, as_json: bool, ref: str | None, trace_path: st
         click.echo(text)
         for q, n in report["leftover_tokens"].items():
             click.echo(f"  warning: {n} token(s) left in queue {q}")
+        for note in notes:
+            click.echo(f"  warning: {note}")
         for label, path in (("trace", trace_path), ("plot", plot_path)):
             if path:
                 click.echo(f"{label}: {path}")

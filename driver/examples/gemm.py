@@ -19,6 +19,7 @@ import numpy as np
 
 from vta_hw import isa
 from vta_hw.config import VTAConfig
+from vta_hw.errors import ArgumentError
 from vta_hw.program import DramLayout, Program
 
 
@@ -52,20 +53,20 @@ def gemm_program(cfg: VTAConfig, m: int = 64, n: int = 64, k: int = 64, shift: i
         ``(program, expected)``: ``expected`` is the (M, N) int8 numpy result.
 
     Raises:
-        ValueError: M is not a multiple of BATCH, N or K not of BLOCK, or one
+        ArgumentError: M is not a multiple of BATCH, N or K not of BLOCK, or one
             row of K blocks does not fit the INP/WGT buffers of ``cfg``.
     """
     for name, dim, unit, what in (("m", m, cfg.BATCH, "BATCH"), ("n", n, cfg.BLOCK, "BLOCK"),
                                   ("k", k, cfg.BLOCK, "BLOCK")):
         if dim <= 0 or dim % unit:
-            raise ValueError(f"{name}={dim} must be a positive multiple of {what}={unit}")
+            raise ArgumentError(f"{name}={dim} must be a positive multiple of {what}={unit}")
     if not 0 <= shift <= 31:
-        raise ValueError(f"shift must be in [0, 31], not {shift}")
+        raise ArgumentError(f"shift must be in [0, 31], not {shift}")
     mblk, nblk, kb = m // cfg.BATCH, n // cfg.BLOCK, k // cfg.BLOCK
     nb = _largest_divisor(nblk, lambda d: d * kb <= cfg.wgt_depth)
     mb = _largest_divisor(mblk, lambda d: d * kb <= cfg.inp_depth and d * nb <= cfg.acc_depth)
     if not nb or not mb or kb > cfg.uop_depth:
-        raise ValueError(f"k={k} is too large for preset {cfg.name}: one row of {kb} blocks "
+        raise ArgumentError(f"k={k} is too large for preset {cfg.name}: one row of {kb} blocks "
                          f"must fit the INP ({cfg.inp_depth}), WGT ({cfg.wgt_depth}) and UOP "
                          f"({cfg.uop_depth}) buffers; use a smaller k")
 

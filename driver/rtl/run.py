@@ -12,11 +12,13 @@ from pathlib import Path
 import numpy as np
 
 from driver.rtl.build import TOPLEVEL, build_model, build_root
+from driver.rtl.faults import raise_fault
 from driver.rtl.runner import verilator_runner
 from vta_hw.config import VTAConfig
 from vta_hw.program import Program
 from vta_hw.rtl.top import RtlParams
 from vta_hw.timing import DramTiming
+from vta_hw.errors import VtaError
 from vta_hw.tool import ToolTimeout
 
 #: Default cycle limit per program.
@@ -26,7 +28,7 @@ MAX_CYCLES = 2_000_000
 SIM_LIMIT_S = 1800.0
 
 
-class RtlError(RuntimeError):
+class RtlError(VtaError, RuntimeError):
     """The RTL simulation did not produce results (crash, timeout, memory errors)."""
 
 
@@ -54,7 +56,8 @@ class RtlResult:
 def run_programs(cfg: VTAConfig, jobs, dram_timing: DramTiming | None = None, *,
                  vcd: bool = False, max_cycles: int = MAX_CYCLES,
                  workdir: str | Path | None = None,
-                 timeout_s: float = SIM_LIMIT_S) -> list[RtlResult]:
+                 timeout_s: float = SIM_LIMIT_S,
+                 stop_file: str | Path | None = None) -> list[RtlResult]:
     """Run ``jobs`` (``[(program, dram_image), ...]``) on the RTL of ``cfg``, back to back.
 
     A program is a ``Program`` or the path of a program file (``.vtaprog``).
@@ -63,8 +66,13 @@ def run_programs(cfg: VTAConfig, jobs, dram_timing: DramTiming | None = None, *,
     killed after ``timeout_s`` wall seconds.
     The Verilator model is built once per config and burst rules (cached,
     see ``driver.rtl.build``). ``dram_image`` may be None (the program's own).
+    Creating ``stop_file`` (a path) while a program runs stops the simulation
+    within ``driver.rtl.tb.POLL_CYCLES`` cycles (an ``RtlError`` "stopped by the host").
 
     Raises:
+        UnknownOpcodeError, CycleDeadlockError (``sim``): the RTL ended a program on
+            an error status (an undefined instruction; no progress), reported as the
+            simulators report it (``driver.rtl.faults``).
         RtlError: a program timed out (``max_cycles``), the simulator ran past
             ``timeout_s``, a program touched memory outside its image, or the
             simulator failed; the message says which program and where the log is.
@@ -94,7 +102,8 @@ def run_programs(cfg: VTAConfig, jobs, dram_timing: DramTiming | None = None, *,
     out.unlink(missing_ok=True)
     with open(job, "wb") as f:
         pickle.dump({"timing": dram_timing, "bus_bytes": cfg.bus_bytes,
-                     "max_cycles": max_cycles, "programs": progs}, f)
+                     "max_cycles": max_cycles, "programs": progs,
+                     "stop_file": None if stop_file is None else str(stop_file)}, f)
     runner = verilator_runner(timeout_s, f"RTL simulation of {cfg.name}")
     # test() reads the source lists that build() sets; the model is built (and
     # cached) by build_model, so set them here instead of building again.
@@ -123,6 +132,10 @@ def run_programs(cfg: VTAConfig, jobs, dram_timing: DramTiming | None = None, *,
         shutil.move(workdir / "dump.vcd", wave)
     results = []
     for k, r in enumerate(raw):
+        if r.get("fault"):
+            program, _ = jobs[k]
+            raise_fault(r["fault"], program, progs[k]["dram"],
+                        f"program {k} of {len(progs)} on {cfg.name}", RtlError)
         if r["error"] or r["errors"]:
             msgs = ([r["error"]] if r["error"] else []) + r["errors"][:5]
             raise RtlError(f"program {k} of {len(progs)} on {cfg.name}: {'; '.join(msgs)} "

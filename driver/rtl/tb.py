@@ -17,10 +17,15 @@ from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, FallingEdge, First, RisingEdge
 
 from driver.rtl.memory import MemoryModel
-from vta_hw.rtl.control import MODULES, REG_BUSY, REG_CTRL, REG_CYCLES, REG_INSN_BASE, REG_INSN_COUNT
+from vta_hw.rtl.control import (ERR_NONE, ERROR_QUIET_BIT, MODULES, REG_BUSY, REG_CTRL,
+                                REG_CYCLES, REG_ERROR, REG_ERROR_INSN, REG_INSN_BASE,
+                                REG_INSN_COUNT)
 
 #: Cycles allowed after done for the modules to go idle before the next program.
 DRAIN_LIMIT = 100_000
+#: While waiting for done, the stop file (``run_programs``'s ``stop_file``) is looked
+#: for every this many cycles.
+POLL_CYCLES = 10_000
 
 
 async def csr_write(dut, addr: int, value: int) -> None:
@@ -38,7 +43,8 @@ async def csr_read(dut, addr: int) -> int:
     return int(dut.csr__rdata.value)
 
 
-async def run_one(dut, mem: MemoryModel, prog: dict, max_cycles: int) -> dict:
+async def run_one(dut, mem: MemoryModel, prog: dict, max_cycles: int,
+                  stop_file: str | None = None) -> dict:
     mem.dram = prog["dram"].copy()
     mem.errors = []
     await csr_write(dut, REG_INSN_BASE, prog["insn_base"])
@@ -46,12 +52,25 @@ async def run_one(dut, mem: MemoryModel, prog: dict, max_cycles: int) -> dict:
     await csr_write(dut, REG_CTRL, 1)
     start = mem.cycle()          # we are in cycle 0 of the run (start is high)
     first_burst = len(mem.bursts)
-    if not int(dut.irq.value):
-        await First(RisingEdge(dut.irq), ClockCycles(dut.clk, max_cycles))
+    waited, stopped = 0, False
+    while not int(dut.irq.value) and waited < max_cycles and not stopped:
+        step = min(POLL_CYCLES, max_cycles - waited)
+        await First(RisingEdge(dut.irq), ClockCycles(dut.clk, step))
+        waited += step
+        stopped = stop_file is not None and os.path.exists(stop_file)
     await FallingEdge(dut.clk)
-    error = None
-    if not int(dut.irq.value):
+    error, fault = None, None
+    status = await csr_read(dut, REG_ERROR)
+    if not int(dut.irq.value) and stopped:
+        error = f"stopped by the host after about {waited} cycles"
+    elif not int(dut.irq.value):
         error = f"timeout: done not raised within {max_cycles} cycles"
+    elif status & 3 != ERR_NONE:  # the run ended on an error status: nothing to drain
+        ctrl = await csr_read(dut, REG_CTRL)
+        fault = {"code": status & 3, "insn": await csr_read(dut, REG_ERROR_INSN),
+                 "quiet": {m: bool(status >> (ERROR_QUIET_BIT + k) & 1)
+                           for k, m in enumerate(MODULES)},
+                 "busy": {m: bool(ctrl >> (2 + k) & 1) for k, m in enumerate(MODULES)}}
     else:
         # let late store traffic finish (the cycle counter has already stopped)
         for _ in range(DRAIN_LIMIT):
@@ -61,7 +80,7 @@ async def run_one(dut, mem: MemoryModel, prog: dict, max_cycles: int) -> dict:
             error = f"modules still busy {DRAIN_LIMIT} cycles after done"
     res = {"cycles": await csr_read(dut, REG_CYCLES),
            "busy": {m: await csr_read(dut, REG_BUSY[m]) for m in MODULES},
-           "dram": mem.dram.copy(), "errors": list(mem.errors), "error": error,
+           "dram": mem.dram.copy(), "errors": list(mem.errors), "error": error, "fault": fault,
            "bursts": [(c - start, a, n, w) for c, a, n, w in mem.bursts[first_burst:]]}
     return res
 
@@ -86,10 +105,10 @@ async def run_programs(dut):
     await FallingEdge(dut.clk)
     results = []
     for prog in job["programs"]:
-        res = await run_one(dut, mem, prog, job["max_cycles"])
+        res = await run_one(dut, mem, prog, job["max_cycles"], job.get("stop_file"))
         results.append(res)
         with open(out_path + ".tmp", "wb") as f:
             pickle.dump(results, f)
         os.replace(out_path + ".tmp", out_path)
-        if res["error"]:
+        if res["error"] or res["fault"]:  # the modules keep their state: stop here
             break

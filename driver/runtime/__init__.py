@@ -100,7 +100,7 @@ def load_module(module, device=None, timeout_s: "float | None" = None, **device_
 
     Args:
         module: a module folder (``str`` / path) or a ``CompiledModel`` (runs from memory;
-            its kernels.so goes to a private temporary file for ``dlopen``).
+            its kernels.so is opened from memory, as a folder's is after its hash check).
         device: accelerator modules only: a backend name ("tsim", the default; "fsim",
             "rtl") or a ``driver.device.Device`` of the module's config.
         timeout_s: accelerator modules: seconds one program run may take (None: no limit).

@@ -79,13 +79,12 @@ class AotModule(GraphModule):
             raise RuntimeModuleError(f"{self.path}: an AOT module for another machine "
                                      f"({', '.join(self.targets)}) holding {name}; link it with "
                                      "driver/aot/harness.c for that machine (docs/deploy.md)")
-        lib = source.library(name)
-        data = lib if isinstance(lib, bytes) else open(lib, "rb").read()
+        data = source.library(name)
         bad = elf_problem(data)
         if bad:
             raise RuntimeModuleError(f"{self.path}/{name}: {bad}; recompile the module with "
                                      "`vta compile --executor aot`")
-        return open_library(lib)
+        return open_library(data)
 
     def trace(self, *args, **kwargs) -> list:
         """Not available: an AOT module runs its calls inside one C function.

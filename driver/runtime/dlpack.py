@@ -70,14 +70,31 @@ class Array:
 
 
 def host_array(value, where: str) -> np.ndarray:
-    """``value`` as a numpy array: a CPU DLPack producer without a copy, else ``np.asarray``.
+    """``value`` as a numpy array of real numbers: a CPU DLPack producer without a copy, else
+    ``np.asarray``.
 
     Raises:
         RuntimeModuleError: a producer that refuses the export (a tensor that requires
-            grad, one on a GPU), naming ``where`` and the fix.
+            grad, one on a GPU), or values that are not real numbers (text, complex numbers
+            whose imaginary part a cast would drop, Python objects), naming ``where`` and
+            the fix.
     """
+    a = _host_array(value, where)
+    if a.dtype.kind not in "biuf":
+        what = {"c": "complex numbers (a cast would drop their imaginary part)",
+                "U": "text", "S": "bytes", "O": "Python objects"}.get(a.dtype.kind, "non-numbers")
+        raise RuntimeModuleError(f"{where}: holds {a.dtype} values, {what}; give an array of "
+                                 "real numbers (int or float)")
+    return a
+
+
+def _host_array(value, where: str) -> np.ndarray:
     if isinstance(value, np.ndarray) or not hasattr(value, "__dlpack__"):
-        return np.asarray(value)
+        try:
+            return np.asarray(value)
+        except ValueError as exc:   # ragged nested lists
+            raise RuntimeModuleError(f"{where}: cannot be read as an array ({exc}); give a "
+                                     "numpy array of real numbers") from None
     try:
         device = value.__dlpack_device__()
     except (AttributeError, TypeError):

@@ -30,7 +30,9 @@ import time
 import numpy as np
 
 from .dlpack import Array, host_array, shareable
+from .plan import check_params, check_plan
 from .errors import RuntimeModuleError
+from .input_check import check_input
 from .native import aligned, aligned_copy, elf_problem, open_library
 from .vta_call import vta_call
 
@@ -49,8 +51,10 @@ class GraphModule:
         device: the accelerator device or None; ``path``: the folder (or a label).
 
     Raises:
-        RuntimeModuleError: a kernel, parameter or program the plan names is absent, a
-            buffer is smaller than its kernel argument, or kernels.so is no library.
+        RuntimeModuleError: a malformed plan or one needing more memory than this machine
+            has (``plan.py``), a kernel, parameter or program the plan names is absent or
+            of another shape, a buffer is smaller than its kernel argument, or kernels.so
+            is no library.
     """
 
     def __init__(self, source, device=None, timeout_s: "float | None" = None):
@@ -58,7 +62,10 @@ class GraphModule:
         self.targets, self.kind = source.targets, source.kind
         self.device, self.timeout_s = device, timeout_s
         g = self.graph
-        self._params = {k: aligned_copy(v) for k, v in source.params().items()}
+        check_plan(g, self.path)
+        params = source.params()
+        check_params(g, params, self.path)
+        self._params = {k: aligned_copy(v) for k, v in params.items()}
         self._slots = [aligned(n) for n in g["slots"]]
         self._workspace = aligned(g.get("workspace_bytes", 0))
         self._inputs = [aligned(int(np.prod(i["shape"])) * np.dtype(i["dtype"]).itemsize)
@@ -102,8 +109,7 @@ class GraphModule:
     def _open_library(self, source):
         lib = source.library()
         where = f"{self.path}/kernels.so"
-        data = lib if isinstance(lib, bytes) else open(lib, "rb").read()
-        bad = elf_problem(data)
+        bad = elf_problem(lib)
         if bad:
             raise RuntimeModuleError(f"{where}: {bad}; recompile the module with `vta compile`")
         return open_library(lib)
@@ -208,7 +214,11 @@ class GraphModule:
 
         Raises:
             RuntimeModuleError: unknown input, a shape that differs from the compiled one,
-                or a producer that refuses DLPack export (a GPU tensor, one requiring grad).
+                a producer that refuses DLPack export (a GPU tensor, one requiring grad), or
+                NaN in an input an accelerator model quantizes (``input_check``).
+
+        Warns:
+            InputRangeWarning: values beyond such an input's calibrated range.
         """
         i = self._index(key)
         name = self.input_names[i]
@@ -221,6 +231,7 @@ class GraphModule:
                         f"{name}:{'x'.join(map(str, value.shape))})")
             raise RuntimeModuleError(f"input {name!r} has shape {list(value.shape)}, the module "
                                      f"was compiled for {list(dst.shape)}; {fix}")
+        check_input(name, value, self.graph["inputs"][i].get("range"))
         if self._input_shared[i] and shareable(value, dst.shape, dst.dtype):
             self._point_input(i, value)
             return True

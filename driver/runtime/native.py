@@ -30,8 +30,8 @@ def aligned(nbytes: int) -> np.ndarray:
 
 
 def aligned_copy(a: np.ndarray) -> np.ndarray:
-    """A 64-byte aligned copy of ``a`` (same shape and dtype)."""
-    buf = aligned(a.nbytes).view(a.dtype)[:a.size].reshape(a.shape)
+    """A 64-byte aligned copy of ``a`` (same shape and dtype; an empty ``a`` too)."""
+    buf = aligned(max(a.nbytes, a.itemsize)).view(a.dtype)[:a.size].reshape(a.shape)
     buf[...] = a
     return buf
 
@@ -117,17 +117,16 @@ def num_threads() -> int:
     return int(lib.omp_get_max_threads())
 
 
-def open_library(data_or_path) -> ctypes.CDLL:
-    """``dlopen`` a kernels library: a path, or its bytes (written to a private temporary
-    file, opened, then unlinked: the mapping outlives the name)."""
+def open_library(data: bytes) -> ctypes.CDLL:
+    """``dlopen`` a kernels library from its bytes (the ones whose hash was checked),
+    written to a private temporary file that is unlinked once opened (the mapping outlives
+    the name; a unique name, since the loader reuses a library already open by name)."""
     load_libgomp()
-    if isinstance(data_or_path, bytes):
-        import tempfile
-        fd, path = tempfile.mkstemp(prefix="vtamod_kernels_", suffix=".so")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data_or_path)
-            return ctypes.CDLL(path)
-        finally:
-            os.unlink(path)
-    return ctypes.CDLL(os.path.abspath(data_or_path))
+    import tempfile
+    fd, path = tempfile.mkstemp(prefix="vtamod_kernels_", suffix=".so")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        return ctypes.CDLL(path)
+    finally:
+        os.unlink(path)

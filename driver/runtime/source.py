@@ -6,9 +6,17 @@ naming the file and the fix:
 
 - a folder of an earlier format (no manifest.json, graph.json of format "vtamod-1",
   "vtamod-gpu-1", "vtamod-vta-1" or "vtamod-vta-2"): recompile it;
-- every file the manifest lists exists and has its sha256 (a mismatch names the file,
-  with what is wrong when that can be told: truncated library, invalid JSON);
+- the manifest's own ``digest`` (sha256 of its other keys) matches, so a manifest
+  damaged or edited by hand (a part's hash replaced, the config changed) is refused;
+- every file the manifest lists exists, lies inside the folder and has its sha256 (a
+  mismatch names the file, with what is wrong when that can be told: truncated
+  library, invalid JSON); the parts are kept as read, so what runs is what was
+  hashed, and a module replaced while being read is read again;
 - the graph is valid JSON.
+
+The hashes catch damage, mixed copies and hand edits; they are no signature: whoever
+can write the folder can write a consistent manifest too. Where that matters, sign the
+folder (e.g. minisign or sigstore over manifest.json).
 
 :func:`from_memory` wraps a ``compiler.graph_lower.CompiledModel`` (any object with
 its attributes, ``executor`` and ``aot`` of AOT modules: nothing here imports the
@@ -65,15 +73,11 @@ class ModuleSource:
         """The bytes of file ``name`` (``kernels.so``, ``kernels.cubin``, ...)."""
         if name not in self._files:
             raise RuntimeModuleError(f"module {self.where!r} has no {name}; {RECOMPILE}")
-        data = self._files[name]
-        if isinstance(data, bytes):
-            return data
-        with open(data, "rb") as f:
-            return f.read()
+        return self._files[name]
 
-    def library(self, name: str = "kernels.so"):
-        """What ``native.open_library`` takes for the shared library ``name`` (kernels.so;
-        model.so of AOT modules): its path on disk, or bytes."""
+    def library(self, name: str = "kernels.so") -> bytes:
+        """The bytes of the shared library ``name`` (kernels.so; model.so of AOT modules),
+        for ``native.open_library``."""
         data = self._files.get(name)
         if data is None:
             raise RuntimeModuleError(f"module {self.where!r} has no {name}; {RECOMPILE}")
@@ -91,10 +95,10 @@ class ModuleSource:
             raise RuntimeModuleError(f"module {self.where!r} has no {name} (named in graph.json); "
                                      f"{RECOMPILE}")
         prog = self._programs[name]
-        if isinstance(prog, str):
-            from vta_hw.program import Program, ProgramFormatError
+        if isinstance(prog, bytes):  # the verified bytes read by open_folder
+            from vta_hw.program_file import ProgramFormatError, from_bytes
             try:
-                prog = Program.load(prog)
+                prog = from_bytes(prog, os.path.join(self.where, name))
             except ProgramFormatError as exc:
                 raise RuntimeModuleError(f"{exc}; {RECOMPILE}") from None
             self._programs[name] = prog
@@ -137,24 +141,46 @@ def _damage(name: str, data: bytes) -> str:
     return ": its contents changed"
 
 
-def read_manifest(path: str) -> dict:
-    """The manifest of the module folder ``path``, its format and version checked (files
-    are not read: see :func:`open_folder`).
+def sha256(data: bytes) -> str:
+    """``"sha256:<hex>"``, the form manifest.json records."""
+    return "sha256:" + hashlib.sha256(data).hexdigest()
 
-    Raises:
-        RuntimeModuleError: no folder, an earlier format, invalid JSON, another format
-            or version.
-    """
-    path = os.fspath(path)
-    mpath = os.path.join(path, "manifest.json")
-    if not os.path.isdir(path):
-        raise RuntimeModuleError(f"{path!r} is not a compiled module folder; create one with "
-                                 "`vta compile model.onnx -o model.vtamod`")
-    if not os.path.isfile(mpath):
-        raise _old_format_or_not_a_module(path)
+
+def manifest_digest(doc: dict) -> str:
+    """The sha256 of a manifest without its ``digest`` key, over sorted-key compact JSON
+    (``compiler/graph_lower/module_file.py`` computes the same when it writes one)."""
+    body = {k: v for k, v in doc.items() if k != "digest"}
+    return sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode())
+
+
+def _open_dir(path: str) -> int:
+    """A file descriptor of the module folder ``path``: every part is read through it, so all
+    come from one folder even if another process swaps a new module in meanwhile."""
     try:
-        with open(mpath) as f:
-            doc = json.load(f)
+        return os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        raise RuntimeModuleError(f"{path!r} is not a compiled module folder; create one with "
+                                 "`vta compile model.onnx -o model.vtamod`") from None
+
+
+def _read_at(dir_fd: int, name: str) -> bytes:
+    """The bytes of ``name`` inside the folder ``dir_fd`` (FileNotFoundError if absent)."""
+    fd = os.open(name, os.O_RDONLY, dir_fd=dir_fd)
+    with os.fdopen(fd, "rb") as f:
+        return f.read()
+
+
+def _read_manifest_bytes(path: str, dir_fd: int) -> bytes:
+    try:
+        return _read_at(dir_fd, "manifest.json")
+    except (FileNotFoundError, IsADirectoryError):
+        raise _old_format_or_not_a_module(path) from None
+
+
+def _parse_manifest(path: str, raw: bytes) -> dict:
+    mpath = os.path.join(path, "manifest.json")
+    try:
+        doc = json.loads(raw)
     except ValueError as exc:
         raise RuntimeModuleError(f"{mpath} is not valid JSON ({exc}); the file is truncated or "
                                  f"damaged: {RECOMPILE}") from None
@@ -171,35 +197,60 @@ def read_manifest(path: str) -> dict:
                if newer else RECOMPILE))
     if not isinstance(doc.get("files"), dict) or not isinstance(doc.get("targets"), list):
         raise RuntimeModuleError(f"{mpath} lists no files or targets; {RECOMPILE}")
+    if "digest" not in doc:
+        raise RuntimeModuleError(f"{mpath} has no digest (written before manifests carried "
+                                 f"one); {RECOMPILE}")
+    if doc["digest"] != manifest_digest(doc):
+        raise RuntimeModuleError(f"{mpath}: its digest {str(doc['digest'])[:20]}... differs from "
+                                 "its contents: the manifest was damaged or edited by hand (a "
+                                 "part's hash, the config, the targets); recompile the module "
+                                 "with `vta compile`")
     return doc
 
 
-def open_folder(path) -> ModuleSource:
+def read_manifest(path) -> dict:
+    """The manifest of the module folder ``path``, its format, version and digest checked
+    (files are not read: see :func:`open_folder`).
+
+    Raises:
+        RuntimeModuleError: no folder, an earlier format, invalid JSON, another format
+            or version, a digest that differs.
+    """
+    path = os.fspath(path)
+    dir_fd = _open_dir(path)
+    try:
+        return _parse_manifest(path, _read_manifest_bytes(path, dir_fd))
+    finally:
+        os.close(dir_fd)
+
+
+def open_folder(path, tries: int = 20) -> ModuleSource:
     """A :class:`ModuleSource` for the module folder ``path`` (module docstring).
+
+    Every part is read once, through one descriptor of the folder, and kept: what runs is
+    exactly what was hashed, all from one module. A module replaced while it is read
+    (another process saving to ``path``: the folder read was swapped out and is being
+    removed) is read again from the new one, at most ``tries`` times.
 
     Raises:
         RuntimeModuleError: see the module docstring.
     """
     path = os.fspath(path)
-    doc = read_manifest(path)
-    contents = {}
-    for name, digest in doc["files"].items():
-        full = os.path.join(path, name)
-        if not os.path.isfile(full):
-            raise RuntimeModuleError(f"module {path!r} has no {name} (listed in manifest.json); "
-                                     f"{RECOMPILE}")
-        with open(full, "rb") as f:
-            data = f.read()
-        if "sha256:" + hashlib.sha256(data).hexdigest() != digest:
-            raise RuntimeModuleError(f"{full}{_damage(name, data)}; its sha256 differs from "
-                                     f"manifest.json (damaged or edited): recompile the module "
-                                     f"with `vta compile`")
-        contents[name] = data
+    for attempt in range(tries):
+        dir_fd = _open_dir(path)
+        try:
+            doc = _parse_manifest(path, _read_manifest_bytes(path, dir_fd))
+            contents = _read_parts(path, doc, dir_fd)
+            break
+        except RuntimeModuleError:
+            if attempt + 1 == tries or not _replaced(path, dir_fd):
+                raise  # damaged, not replaced meanwhile
+        finally:
+            os.close(dir_fd)
     if "graph.json" not in contents:
         raise RuntimeModuleError(f"module {path!r} has no graph.json in its manifest; {RECOMPILE}")
     graph = json.loads(contents.pop("graph.json"))
-    files = {n: os.path.join(path, n) for n in contents if not n.startswith("programs/")}
-    programs = {n: os.path.join(path, n) for n in contents if n.startswith("programs/")}
+    programs = {n: contents.pop(n) for n in list(contents) if n.startswith("programs/")}
     npz = contents.pop("params.npz", None)
     where = os.path.join(path, "params.npz")
 
@@ -207,7 +258,37 @@ def open_folder(path) -> ModuleSource:
         if npz is None:
             raise RuntimeModuleError(f"module {path!r} has no params.npz; {RECOMPILE}")
         return load_params(npz, where)
-    return ModuleSource(path, doc, graph, files, params, programs)
+    return ModuleSource(path, doc, graph, contents, params, programs)
+
+
+def _replaced(path: str, dir_fd: int) -> bool:
+    """Whether ``path`` now names another folder than the one open as ``dir_fd`` (whose
+    inode cannot be reused while it is open)."""
+    try:
+        return os.stat(path).st_ino != os.fstat(dir_fd).st_ino
+    except OSError:
+        return True
+
+
+def _read_parts(path: str, doc: dict, dir_fd: int) -> dict:
+    """name -> bytes of every file the manifest lists, each checked against its sha256."""
+    contents = {}
+    for name, digest in doc["files"].items():
+        full = os.path.join(path, name)
+        if not isinstance(name, str) or os.path.isabs(name) or ".." in name.split("/"):
+            raise RuntimeModuleError(f"{path}/manifest.json lists file {name!r}, which is not "
+                                     f"inside the module folder; {RECOMPILE}")
+        try:
+            data = _read_at(dir_fd, name)
+        except OSError:
+            raise RuntimeModuleError(f"module {path!r} has no {name} (listed in manifest.json); "
+                                     f"{RECOMPILE}") from None
+        if sha256(data) != digest:
+            raise RuntimeModuleError(f"{full}{_damage(name, data)}; its sha256 differs from "
+                                     f"manifest.json (damaged or edited): recompile the module "
+                                     f"with `vta compile`")
+        contents[name] = data
+    return contents
 
 
 def from_memory(cm) -> ModuleSource:

@@ -13,8 +13,13 @@ in parallel.
 from __future__ import annotations
 
 from compiler.autotune.tuner import MeasureResult
+from vta_hw.errors import VtaError
 
 from .measure import check_vta_conv2d, measure
+
+
+class SchedulerUnreachable(VtaError, ConnectionError):
+    """The Dask scheduler did not answer within the timeout (the message names it)."""
 
 
 class DaskRunner:
@@ -26,7 +31,8 @@ class DaskRunner:
         options: measurement options (``measure.py``).
 
     Raises:
-        OSError: the scheduler cannot be reached within ``timeout`` (names the address).
+        SchedulerUnreachable: (a ConnectionError) the scheduler cannot be reached within
+            ``timeout`` (names the address).
     """
 
     def __init__(self, client, timeout: float = 120.0, **options):
@@ -36,9 +42,10 @@ class DaskRunner:
             try:
                 client = Client(client, timeout=timeout)
             except (OSError, TimeoutError) as e:
-                raise OSError(f"cannot reach the Dask scheduler at {client!r} within "
-                              f"{timeout:g} s ({e}); start one with `dask scheduler` and "
-                              "workers with `dask worker ADDRESS --nthreads 1`") from None
+                raise SchedulerUnreachable(
+                    f"cannot reach the Dask scheduler at {client!r} within {timeout:g} s ({e}); "
+                    "start one with `dask scheduler` and workers with `dask worker ADDRESS "
+                    "--nthreads 1`") from None
         self.client, self.timeout, self.options = client, timeout, options
         info = client.scheduler_info()
         has = [w for w in info.get("workers", {}).values() if "measure" in w.get("resources", {})]

@@ -20,6 +20,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 
 from compiler.autotune.tuner import MeasureResult
+from vta_hw.errors import ArgumentError
 
 _ROOT = str(Path(__file__).resolve().parents[2])     # the repository (for the worker's imports)
 
@@ -42,7 +43,7 @@ class LocalRunner:
 
     def __init__(self, timeout: float = 60.0, threads: "int | None" = None, **options):
         if not timeout > 0:
-            raise ValueError(f"timeout must be > 0 seconds, not {timeout!r}")
+            raise ArgumentError(f"timeout must be > 0 seconds, not {timeout!r}")
         self.timeout = timeout
         self.threads = threads
         self.options = options

@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass, field
 
 from compiler.autotune import TuningLog, extract_tasks, tune
+from vta_hw.errors import ArgumentError
 
 
 @dataclass
@@ -48,7 +49,7 @@ def make_runner(target: str, scheduler: "str | None" = None, timeout: float = 60
         return CycleRunner()
     from compiler.codegen.llvm.target import parse_target
     if not parse_target(target).is_host:
-        raise ValueError(f"target {target!r} is not this machine: `vta tune` measures CPU "
+        raise ArgumentError(f"target {target!r} is not this machine: `vta tune` measures CPU "
                          "candidates here (or on --scheduler's workers, which must be that "
                          "machine); use --target llvm")
     from .local import LocalRunner

@@ -14,6 +14,7 @@ import pytest
 from compiler import build_model
 from compiler.graph import Graph, Op, input_node, make, param_node, run
 from driver.runtime import RuntimeModuleError, load_module
+from driver.runtime.source import manifest_digest
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 DIGITS = os.path.join(ROOT, "examples", "digits", "digits_cnn.onnx")
@@ -107,6 +108,7 @@ def test_load_errors(tmp_path, saved):
     data = json.dumps(g).encode()
     (broken / "graph.json").write_bytes(data)
     man["files"]["graph.json"] = "sha256:" + hashlib.sha256(data).hexdigest()
+    man["digest"] = manifest_digest(man)
     (broken / "manifest.json").write_text(json.dumps(man))
     with pytest.raises(RuntimeModuleError, match="kernel 'no_such_kernel'.*not in"):
         load_module(str(broken))

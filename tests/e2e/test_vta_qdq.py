@@ -1,7 +1,8 @@
 """QDQ models (onnxruntime's quantize_static, QDQ format) on the accelerator at their own
-scales: the module (tsim) is bit-exact with the quantized oracle and within 1 LSB of
-onnxruntime's int8 outputs; power-of-two scales become plain shifts, others a pre-shift and
-a multiplier (``compiler.quant.qdq``)."""
+scales and zero points: the module (tsim) is bit-exact with the quantized oracle and within
+1 LSB of onnxruntime's int8 outputs; power-of-two scales become plain shifts, others a
+pre-shift and a multiplier; asymmetric activations (quantize_static's defaults) keep their
+zero points (``compiler.quant.qdq``)."""
 import numpy as np
 import onnx
 import onnxruntime as ort
@@ -45,8 +46,8 @@ def _qdq(tmp_path, per_channel, symmetric=True, fmt=QuantFormat.QDQ, model=None,
          activations=QuantType.QInt8):
     src, dst = tmp_path / "float.onnx", tmp_path / "qdq.onnx"
     onnx.save(model or _float_model(), src)
-    kw = dict(activation_type=activations, extra_options={"ActivationSymmetric": True}) \
-        if symmetric else {}
+    kw = dict(activation_type=activations,
+              extra_options={"ActivationSymmetric": True} if symmetric else {})
     quantize_static(str(src), str(dst), _Reader(), quant_format=fmt,
                     weight_type=QuantType.QInt8, per_channel=per_channel, **kw)
     return onnx.load(dst)
@@ -133,11 +134,58 @@ def test_qlinear_conv_and_matmul_import_as_qdq(tmp_path):
     assert within == {"reference": 1.0, "optimized": 1.0}, within
 
 
-def test_asymmetric_activations_are_a_clear_error(tmp_path):
-    model = _qdq(tmp_path, per_channel=False, symmetric=False)   # asymmetric: zero points
-    with pytest.raises(QuantizeError, match=r"QuantizeLinear .*int8 with zero point -?\d+; the "
-                                            r"accelerator's int8 is symmetric.*ActivationSymmetric"):
-        build_model(model, target="vta")
+@pytest.mark.parametrize("per_channel, activations", [(False, QuantType.QUInt8),   # defaults
+                                                      (True, QuantType.QUInt8),
+                                                      (True, QuantType.QInt8)])
+def test_asymmetric_activations_keep_their_zero_points(per_channel, activations, tmp_path):
+    """quantize_static's default asymmetric activations: the zero points ride on the int8
+    values; a padded conv reads its input padded with the zero point (INT8 PAD) and runs
+    unpadded on the accelerator, which adds the output's zero point after requantizing."""
+    model = _qdq(tmp_path, per_channel, symmetric=False, activations=activations)
+    init = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    zps = [int(init[n.input[2]]) for n in model.graph.node if n.op_type == "QuantizeLinear"]
+    assert any(z not in (0, 128) for z in zps), zps         # truly asymmetric
+    qg, within = _check(model, tmp_path)
+    gemms = [n for n in qg.nodes if n.op in (QOp.CONV2D, QOp.DENSE)]
+    assert [(n.op, n.target) for n in gemms] == [(QOp.CONV2D, "cpu"), (QOp.CONV2D, "vta"),
+                                                 (QOp.DENSE, "vta")]
+    assert any(n.zp != 0 for n in gemms)
+    for conv in gemms[:2]:   # 3x3 pad 1: padded with the input's zero point first
+        pad = qg.nodes[conv.src[0]]
+        assert conv.attrs["padding"] == (0, 0) and pad.attrs["op"] == "PAD"
+        assert pad.attrs["attrs"]["value"] == pad.zp == qg.nodes[pad.src[0]].zp
+    assert within == {"reference": 1.0, "optimized": 1.0}, within
+
+
+def test_zero_point_folds_into_the_bias_exactly():
+    """dense of int8 x at zero point zx: the bias holds -zx * sum(w) per output channel, so
+    the oracle's integers equal sum((x - zx) * w) requantized, for every input level."""
+    from onnx import TensorProto, helper
+    from compiler.build_model import import_model
+    from compiler.quant.qdq import import_qdq
+    sx, sw, sy, zx, zy = 0.02, 0.01, 0.013, 97, 200
+    w = np.random.default_rng(0).integers(-127, 128, (16, 3)).astype(np.int8)
+    c = lambda v, n: numpy_helper.from_array(np.asarray(v), n)  # noqa: E731
+    nodes = [helper.make_node("QuantizeLinear", ["x", "sx", "zx"], ["xq"]),
+             helper.make_node("DequantizeLinear", ["xq", "sx", "zx"], ["xd"]),
+             helper.make_node("DequantizeLinear", ["w", "sw", "z"], ["wd"]),
+             helper.make_node("MatMul", ["xd", "wd"], ["m"]),
+             helper.make_node("QuantizeLinear", ["m", "sy", "zy"], ["yq"]),
+             helper.make_node("DequantizeLinear", ["yq", "sy", "zy"], ["y"])]
+    g = helper.make_graph(nodes, "zp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [256, 16])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [256, 3])],
+                          [c(np.float32(sx), "sx"), c(np.float32(sw), "sw"), c(np.float32(sy), "sy"),
+                           c(np.uint8(zx), "zx"), c(np.uint8(zy), "zy"), c(np.int8(0), "z"), c(w, "w")])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    qg = import_qdq(*import_model(model))
+    dense, = [n for n in qg.nodes if n.op is QOp.DENSE]
+    assert dense.zp == zy - 128 and qg.nodes[dense.src[0]].zp == zx - 128
+    levels = np.random.default_rng(1).permuted(np.tile(np.arange(256), (16, 1)), axis=1).T
+    x = (levels - zx).astype(np.float32) * np.float32(sx)          # every uint8 level per column
+    got = np.rint(run_oracle(qg, {"x": x})[0] / np.float32(sy)) + zy
+    ref = np.rint(ort_run(model, {"x": x})[0] / np.float32(sy)) + zy
+    assert np.abs(got - ref).max() <= 1 and np.mean(got == ref) > 0.95
+    assert got.min() == 0 and got.max() == 255                          # both ends clip
 
 
 def test_model_weight_recovers_int8_and_scales():
@@ -185,23 +233,29 @@ def test_per_tensor_pre_shift_covers_the_widest_channel():
         assert np.abs(got - ref).max() <= 1, (v, got, ref)
 
 
-def test_vta_compile_prints_each_multiplier_and_its_error(tmp_path):
+def test_vta_compile_prints_each_multiplier_its_error_and_zero_point(tmp_path):
     from tests.cli_util import run_cli
-    onnx.save(_qdq(tmp_path, per_channel=False), tmp_path / "m.onnx")
+    model = _qdq(tmp_path, per_channel=False, symmetric=False, activations=QuantType.QUInt8)
+    onnx.save(model, tmp_path / "m.onnx")
     r = run_cli("compile", tmp_path / "m.onnx", "-o", tmp_path / "m.vtamod", "--target", "vta", "--quiet")
     assert r.exit_code == 0, r.output
     assert "QDQ model: quantized at its own scales (no calibration)" in r.output
     lines = [ln for ln in r.output.splitlines() if ln.startswith("  vta  ")]
     assert len(lines) == 2 and all("(pre-shift approximation: error <= 0.0" in ln for ln in lines), lines
+    init = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    dq = next(n for n in model.graph.node if n.output[0] == model.graph.output[0].name)
+    assert lines[1].endswith(f" + zero point {int(init[dq.input[2]]) - 128}"), lines   # uint8 -> int8
 
 
-def test_grouped_qdq_conv_runs_group_by_group(tmp_path):
+@pytest.mark.parametrize("symmetric", [True, False])
+def test_grouped_qdq_conv_runs_group_by_group(symmetric, tmp_path):
     """A conv of 2 groups of 16 channels: one accelerator conv per group, each with its
-    output channels' multipliers."""
+    output channels' multipliers (and, asymmetric, the zero points)."""
     b = OnnxBuilder(0)
     x = b.node("Relu", [b.conv("input", 3, 32, 3, bias=True)])
     y = b.conv(x, 32, 32, 3, groups=2, bias=True)
-    model = _qdq(tmp_path, True, model=b.model([_io("input", list(SHAPE))], [_io(y, None)], 13))
+    model = _qdq(tmp_path, True, symmetric, model=b.model([_io("input", list(SHAPE))], [_io(y, None)], 13),
+                 activations=QuantType.QInt8 if symmetric else QuantType.QUInt8)
     qg, within = _check(model, tmp_path, samples=2)
     groups = [n for n in qg.nodes if n.op is QOp.CONV2D and n.name.startswith("conv1.group")]
     assert [n.target for n in groups] == ["vta", "vta"]

@@ -18,6 +18,7 @@ from cycle_helpers import DEFAULT, gemm, program
 from hand_conv2d import hand_conv2d_program
 from sim import cycle, functional
 from sim.cycle import CycleDeadlockError, TimingParams
+from sim.errors import CycleLimitError, DeadlockError
 from sim.random_program import random_program
 from vta_hw import timing as T
 from vta_hw.config import load_config
@@ -272,11 +273,13 @@ def test_deadlock_reports_each_module():
 def test_deadlock_of_a_full_command_queue():
     # 18 GEMMs wait for tokens that LOADs after them in program order would push:
     # compute holds the first in TOKENS and 16 in its queue, so fetch cannot dispatch
-    # the 18th nor reach the LOADs (fine with unbounded queues, as the functional
-    # model has by default)
+    # the 18th nor reach the LOADs (fine with unbounded queues, a what-if of the
+    # functional model; under the hardware's depths it deadlocks there too)
     n = T.CMD_QUEUE_DEPTH + 2
     insns = [gemm(1, pop_prev=True)] * n + [Load(mem=MemId.INP, push_next=True)] * n + [Finish()]
-    functional.run(program(insns))
+    functional.run(program(insns), cmd_queue_depth=None)
+    with pytest.raises(DeadlockError, match="fetch at instruction 17 waits on compute command"):
+        functional.run(program(insns))
     with pytest.raises(CycleDeadlockError) as e:
         cycles(insns)
     st = e.value.states
@@ -303,8 +306,11 @@ def test_deadlock_of_the_rendezvous():
 
 
 def test_max_cycles_stops_a_long_run():
-    with pytest.raises(CycleDeadlockError, match="no FINISH within max_cycles=1000"):
+    with pytest.raises(CycleLimitError, match="the cycle limit max_cycles=1000 was reached "
+                                              r"before FINISH retired.*raise the limit") as e:
         cycles([gemm(5000), Finish()], max_cycles=1000)
+    assert e.value.cycle == 1000 and e.value.retired["compute"] == 0
+    assert not isinstance(e.value, CycleDeadlockError)
 
 
 def test_bad_program_errors_come_from_the_functional_checks():

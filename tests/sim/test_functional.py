@@ -337,6 +337,7 @@ def two_thread_program(cfg):
         ld(INP, 0), ld(WGT, 0, push_next=True),                 # tile 0 loads -> l2c
         ld(INP, 1), ld(WGT, 1, push_next=True),                 # tile 1 loads -> l2c
         Load(mem=UOP, dram_base=ub, y_size=1, x_size=2, x_stride=2, pop_prev=True),
+        Gemm(reset=True, uop_bgn=0, uop_end=1, iter_out=2, iter_in=1, dst_factor_out=1),
         Gemm(uop_bgn=0, uop_end=1, iter_out=1, iter_in=1, push_next=True),   # tile 0 -> c2s
         Gemm(pop_prev=True, uop_bgn=1, uop_end=2, iter_out=1, iter_in=1, push_next=True),
         Store(pop_prev=True, dram_base=b.at("o", "out"), y_size=1, x_size=1, x_stride=1,
@@ -362,13 +363,13 @@ def test_two_thread_token_program_on_every_schedule(small_cfg):
 def test_counters(small_cfg):
     p, _ = two_thread_program(small_cfg)
     c = run(p).counters.to_dict()
-    assert c["insns"] == {"LOAD": 6, "GEMM": 2, "STORE": 2, "FINISH": 1}
-    assert c["insns_by_module"] == {"load": 4, "compute": 5, "store": 2}
+    assert c["insns"] == {"LOAD": 6, "GEMM": 3, "STORE": 2, "FINISH": 1}
+    assert c["insns_by_module"] == {"load": 4, "compute": 6, "store": 2}
     assert c["bytes_loaded"] == {"inp": 8, "wgt": 32, "uop": 8}
     assert c["bytes_stored"] == {"out": 8}
-    assert c["gemm_uops"] == 2 and c["alu_uops"] == 0 and c["noop_memops"] == 1
+    assert c["gemm_uops"] == 4 and c["alu_uops"] == 0 and c["noop_memops"] == 1
     assert c["tokens_pushed"] == c["tokens_popped"] == {"l2c": 2, "c2s": 2, "s2c": 2}
-    assert c["steps"] == 11
+    assert c["steps"] == 12
 
 
 def test_max_steps_stops_early(small_cfg):

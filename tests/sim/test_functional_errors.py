@@ -193,14 +193,17 @@ def test_deadlock_names_instruction_module_and_queue(small_cfg):
 
 
 def test_deadlock_from_a_full_command_queue(small_cfg):
-    """Fine with unbounded queues; with 1-entry command queues fetch blocks on the second
-    store before the LOAD the first store waits on is fetched."""
+    """Fine with unbounded queues and with 1-entry command queues (the first store waits
+    in the module, the second in its queue); without command queues (depth 0, the
+    rendezvous) fetch blocks on the second store before the LOAD the first store waits
+    on is fetched."""
     insns = [Store(pop_prev=True), Store(), Load(mem=UOP, push_next=True), Finish()]
     p = prog(small_cfg, insns)
-    assert run(p).finished
+    assert run(p, cmd_queue_depth=None).finished
+    assert run(p, cmd_queue_depth=1).finished
     with pytest.raises(errors.DeadlockError, match="fetch at instruction 1 waits on store "
                                                    r"command queue \(full\)"):
-        run(p, cmd_queue_depth=1)
+        run(p, cmd_queue_depth=0)
 
 
 def test_deadlock_from_a_full_token_queue(small_cfg):

@@ -141,7 +141,7 @@ def test_corrupted_payload_is_refused(tmp_path):
     bad = bytearray(data)
     bad[-5] ^= 0x40
     path.write_bytes(bytes(bad))
-    with pytest.raises(ProgramFormatError, match="payload checksum mismatch"):
+    with pytest.raises(ProgramFormatError, match="checksum mismatch"):
         Program.load(path)
 
 

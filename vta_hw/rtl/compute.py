@@ -57,7 +57,7 @@ class Compute(wiring.Component):
             "w_inp": In(SramWriteSignature(cfg.log_inp_depth, 8 * cfg.inp_elem_bytes)),
             "w_wgt": In(SramWriteSignature(cfg.log_wgt_depth, 8 * cfg.wgt_elem_bytes)),
             "out_addr": In(max(cfg.log_out_depth, 1)), "out_data": Out(8 * cfg.out_elem_bytes),
-            "busy": Out(1), "finish": Out(1),
+            "busy": Out(1), "stall": Out(1), "finish": Out(1),
         })
 
     def elaborate(self, platform):
@@ -141,6 +141,7 @@ class Compute(wiring.Component):
                     m.d.sync += insn.eq(self.cmd.r_data)
                     m.next = "TOKENS"
             with m.State("TOKENS"):
+                m.d.comb += self.stall.eq(~tokens_ok)
                 with m.If(tokens_ok):
                     m.d.comb += [self.l2c.pop_ready.eq(pop_prev), self.s2c.pop_ready.eq(pop_next)]
                     m.next = "RETIRE"
@@ -158,6 +159,7 @@ class Compute(wiring.Component):
                 with m.If(core.done):
                     m.next = "RETIRE"
             with m.State("RETIRE"):
+                m.d.comb += self.stall.eq(~push_ok)
                 with m.If(push_ok):
                     m.d.comb += [self.c2l.push_valid.eq(push_prev), self.c2s.push_valid.eq(push_next),
                                  self.finish.eq(opcode == Opcode.FINISH)]

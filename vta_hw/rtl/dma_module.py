@@ -5,7 +5,8 @@ IDLE dequeues an instruction from the module's command queue into ``insn``
 for the instruction's one pop token, pops it and starts the DMA engine ->
 DMA waits for the engine's ``done`` -> RETIRE pushes the instruction's one
 push token once its queue has room -> IDLE. ``busy`` is high outside IDLE
-(the BUSY counter of ``control``). ``vta_hw.timing`` has the cycle counts;
+(the BUSY counter of ``control``); ``stall`` is high while TOKENS waits for
+its token or RETIRE for room (``control``'s no-progress watchdog reads it). ``vta_hw.timing`` has the cycle counts;
 the compute module (``compute.py``) runs the same flow with two tokens each
 way and more kinds of work.
 """
@@ -22,7 +23,8 @@ def dma_module_fsm(m: Module, unit, insn: Value, dma, *, pop: Value, pop_port,
     """Add the state machine to ``m``.
 
     Args:
-        unit: the module component (its ``cmd`` command-queue port and ``busy`` output).
+        unit: the module component (its ``cmd`` command-queue port, ``busy`` and
+            ``stall`` outputs).
         insn: the instruction register the state machine loads (``INSN_BITS`` wide).
         dma: the DMA engine (``start`` and ``done``).
         pop, pop_port: the instruction's pop flag and the token queue port it pops.
@@ -36,6 +38,7 @@ def dma_module_fsm(m: Module, unit, insn: Value, dma, *, pop: Value, pop_port,
                 m.d.sync += insn.eq(unit.cmd.r_data)
                 m.next = "TOKENS"
         with m.State("TOKENS"):
+            m.d.comb += unit.stall.eq(pop & ~pop_port.pop_valid)
             with m.If(~pop | pop_port.pop_valid):
                 m.d.comb += [pop_port.pop_ready.eq(pop), dma.start.eq(1)]
                 m.next = "DMA"
@@ -43,6 +46,7 @@ def dma_module_fsm(m: Module, unit, insn: Value, dma, *, pop: Value, pop_port,
             with m.If(dma.done):
                 m.next = "RETIRE"
         with m.State("RETIRE"):
+            m.d.comb += unit.stall.eq(push & ~push_port.push_ready)
             with m.If(~push | push_port.push_ready):
                 m.d.comb += push_port.push_valid.eq(push)
                 m.next = "IDLE"

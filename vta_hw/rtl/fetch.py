@@ -23,6 +23,15 @@ compute (everything else) when that queue has room (with no command queues,
 decoded when an instruction is staged and kept beside it as the staging
 queue's tag (flip-flops), so the dispatch decision does not wait for the
 staging memory's 128-bit read.
+
+An undefined instruction (an unknown opcode, or a LOAD/STORE with an undefined
+memory id: ``_undefined``) is tagged so when it is staged and never
+dispatched: with it at the head of staging fetch raises ``error`` and holds
+``dispatched``, the number of instructions dispatched before it (its index),
+and ``control`` ends the run with an error status. ``stall`` is high while
+the head waits for room in its module's command queue; ``quiet`` while fetch
+does nothing that can make progress by itself (IDLE, or REQ behind a stalled
+head), for ``control``'s no-progress watchdog.
 """
 from __future__ import annotations
 
@@ -64,7 +73,17 @@ def _destination(insn):
     mem = insn[where["mem"].lsb:where["mem"].msb + 1]
     on_load = functools.reduce(operator.or_, (mem == m for m in isa.LOAD_MODULE_MEMS))
     return Cat((opcode == Opcode.LOAD) & on_load,
-               opcode == Opcode.STORE)
+               opcode == Opcode.STORE, _undefined(opcode, mem))
+
+
+def _undefined(opcode, mem):
+    """High for an opcode ``vta_hw.isa.Opcode`` does not define, or a LOAD/STORE whose
+    memory id ``vta_hw.isa.MemId`` does not define (what the simulators reject as
+    ``UnknownOpcodeError``)."""
+    known_op = functools.reduce(operator.or_, (opcode == o for o in Opcode))
+    known_mem = functools.reduce(operator.or_, (mem == m for m in isa.MemId))
+    memop = (opcode == Opcode.LOAD) | (opcode == Opcode.STORE)
+    return ~known_op | (memop & ~known_mem)
 
 
 class Fetch(wiring.Component):
@@ -90,7 +109,8 @@ class Fetch(wiring.Component):
         self.stage_depth = -(-max_burst_beats // self.beats_per_insn)
         super().__init__({
             "start": In(1), "insn_base": In(addr_bits), "insn_count": In(REG_BITS),
-            "busy": Out(1),
+            "busy": Out(1), "stall": Out(1), "quiet": Out(1),
+            "error": Out(1), "dispatched": Out(REG_BITS),
             "mem": Out(MemPortSignature(bus_width, max_burst_beats, addr_bits)),
             "to_load": Out(queue_write_signature()), "to_compute": Out(queue_write_signature()),
             "to_store": Out(queue_write_signature()),
@@ -102,7 +122,7 @@ class Fetch(wiring.Component):
         bus = self.mem
         in_place = IB % self.max_burst_beats == 0
         stage = _StagingRegister() if in_place else SyncQueue(INSN_BITS, self.stage_depth,
-                                                               tag_width=2)
+                                                               tag_width=3)
         m.submodules.staging = stage
         cur_beat = Signal(self.addr_bits - lBB)   # the memory address in beats
         # beats of the stream left: insn_count * IB < 2**(REG_BITS + log2(IB))
@@ -126,12 +146,13 @@ class Fetch(wiring.Component):
         m.d.comb += self.busy.eq(1)
         with m.FSM():
             with m.State("IDLE"):
-                m.d.comb += self.busy.eq(0)
+                m.d.comb += [self.busy.eq(0), self.quiet.eq(1)]
                 with m.If(self.start):
                     m.d.sync += [cur_beat.eq(self.insn_base[lBB:]),
                                  beats_left.eq(self.insn_count << _log2(IB)), bc.eq(0)]
                     m.next = "REQ"
             with m.State("REQ"):
+                m.d.comb += self.quiet.eq(self.stall | self.error)
                 with m.If(beats_left == 0):
                     m.next = "IDLE"
                 with m.Else():
@@ -157,12 +178,18 @@ class Fetch(wiring.Component):
 
         # dispatch: one instruction per cycle to its module's command queue
         head = stage.r_data
-        to_load, to_store = stage.r_tag[0], stage.r_tag[1]
+        to_load, to_store, bad = stage.r_tag[0], stage.r_tag[1], stage.r_tag[2]
         for q, sel in ((self.to_load, to_load), (self.to_store, to_store),
                        (self.to_compute, ~to_load & ~to_store)):
             m.d.comb += q.w_data.eq(head)
-            with m.If(sel):
-                m.d.comb += [q.w_valid.eq(stage.r_valid), stage.r_ready.eq(q.w_ready)]
+            with m.If(sel & ~bad):
+                m.d.comb += [q.w_valid.eq(stage.r_valid), stage.r_ready.eq(q.w_ready),
+                             self.stall.eq(stage.r_valid & ~q.w_ready)]
+        m.d.comb += self.error.eq(stage.r_valid & bad)
+        with m.If(self.start):
+            m.d.sync += self.dispatched.eq(0)
+        with m.Elif(stage.r_valid & stage.r_ready):
+            m.d.sync += self.dispatched.eq(self.dispatched + 1)
         return m
 
 
@@ -171,7 +198,7 @@ class _StagingRegister(wiring.Component):
     """A one-entry staging queue whose entry also collects the beats of the instruction
     (``Fetch``, when bursts end on instruction boundaries).
 
-    The ports and cycles of ``SyncQueue(INSN_BITS, 1, tag_width=2)`` (an entry written in
+    The ports and cycles of ``SyncQueue(INSN_BITS, 1, tag_width=3)`` (an entry written in
     cycle t is readable from t+1; ``level`` 0 or 1; ``r_data`` is the entry), plus
     ``shift_en``: in a cycle in which it is high the entry takes ``w_data`` without
     becoming valid (an earlier beat of the instruction). The writer writes and shifts
@@ -180,8 +207,8 @@ class _StagingRegister(wiring.Component):
 
     def __init__(self):
         super().__init__({"w_valid": In(1), "w_ready": Out(1), "w_data": In(INSN_BITS),
-                          "w_tag": In(2), "r_valid": Out(1), "r_ready": In(1),
-                          "r_data": Out(INSN_BITS), "r_tag": Out(2), "level": Out(range(2)),
+                          "w_tag": In(3), "r_valid": Out(1), "r_ready": In(1),
+                          "r_data": Out(INSN_BITS), "r_tag": Out(3), "level": Out(range(2)),
                           "shift_en": In(1)})
 
     def elaborate(self, platform):

@@ -46,7 +46,7 @@ class Load(wiring.Component):
             "mem": Out(MemPortSignature(cfg.BUS_WIDTH, max_burst_beats, addr_bits)),
             "w_inp": Out(SramWriteSignature(cfg.log_inp_depth, 8 * cfg.inp_elem_bytes)),
             "w_wgt": Out(SramWriteSignature(cfg.log_wgt_depth, 8 * cfg.wgt_elem_bytes)),
-            "busy": Out(1),
+            "busy": Out(1), "stall": Out(1),
         })
 
     def elaborate(self, platform):

@@ -38,7 +38,7 @@ class Store(wiring.Component):
             "c2s": Out(token_pop_signature()), "s2c": Out(token_push_signature()),
             "mem": Out(MemPortSignature(cfg.BUS_WIDTH, max_burst_beats, addr_bits)),
             "out_addr": Out(max(cfg.log_out_depth, 1)), "out_data": In(8 * cfg.out_elem_bytes),
-            "busy": Out(1),
+            "busy": Out(1), "stall": Out(1),
         })
 
     def elaborate(self, platform):

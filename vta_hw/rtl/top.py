@@ -128,7 +128,12 @@ class VTA(wiring.Component):
         wiring.connect(m, wiring.flipped(self.csr), ctl.csr)
         m.d.comb += [self.irq.eq(ctl.irq), fetch.start.eq(ctl.start),
                      fetch.insn_base.eq(ctl.insn_base), fetch.insn_count.eq(ctl.insn_count),
-                     ctl.finish.eq(compute.finish)]
+                     ctl.finish.eq(compute.finish), ctl.error.eq(fetch.error),
+                     ctl.error_insn.eq(fetch.dispatched), ctl.quiet_fetch.eq(fetch.quiet)]
+        # a module is quiet while it waits on a token or room, or idles with nothing queued
+        for name, unit in (("load", load), ("compute", compute), ("store", store)):
+            m.d.comb += getattr(ctl, f"quiet_{name}").eq(
+                unit.stall | (~unit.busy & ~unit.cmd.r_valid))
 
         for name, unit in (("load", load), ("compute", compute), ("store", store)):
             src = getattr(fetch, f"to_{name}")

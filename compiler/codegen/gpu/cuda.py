@@ -31,6 +31,7 @@ from compiler.tir import ir
 from compiler.tir.ops import Op
 from vta_hw.tool import run_tool
 from .c_source import CSourcePrinter, KernelSource
+from vta_hw.errors import VtaError
 
 _log = logging.getLogger(__name__)
 
@@ -248,7 +249,7 @@ def compile_source(code: str, name: str = "kernel", arch: str = "sm_90", output:
             return f.read()
 
 
-class CudaCompileError(RuntimeError):
+class CudaCompileError(VtaError, RuntimeError):
     """NVRTC or nvcc rejected a kernel; ``log`` is the compiler's output, ``source`` the code."""
 
     def __init__(self, msg: str, kernel: str, log: str, source: str):

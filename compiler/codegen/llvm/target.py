@@ -25,6 +25,7 @@ import functools
 from dataclasses import dataclass
 
 import llvmlite.binding as llvm
+from vta_hw.errors import ArgumentError
 
 from .cpu_features import cpu_features, merge
 
@@ -133,13 +134,13 @@ def parse_target(spec: "str | Target") -> Target:
         raise TypeError(f"target must be a str or Target, not {spec!r}")
     words = _ALIASES.get(spec.strip(), spec).split()
     if not words or words[0] != "llvm":
-        raise ValueError(f"target kind must be 'llvm' (e.g. 'llvm -mtriple=aarch64-linux-gnu'), "
+        raise ArgumentError(f"target kind must be 'llvm' (e.g. 'llvm -mtriple=aarch64-linux-gnu'), "
                          f"not {spec!r}")
     opts = {}
     for word in words[1:]:
         key, _, value = word.partition("=")
         if key not in ("-mtriple", "-mcpu", "-mattr") or not value:
-            raise ValueError(f"target option must be -mtriple=, -mcpu= or -mattr=, not {word!r} "
+            raise ArgumentError(f"target option must be -mtriple=, -mcpu= or -mattr=, not {word!r} "
                              f"in {spec!r}")
         opts[key] = value
     host = host_target()
@@ -149,7 +150,7 @@ def parse_target(spec: "str | Target") -> Target:
     try:
         llvm.Target.from_triple(triple)
     except RuntimeError as err:
-        raise ValueError(f"LLVM has no backend for triple {triple!r} (target {spec!r}): {err}") from None
+        raise ArgumentError(f"LLVM has no backend for triple {triple!r} (target {spec!r}): {err}") from None
     cpu = opts.get("-mcpu", host.cpu if is_host else "generic")
     native = cpu == "native" and is_host
     if native:
@@ -157,7 +158,7 @@ def parse_target(spec: "str | Target") -> Target:
     if "-mcpu" in opts and not _cpu_known(triple, cpu):
         hint = (f"-mcpu=native (this machine: {host.cpu})" if is_host
                 else "a CPU of that architecture, or no -mcpu (generic)")
-        raise ValueError(f"-mcpu={cpu}: LLVM does not know this CPU for triple {triple!r} "
+        raise ArgumentError(f"-mcpu={cpu}: LLVM does not know this CPU for triple {triple!r} "
                          f"(target {spec!r}); use {hint}")
     mattr = opts.get("-mattr", "")
     if native:

@@ -24,13 +24,15 @@ import shutil
 import subprocess
 import tempfile
 
+from vta_hw.errors import VtaError
+
 #: the linker's stack, bytes: kernels keep small local arrays on it
 STACK_BYTES = 1 << 20
 #: seconds one link may take before it is stopped
 LINK_TIMEOUT_S = 120
 
 
-class WasmLinkError(RuntimeError):
+class WasmLinkError(VtaError, RuntimeError):
     """wasm-ld is missing, timed out, or refused the objects."""
 
 

@@ -21,9 +21,10 @@ import numpy as np
 
 from compiler.tir import ir
 from compiler.tir.ops import Op
+from vta_hw.errors import VtaError
 
 
-class CodegenError(ValueError):
+class CodegenError(VtaError, ValueError):
     """Loop IR that the VTA code generator cannot turn into instructions; the message says why."""
 
 

@@ -151,9 +151,15 @@ def _conv2d_transpose():
 def _dense():
     def infer(src, a):
         x, w = src[0].shape, src[1].shape
-        if len(w) != 2 or not x or x[-1] != w[1] or src[0].dtype != src[1].dtype:
-            raise GraphError(f"needs x[...,K] and w[N,K] of one dtype, got {src[0].dtype}{list(x)} "
-                             f"and {src[1].dtype}{list(w)}")
+        got = f"got {src[0].dtype}{list(x)} and {src[1].dtype}{list(w)}"
+        if len(w) != 2 or not x:
+            raise GraphError(f"needs x[...,K] and a 2-D weight w[N,K], {got}")
+        if x[-1] != w[1]:
+            raise GraphError(f"x has K={x[-1]} features, the weight w[N,K] takes K={w[1]} ({got}); "
+                             "the input reaching this layer has another size than the model "
+                             "was made for (check the input shape)")
+        if src[0].dtype != src[1].dtype:
+            raise GraphError(f"needs x and w of one dtype, {got}")
         return x[:-1] + (w[0],), src[0].dtype
     return infer, lambda args, a: args[0] @ args[1].T
 

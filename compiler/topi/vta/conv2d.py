@@ -25,8 +25,8 @@ DMAs worse for overlap than grouping each thread's loads as here:
   ALU's tensor operand), [MUL by a multiplier (an immediate or a per-lane vector),
   SHR, ADD 2**14, SHR 15: a scale that is not a power of two, rounded; the
   multiplier is at most 15 bits because MUL keeps the low 32 bits of the product,
-  so the first shift is a pre-shift that keeps the product in int32],
-  MAX 0 (relu) or -128, MIN 127; then store the tile
+  so the first shift is a pre-shift that keeps the product in int32], [ADD the output's
+  zero point (an immediate)], MAX the zero point (relu) or -128, MIN 127; then store the tile
   (a ``dma_copy`` from ``local.acc_buffer``; OUT holds the int8 truncation,
   exact after the clip).
 
@@ -273,7 +273,8 @@ class _Stmts:
 
 def conv2d_ir(env: Env, s: Conv2dShape, t: Tiling, *, shift: int = 0, relu: bool = False,
               bias: bool = True, shifts: bool = False, mult: "int | None" = None,
-              mults: bool = False, post: int = 15, name: str = "conv2d") -> ir.PrimFunc:
+              mults: bool = False, post: int = 15, zero: int = 0,
+              name: str = "conv2d") -> ir.PrimFunc:
     """The scheduled conv2d as loop IR for ``compiler.codegen.vta`` (module docstring).
 
     Parameters (DRAM buffers): data ``(NB, CB, H, W, B, BI)`` int8, kernel
@@ -282,7 +283,8 @@ def conv2d_ir(env: Env, s: Conv2dShape, t: Tiling, *, shift: int = 0, relu: bool
     ``shift`` is ignored], [mult ``(OB, B, BO)`` int32: per-output-channel multipliers,
     with ``mults``], out ``(NB, OB, OH, OW, B, BO)`` int8. ``mult`` (an immediate) or
     ``mults``, with ``post``: after the shift, MUL, SHR ``post - 15``, ADD 2**14, SHR 15
-    (``layout.requantize``).
+    (``layout.requantize``); then ADD ``zero`` (the output's zero point), MAX ``zero`` (relu)
+    or -128, MIN 127.
     """
     b, tl = _buffers(env, s, t), _Tile(s, t)
     st = _Stmts(env, s, t, b, tl)
@@ -306,7 +308,9 @@ def conv2d_ir(env: Env, s: Conv2dShape, t: Tiling, *, shift: int = 0, relu: bool
         if post > 15:
             body.append(st.alu("SHR", imm=post - 15))
         body += [st.alu("ADD", imm=1 << 14), st.alu("SHR", imm=15)]
-    body.append(st.alu("MAX", imm=0 if relu else -128))
+    if zero:
+        body.append(st.alu("ADD", imm=zero))
+    body.append(st.alu("MAX", imm=zero if relu else -128))
     body.append(st.alu("MIN", imm=127))
     body.append(st.store_out())
     if tl.steps == 1:
@@ -351,6 +355,7 @@ class Conv2dKernel:
     compile_s: float
     mult: "int | tuple[int, ...] | None" = None   # ``layout.requantize``
     post: int = 15
+    zero: int = 0                                 # the output's zero point
 
     def pack_data(self, x: np.ndarray) -> np.ndarray:
         return pack_nchw(np.asarray(x, np.int8), self.env.BATCH, self.env.BLOCK_IN)
@@ -384,7 +389,7 @@ class Conv2dKernel:
     def reference(self, x, w, b=None) -> np.ndarray:
         s = self.shape
         return conv2d_reference(x, w, b if self.bias else None, (s.sh, s.sw), (s.ph, s.pw),
-                                self.shift, self.relu, self.mult, self.post)
+                                self.shift, self.relu, self.mult, self.post, self.zero)
 
 
 def _pair(v, what: str) -> tuple[int, int]:
@@ -398,7 +403,7 @@ def _pair(v, what: str) -> tuple[int, int]:
 
 def conv2d_program(cfg: VTAConfig, data_shape, kernel_shape, strides=1, padding=0, *,
                    shift=0, relu: bool = False, bias: bool = True, mult=None, post: int = 15,
-                   vthreads: int = 2, tiling: Tiling | None = None,
+                   zero: int = 0, vthreads: int = 2, tiling: Tiling | None = None,
                    dram: DramTiming | None = None,
                    measure: Callable[[Program], float] | None = None,
                    tune_top: int = 8) -> Conv2dKernel:
@@ -417,6 +422,8 @@ def conv2d_program(cfg: VTAConfig, data_shape, kernel_shape, strides=1, padding=
             (an ACC vector like the shifts, param buffer "mult"), applied after the shift
             with a rounding right shift by ``post`` (15..46): ``layout.requantize``. None:
             shifts only (power-of-two scales).
+        zero: the output's zero point in [-128, 127], added after the requantization
+            (ALU ADD immediate); relu then clamps at it (real 0).
         bias: add an int32 per-output-channel bias (a DRAM buffer "bias").
         vthreads: virtual threads for latency hiding (1 disables; 2 is the default).
         tiling: a fixed ``Tiling`` instead of ``tiling.search``.
@@ -457,6 +464,8 @@ def conv2d_program(cfg: VTAConfig, data_shape, kernel_shape, strides=1, padding=
             raise ValueError(f"mult must be in [1, 32767] (a 16-bit ALU immediate), not {v}")
     if mult is not None and not 15 <= post <= 46:
         raise ValueError(f"post must be in [15, 46] (two right shifts of at most 31), not {post}")
+    if not -128 <= zero <= 127:
+        raise ValueError(f"zero (the output's zero point) must be in [-128, 127], not {zero}")
     (sh, sw), (ph, pw) = _pair(strides, "strides"), _pair(padding, "padding")
     s = Conv2dShape(-(-N // env.BATCH), -(-C // env.BLOCK_IN), H, W, -(-O // env.BLOCK_OUT),
                     KH, KW, sh, sw, ph, pw)
@@ -468,7 +477,8 @@ def conv2d_program(cfg: VTAConfig, data_shape, kernel_shape, strides=1, padding=
     best = None
     for t in tilings:
         func = conv2d_ir(env, s, t, shift=0 if per_channel else shift, relu=relu, bias=bias,
-                         shifts=per_channel, mult=None if mults else mult, mults=mults, post=post)
+                         shifts=per_channel, mult=None if mults else mult, mults=mults, post=post,
+                         zero=int(zero))
         stats = vta_codegen.BuildStats()
         prog = vta_codegen.build(func, cfg, kinds, stats=stats)
         cost = measure(prog) if measure and len(tilings) > 1 else 0.0
@@ -476,12 +486,12 @@ def conv2d_program(cfg: VTAConfig, data_shape, kernel_shape, strides=1, padding=
             best = (cost, t, prog, stats)
     _, t, prog, stats = best
     return Conv2dKernel(prog, env, s, t, N, C, O, shift, relu, bias, stats,
-                        time.perf_counter() - t0, mult, post)
+                        time.perf_counter() - t0, mult, post, int(zero))
 
 
 def dense_program(cfg: VTAConfig, data_shape, weight_shape, *, shift=0,
                   relu: bool = False, bias: bool = True, vthreads: int = 2, mult=None,
-                  post: int = 15) -> "DenseKernel":
+                  post: int = 15, zero: int = 0) -> "DenseKernel":
     """Compile a quantized dense layer: ``x`` (N, C) int8 times ``w`` (O, C) int8 -> (N, O).
 
     Packed layouts: data ``(N/B, C/BI, 1, 1, B, BI)``, weights ``(O/BO, C/BI, 1, 1, BO, BI)``
@@ -490,7 +500,7 @@ def dense_program(cfg: VTAConfig, data_shape, weight_shape, *, shift=0,
     N, C = data_shape
     O, C2 = weight_shape
     k = conv2d_program(cfg, (N, C, 1, 1), (O, C2, 1, 1), shift=shift, relu=relu, bias=bias,
-                       vthreads=vthreads, mult=mult, post=post)
+                       vthreads=vthreads, mult=mult, post=post, zero=zero)
     return DenseKernel(k)
 
 

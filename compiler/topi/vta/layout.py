@@ -13,8 +13,8 @@ Layouts (channels zero-padded to block multiples, batch to BATCH):
 
 ``conv2d_reference`` is the op the accelerator computes, on the unpacked
 tensors: int8 x int8 products summed in int32 (wrapping), plus bias, arithmetic
-shift right, [multiply and round: a scale that is not a power of two], relu (max 0),
-clip to [-128, 127], cast to int8.
+shift right, [multiply and round: a scale that is not a power of two], [add the output's
+zero point], relu (max zero point), clip to [-128, 127], cast to int8.
 ``add_reference`` is the residual add: int8 operands shifted left to a common
 exponent and summed in int32 (wrapping), rounded, shifted right, relu, clip.
 """
@@ -74,8 +74,10 @@ def unpack_nchw(y: np.ndarray, n: int, c: int) -> np.ndarray:
     return np.ascontiguousarray(y.transpose(0, 4, 1, 5, 2, 3).reshape(NB * B, CB * BO, H, W)[:n, :c])
 
 
-def requantize(acc: np.ndarray, shift, relu: bool, mult=None, post: int = 15) -> np.ndarray:
-    """int32 accumulators -> int8: ``>> shift`` (arithmetic), [multiply], relu, clip, cast.
+def requantize(acc: np.ndarray, shift, relu: bool, mult=None, post: int = 15,
+               zero: int = 0) -> np.ndarray:
+    """int32 accumulators -> int8: ``>> shift`` (arithmetic), [multiply], + ``zero``, relu
+    (max ``zero``: the output's zero point is real 0), clip, cast.
 
     ``shift``: an int, or one int per channel (axis 1 of ``acc``; per-channel weights).
     ``mult`` (an int in [1, 32767] or one per channel; None: none) with ``post`` (15..46):
@@ -90,16 +92,18 @@ def requantize(acc: np.ndarray, shift, relu: bool, mult=None, post: int = 15) ->
         wrap = lambda v: ((v + (1 << 31)) % (1 << 32) - (1 << 31))  # noqa: E731 (int32)
         y = wrap(y.astype(np.int64) * per(mult)) >> (post - 15)
         y = (wrap(y + (1 << 14)) >> 15).astype(np.int32)
+    y = y + np.int32(zero)
     if relu:
-        y = np.maximum(y, 0)
+        y = np.maximum(y, zero)
     return np.clip(y, -128, 127).astype(np.int8)
 
 
 def conv2d_reference(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None = None,
                      strides=(1, 1), padding=(0, 0), shift=0,
-                     relu: bool = False, mult=None, post: int = 15) -> np.ndarray:
+                     relu: bool = False, mult=None, post: int = 15, zero: int = 0) -> np.ndarray:
     """Quantized conv2d on NCHW int8 ``x`` and OIHW int8 ``w`` (module docstring); NCHW int8.
-    ``shift``: an int, or one per output channel (O,); ``mult``, ``post``: ``requantize``."""
+    ``shift``: an int, or one per output channel (O,); ``mult``, ``post``, ``zero`` (the
+    output's zero point): ``requantize``. Pads are 0."""
     sh, sw = strides
     ph, pw = padding
     N, C, H, W = x.shape
@@ -115,14 +119,15 @@ def conv2d_reference(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None = Non
     if bias is not None:
         acc += np.asarray(bias, np.int64)[None, :, None, None]
     acc = ((acc + (1 << 31)) % (1 << 32) - (1 << 31)).astype(np.int32)  # int32 wrapping
-    return requantize(acc, shift, relu, mult, post)
+    return requantize(acc, shift, relu, mult, post, zero)
 
 
 def dense_reference(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None = None,
-                    shift=0, relu: bool = False, mult=None, post: int = 15) -> np.ndarray:
+                    shift=0, relu: bool = False, mult=None, post: int = 15,
+                    zero: int = 0) -> np.ndarray:
     """Quantized dense: ``x`` (N, C) int8, ``w`` (O, C) int8 -> (N, O) int8."""
-    return conv2d_reference(x[:, :, None, None], w[:, :, None, None], bias,
-                            shift=shift, relu=relu, mult=mult, post=post)[:, :, 0, 0]
+    return conv2d_reference(x[:, :, None, None], w[:, :, None, None], bias, shift=shift,
+                            relu=relu, mult=mult, post=post, zero=zero)[:, :, 0, 0]
 
 
 def add_reference(a: np.ndarray, b: np.ndarray, la: int, lb: int, shift: int,

@@ -17,10 +17,11 @@ import itertools
 
 from vta_hw.config import VTAConfig
 from vta_hw.timing import DramTiming
+from vta_hw.errors import VtaError
 
 
 
-class TilingError(ValueError):
+class TilingError(VtaError, ValueError):
     """No tiling of a conv2d fits the accelerator's buffers."""
 
 

@@ -35,17 +35,20 @@ class _Reader(CalibrationDataReader):
         return next(self.it, None)
 
 
-@pytest.mark.parametrize("per_channel", [False, True])
-def test_qdq_model_int8_on_cpu(tmp_path, per_channel):
+@pytest.mark.parametrize("per_channel, symmetric", [(False, True), (True, True), (True, False)])
+def test_qdq_model_int8_on_cpu(tmp_path, per_channel, symmetric):
+    """symmetric False: quantize_static's defaults, uint8 activations at zero points."""
     src, dst = tmp_path / "float.onnx", tmp_path / "qdq.onnx"
     onnx.save(_float_model(), src)
+    kw = dict(activation_type=QuantType.QInt8, extra_options={"ActivationSymmetric": True}) \
+        if symmetric else {}
     quantize_static(str(src), str(dst), _Reader(), quant_format=QuantFormat.QDQ,
-                    per_channel=per_channel, activation_type=QuantType.QInt8,
-                    weight_type=QuantType.QInt8, extra_options={"ActivationSymmetric": True})
+                    per_channel=per_channel, weight_type=QuantType.QInt8, **kw)
     model = onnx.load(dst)
     cm = build_model(model, target="llvm", quantize="int8")
     gemms = [n for n in cm.plan.qgraph.nodes if n.op in (QOp.CONV2D, QOp.DENSE)]
     assert len(gemms) == 3 and all(n.attrs.get("mult") is not None for n in gemms)
+    assert any(n.zp != 0 for n in gemms) != symmetric
     out = model.graph.output[0].name
     dq = next(n for n in model.graph.node if n.output[0] == out)
     ys = float(numpy_helper.to_array(next(t for t in model.graph.initializer

@@ -13,9 +13,11 @@ from vta_hw.isa import Finish
 
 
 def test_back_to_back_no_state_leaks(rtl_config):
-    """A, B, A, A: every A gives the same DRAM image and the same cycle count."""
+    """A, B, A, A: every A gives the same DRAM image and the same cycle count. A follows
+    the SRAM contract (``vta_hw.isa``: it reads only SRAM it wrote), so what B leaves in
+    the SRAMs cannot reach its results."""
     cfg = rtl_config(SMALL)
-    a = DIRECTED["gemm_loops"](cfg)
+    a = DIRECTED["alu_mul"](cfg)
     b = random_program(cfg, 7)[0]
     res = check(cfg, [(a, None), (b, None), (a, None), (a, None)], ["A", "B", "A2", "A3"],
                 tag="back-to-back")
@@ -25,13 +27,20 @@ def test_back_to_back_no_state_leaks(rtl_config):
 
 
 def test_timeout_is_reported(rtl_config):
-    """A FINISH that waits for a token nobody pushes never raises done."""
+    """A FINISH that waits for a token nobody pushes is a deadlock the RTL ends at once;
+    a program longer than ``max_cycles`` is a timeout."""
+    from sim.errors import DeadlockError
+    from vta_hw.isa import Gemm
     cfg = rtl_config(SMALL)
     p = DIRECTED["acc_pad_all"](cfg)
     stuck = dataclasses.replace(p, insns=p.insns[:-1] + [Finish(pop_prev=True)])
+    with pytest.raises(DeadlockError, match=r"program 0 of 1 .*no progress"):
+        run_programs(cfg, [(stuck, None)], max_cycles=5000)
+    long = dataclasses.replace(p, insns=p.insns[:-1] + [
+        Gemm(reset=True, uop_bgn=0, uop_end=1, iter_out=100, iter_in=100), Finish()])
     with pytest.raises(RtlError, match=r"program 0 of 1 .*timeout: done not raised within "
                                        r"5000 cycles"):
-        run_programs(cfg, [(stuck, None)], max_cycles=5000)
+        run_programs(cfg, [(long, None)], max_cycles=5000)
 
 
 def test_mismatch_report_names_address_and_writer():

@@ -1,0 +1,49 @@
+"""Checks of an accelerator model's float inputs against what int8 can hold.
+
+A module built for the accelerator quantizes each float input to int8 at the
+exponent calibration chose (graph.json's ``"range": [lo, hi]`` per input,
+``compiler.quant.lower_plan``). NaN has no int8 value (the quantize kernel
+would turn it into an arbitrary one), so it is an error; a finite value or an
+infinity beyond ``[lo, hi]`` saturates to -128/127, which quantized inference
+accepts but users want to know about: it is counted and reported as an
+``InputRangeWarning`` (``vta run`` prints it).
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from .errors import RuntimeModuleError
+
+
+class InputRangeWarning(UserWarning):
+    """Input values beyond the calibrated range saturated to int8's -128/127."""
+
+
+def check_input(name: str, value: np.ndarray, rng) -> None:
+    """Check float input ``name`` against ``rng`` (``[lo, hi]`` from graph.json; None: no check).
+
+    Raises:
+        RuntimeModuleError: ``value`` holds NaN (the message gives how many).
+
+    Warns:
+        InputRangeWarning: values below ``lo`` or above ``hi`` (infinities included),
+        with how many and the range.
+    """
+    if rng is None or value.dtype.kind not in "fiu":
+        return
+    nan = int(np.count_nonzero(np.isnan(value))) if value.dtype.kind == "f" else 0
+    if nan:
+        raise RuntimeModuleError(
+            f"input {name!r} has {nan} NaN value(s) of {value.size}; the accelerator model "
+            "quantizes it to int8, which has no NaN: replace them (e.g. np.nan_to_num) before "
+            "running")
+    lo, hi = rng
+    out = int(np.count_nonzero((value < lo) | (value > hi)))
+    if out:
+        warnings.warn(
+            f"input {name!r}: {out} of {value.size} value(s) lie outside the calibrated range "
+            f"[{lo:g}, {hi:g}] (infinities included) and saturate to int8 -128/127; "
+            "calibrate with inputs like these (calib=...) if they are expected",
+            InputRangeWarning, stacklevel=4)

@@ -1,0 +1,64 @@
+"""An accelerator model's float inputs: NaN is an error that names the input and counts
+the NaNs; values beyond the calibrated range (infinities included) are counted and
+reported as a warning with the range, from Python and from `vta run`."""
+from __future__ import annotations
+
+import re
+import warnings
+
+import numpy as np
+import pytest
+
+from compiler import build_model
+from driver.runtime import RuntimeModuleError, load_module
+from driver.runtime.input_check import InputRangeWarning
+from tests.cli_util import run_cli
+
+DIGITS = "examples/digits/digits_cnn.onnx"
+
+
+@pytest.fixture(scope="module")
+def digits(tmp_path_factory):
+    d = np.load("examples/digits/calib.npz")
+    calib = (d["images"].astype(np.float32) / 16).reshape(-1, 1, 8, 8)[:32]
+    path = tmp_path_factory.mktemp("range") / "digits.vtamod"
+    build_model(DIGITS, target="vta", input_shapes={"image": (1, 1, 8, 8)},
+                calib={"image": calib}).save(path)
+    return path
+
+
+def test_nan_input_is_an_error_naming_input_and_count(digits):
+    m = load_module(digits, device="fsim")
+    x = np.zeros((1, 1, 8, 8), np.float32)
+    x[0, 0, :3, 0] = np.nan
+    with pytest.raises(RuntimeModuleError, match=r"input 'image' has 3 NaN value\(s\) of 64"):
+        m(x)
+
+
+def test_out_of_range_inputs_are_counted_and_reported(digits):
+    m = load_module(digits, device="fsim")
+    lo, hi = next(i["range"] for i in m.graph["inputs"] if i["name"] == "image")
+    assert lo < 0 < hi
+    x = np.zeros((1, 1, 8, 8), np.float32)
+    x[0, 0, 0, :4] = [np.inf, -np.inf, 1e30, hi * 2]
+    with pytest.warns(InputRangeWarning, match=re.escape(
+            f"input 'image': 4 of 64 value(s) lie outside the calibrated range [{lo:g}, {hi:g}]")):
+        out = m(x)[0]
+    assert np.isfinite(out).all()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m(np.full((1, 1, 8, 8), hi, np.float32))   # the range's own ends are fine
+
+
+def test_vta_run_prints_the_count_and_refuses_nan(digits, tmp_path):
+    x = np.zeros((1, 1, 8, 8), np.float32)
+    x[0, 0, 0, :2] = 1e30
+    np.save(tmp_path / "big.npy", x)
+    r = run_cli("run", digits, "--device", "fsim", "--input", f"image={tmp_path / 'big.npy'}")
+    assert r.exit_code == 0, r.output
+    assert "warning: input 'image': 2 of 64 value(s) lie outside the calibrated range" in r.output
+    x[0, 0, 0, 0] = np.nan
+    np.save(tmp_path / "nan.npy", x)
+    r = run_cli("run", digits, "--device", "fsim", "--input", f"image={tmp_path / 'nan.npy'}")
+    assert r.exit_code == 1 and "input 'image' has 1 NaN value(s) of 64" in r.output
+    assert "Traceback" not in r.output
