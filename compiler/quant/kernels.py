@@ -231,6 +231,17 @@ def add(node: QNode, name="add") -> KernelDef:
     return _simple(out, [x, y])
 
 
+def lut(node: QNode, name="lut") -> KernelDef:
+    """Int8 LUT of ``node.shape``: ``table[x + 128]``, the 256-entry table (``node.attrs``)
+    a compile-time constant of the kernel."""
+    x = te.placeholder(node.shape, "int8", "x")
+    table = te.placeholder((256,), "int8", "table")
+    out = te.compute(node.shape, lambda *i: table[te.cast(x[i], "int32") + 128], name=name)
+    s = te.create_schedule(out)
+    schedule_map(s, out)
+    return _kernel(s, [x], out, "injective", [(table, np.asarray(node.attrs["table"], np.int8))])
+
+
 def mean(node: QNode, x_shape, name="mean") -> KernelDef:
     """Int8 MEAN of ``x_shape`` over the axes after the first two, kept as size 1."""
     x = te.placeholder(x_shape, "int8", "x")
@@ -337,6 +348,8 @@ def cpu_kernel(node: QNode, src_nodes: list[QNode], params, name: str, target=No
         return build(node, src_nodes[0].shape, *(params[p] for p in node.params), name=name)
     if op is QOp.ADD:
         return add(node, name)
+    if op is QOp.LUT:
+        return lut(node, name)
     if op is QOp.MEAN:
         return mean(node, src_nodes[0].shape, name)
     if op in (QOp.INT8, QOp.FLOAT) and node.attrs["op"] != "PARAM":

@@ -65,8 +65,10 @@ from typing import Mapping
 import numpy as np
 
 from compiler.graph import Graph, Node, Op
+from compiler.graph.ops import UNARY
 from compiler.graph.rewrite import rewrite
 
+from .lut import unary_table
 from .qgraph import QGraph, QNode, QOp
 from .quantize import INT8_OPS, QuantizeError, _Builder, _real
 
@@ -223,6 +225,8 @@ class _QdqBuilder(_Builder):
     def visit(self, n: Node) -> None:
         if n in self.of or n in self.absorbed or n.op in (Op.PARAM, Op.INPUT):
             return super().visit(n)
+        if self._table(n):
+            return
         if self._rescales(n):
             return self.cpu_node(n)
         saved = (len(self.nodes), set(self.absorbed), dict(self.as_int_memo),
@@ -241,6 +245,25 @@ class _QdqBuilder(_Builder):
         super().cpu_node(n)
         if n in self.exps:
             self.of[n] = self.as_int(n)
+
+    def _table(self, n: Node) -> bool:
+        """A unary elementwise op from one scaled value to another (Clip/Relu6 between a conv's
+        scale and its own) as an int8 LUT (``compiler.quant.lut``), unless the int8 op at one
+        scale already does it."""
+        if n.op not in UNARY or len(n.src) != 1 or n not in self.exps or not _real(n.src[0]):
+            return False
+        if n.op in INT8_OPS and not self._rescales(n):
+            return False
+        try:
+            xi = self.as_int(n.src[0])
+        except _Unscaled:
+            return False
+        x = self.nodes[xi]
+        ey, zy = self.exps[n], self.zps.get(n, 0)
+        table = unary_table(n.op, n.attr_dict, x.exp, x.zp, ey, zy)
+        self.of[n] = self.emit(QNode(QOp.LUT, (xi,), n.shape, "int8", ey, {"table": table},
+                                     name=n.label or n.op.name.lower(), zp=zy))
+        return True
 
     def _rescales(self, n: Node) -> bool:
         """An int8 op (data movement, mean, concat) whose model scale is not its source's:

@@ -38,6 +38,8 @@ Ops (``QOp``) and their integer semantics, the same as the accelerator's
     ADD         int8 a, int8 b (same shape): ((a << la) + (b << lb) [+ round]) >> shift,
                 relu?, clip; int32 wrapping, round = 2**(shift-1) when shift > 0
                 attrs: la, lb (left shifts to a common exponent), shift, relu (0..31)
+    LUT         int8 -> int8 through a table: y = table[q + 128] (attrs table: 256 ints; a
+                unary op between two scales, ``compiler.quant.lut``), exp and zp the result's
     MEAN        global average pool on int8: floor((sum + HW // 2) / HW), same exp and zp
     INT8        a graph op (``compiler.graph.Op`` name in attrs "op", its attributes
                 in "attrs") that moves or selects values only (reshape, max pool,
@@ -70,6 +72,7 @@ class QOp(str, enum.Enum):
     DENSE = "dense"
     ADD = "add"
     # integer CPU ops
+    LUT = "lut"
     MEAN = "mean"
     INT8 = "int8"
     # float CPU fallback
@@ -190,6 +193,8 @@ def eval_node(node: QNode, args: list[np.ndarray], params: Mapping[str, np.ndarr
                                 post=a.get("post", 15), zero=node.zp)[:, :, 0, 0]
     if op is QOp.ADD:
         return add_reference(args[0], args[1], a["la"], a["lb"], a["shift"], a["relu"])
+    if op is QOp.LUT:
+        return np.asarray(a["table"], np.int8)[args[0].astype(np.int32) + 128]
     if op is QOp.MEAN:
         x = args[0]
         axes = tuple(range(2, x.ndim))
