@@ -231,6 +231,22 @@ def add(node: QNode, name="add") -> KernelDef:
     return _simple(out, [x, y])
 
 
+def rescale_add(node: QNode, name="rescale_add") -> KernelDef:
+    """Int8 RESCALE_ADD of two int8 tensors of ``node.shape`` (attrs za, zb, ma, mb, post;
+    ``qgraph`` docstring): int32 products, the rounding shift in float64 (exact)."""
+    a = node.attrs
+    x, y = te.placeholder(node.shape, "int8", "a"), te.placeholder(node.shape, "int8", "b")
+
+    def term(v, z, m):
+        return (te.cast(v, "int32") - ir.const(z, "int32")) * ir.const(m, "int32")
+    scale = ir.const(2.0 ** -a["post"], "float64")
+    rnd = ir.const(1 << (a["post"] - 1), "int32")
+    out = te.compute(node.shape, lambda *i: _clip8(_shift_right(
+        term(x[i], a["za"], a["ma"]) + term(y[i], a["zb"], a["mb"]) + rnd, scale), False, node.zp),
+        name=name)
+    return _simple(out, [x, y])
+
+
 def lut(node: QNode, name="lut") -> KernelDef:
     """Int8 LUT of ``node.shape``: ``table[x + 128]``, the 256-entry table (``node.attrs``)
     a compile-time constant of the kernel."""
@@ -350,6 +366,8 @@ def cpu_kernel(node: QNode, src_nodes: list[QNode], params, name: str, target=No
         return add(node, name)
     if op is QOp.LUT:
         return lut(node, name)
+    if op is QOp.RESCALE_ADD:
+        return rescale_add(node, name)
     if op is QOp.MEAN:
         return mean(node, src_nodes[0].shape, name)
     if op in (QOp.INT8, QOp.FLOAT) and node.attrs["op"] != "PARAM":

@@ -68,7 +68,7 @@ from compiler.graph import Graph, Node, Op
 from compiler.graph.ops import UNARY
 from compiler.graph.rewrite import rewrite
 
-from .lut import unary_table
+from .lut import add_multipliers, unary_table
 from .qgraph import QGraph, QNode, QOp
 from .quantize import INT8_OPS, QuantizeError, _Builder, _real
 
@@ -291,11 +291,29 @@ class _QdqBuilder(_Builder):
             q = self.nodes[i]
             e, z = (q.exp, q.zp) if q.dtype == "int8" else (self.exps.get(s), self.zps.get(s))
             if not isinstance(e, int) or z != 0:
-                return False
+                return self.rescale_add(n)
         end = self.sole.get(n) if self.sole.get(n) is not None and self.sole[n].op is Op.RELU else n
         if not isinstance(self.exps.get(end), int) or self.zps.get(end) != 0:
-            return False
+            return self.rescale_add(n)
         return super().residual_add(n)
+
+    def rescale_add(self, n: Node) -> bool:
+        """An add at scales that are not powers of two (or at zero points) as an int8
+        RESCALE_ADD on the CPU, where the model quantizes its result; else False (float)."""
+        a, b = n.src
+        if n not in self.exps or a.shape != n.shape or b.shape != n.shape:
+            return False
+        ai, bi = self.as_int(a), self.as_int(b)
+        qa, qb = self.nodes[ai], self.nodes[bi]
+        ey, zy = self.exps[n], self.zps.get(n, 0)
+        m = add_multipliers(qa.exp, qb.exp, ey)
+        if m is None:
+            return False
+        ma, mb, post = m
+        self.of[n] = self.emit(QNode(QOp.RESCALE_ADD, (ai, bi), n.shape, "int8", ey,
+                                     {"za": qa.zp, "zb": qb.zp, "ma": ma, "mb": mb, "post": post},
+                                     name=n.label or "add", zp=zy))
+        return True
 
     def requant(self, w, bias, ex, end):
         ey = self.exp_of(end)

@@ -38,6 +38,10 @@ Ops (``QOp``) and their integer semantics, the same as the accelerator's
     ADD         int8 a, int8 b (same shape): ((a << la) + (b << lb) [+ round]) >> shift,
                 relu?, clip; int32 wrapping, round = 2**(shift-1) when shift > 0
                 attrs: la, lb (left shifts to a common exponent), shift, relu (0..31)
+    RESCALE_ADD int8 a, b at any scales and zero points -> int8 at the result's: acc =
+                (a - za) * ma + (b - zb) * mb in int32, y = clip(((acc + 2**(post-1)) >> post)
+                + zp, -128, 127); attrs za, zb, ma, mb (< 2**15: ma = round(2**post * sa/sy)),
+                post (1..30). The QDQ residual add whose scales are not powers of two (CPU)
     LUT         int8 -> int8 through a table: y = table[q + 128] (attrs table: 256 ints; a
                 unary op between two scales, ``compiler.quant.lut``), exp and zp the result's
     MEAN        global average pool on int8: floor((sum + HW // 2) / HW), same exp and zp
@@ -72,6 +76,7 @@ class QOp(str, enum.Enum):
     DENSE = "dense"
     ADD = "add"
     # integer CPU ops
+    RESCALE_ADD = "rescale_add"
     LUT = "lut"
     MEAN = "mean"
     INT8 = "int8"
@@ -193,6 +198,11 @@ def eval_node(node: QNode, args: list[np.ndarray], params: Mapping[str, np.ndarr
                                 post=a.get("post", 15), zero=node.zp)[:, :, 0, 0]
     if op is QOp.ADD:
         return add_reference(args[0], args[1], a["la"], a["lb"], a["shift"], a["relu"])
+    if op is QOp.RESCALE_ADD:
+        acc = ((args[0].astype(np.int64) - a["za"]) * a["ma"]
+               + (args[1].astype(np.int64) - a["zb"]) * a["mb"])
+        return np.clip(((acc + (1 << (a["post"] - 1))) >> a["post"]) + node.zp,
+                       -128, 127).astype(np.int8)
     if op is QOp.LUT:
         return np.asarray(a["table"], np.int8)[args[0].astype(np.int32) + 128]
     if op is QOp.MEAN:

@@ -62,14 +62,16 @@ class _Reader(CalibrationDataReader):
 
 
 def test_relu6_model_runs_clip_as_lut(tmp_path):
-    """conv 8 -> 16, Clip(0, 6), conv 16 -> 16, Clip(0, 6), global average pool: both Clips
-    become LUT nodes (none in float), bit-exact with the oracle, within 1 LSB of onnxruntime."""
+    """conv 8 -> 16, Clip(0, 6), conv 16 -> 16, Clip(0, 6), + the first Clip, global average
+    pool: both Clips become LUT nodes (none in float) and the residual add a RESCALE_ADD,
+    bit-exact with the oracle, within 1 LSB of onnxruntime."""
     b = OnnxBuilder(3)
     lo, hi = b.const(np.array(0.0, np.float32)), b.const(np.array(6.0, np.float32))
     c1 = b.node("Clip", [b.conv("input", 8, 16, 3, bias=True), lo, hi])
     c2 = b.node("Clip", [b.conv(c1, 16, 16, 3, bias=True), lo, hi])
     src, dst = tmp_path / "float.onnx", tmp_path / "qdq.onnx"
-    onnx.save(b.model([_io("input", list(SHAPE))], [_io(b.node("GlobalAveragePool", [c2]), None)],
+    res = b.node("Add", [c2, c1])
+    onnx.save(b.model([_io("input", list(SHAPE))], [_io(b.node("GlobalAveragePool", [res]), None)],
                       13), src)
     quantize_static(str(src), str(dst), _Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
                     activation_type=QuantType.QInt8, weight_type=QuantType.QInt8,
@@ -78,7 +80,8 @@ def test_relu6_model_runs_clip_as_lut(tmp_path):
     cm = build_model(model, target="llvm", quantize="int8")
     qg = cm.plan.qgraph
     assert sum(n.op is QOp.LUT for n in qg.nodes) == 2
-    assert not any(n.op is QOp.FLOAT and n.attrs["op"] == "CLIP" for n in qg.nodes)
+    assert sum(n.op is QOp.RESCALE_ADD for n in qg.nodes) == 1
+    assert not any(n.op is QOp.FLOAT and n.attrs["op"] in ("CLIP", "ADD") for n in qg.nodes)
     out = model.graph.output[0].name
     dq = next(n for n in model.graph.node if n.output[0] == out)
     ys = float(numpy_helper.to_array(next(t for t in model.graph.initializer
