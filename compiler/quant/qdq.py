@@ -178,6 +178,8 @@ class _Unscaled(Exception):
 class _QdqBuilder(_Builder):
     """``quantize._Builder`` at the model's scales (module docstring)."""
 
+    DEPTHWISE = True
+
     def __init__(self, graph, params, exps, zps, group_channels):
         super().__init__(graph, params, {}, per_channel=False, group_channels=group_channels)
         self.exps, self.zps = exps, zps

@@ -38,6 +38,8 @@ Ops (``QOp``) and their integer semantics, the same as the accelerator's
     ADD         int8 a, int8 b (same shape): ((a << la) + (b << lb) [+ round]) >> shift,
                 relu?, clip; int32 wrapping, round = 2**(shift-1) when shift > 0
                 attrs: la, lb (left shifts to a common exponent), shift, relu (0..31)
+    DEPTHWISE   CONV2D with one input channel per output channel (groups = C = O): weight
+                (C, 1, KH, KW) int8, bias (C,) int32, the same attrs and requantization; CPU
     RESCALE_ADD int8 a, b at any scales and zero points -> int8 at the result's: acc =
                 (a - za) * ma + (b - zb) * mb in int32, y = clip(((acc + 2**(post-1)) >> post)
                 + zp, -128, 127); attrs za, zb, ma, mb (< 2**15: ma = round(2**post * sa/sy)),
@@ -63,7 +65,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from compiler.topi.vta.layout import add_reference, conv2d_reference
+from compiler.topi.vta.layout import add_reference, conv2d_reference, requantize
 
 
 class QOp(str, enum.Enum):
@@ -76,6 +78,7 @@ class QOp(str, enum.Enum):
     DENSE = "dense"
     ADD = "add"
     # integer CPU ops
+    DEPTHWISE = "depthwise_conv2d"
     RESCALE_ADD = "rescale_add"
     LUT = "lut"
     MEAN = "mean"
@@ -198,6 +201,10 @@ def eval_node(node: QNode, args: list[np.ndarray], params: Mapping[str, np.ndarr
                                 post=a.get("post", 15), zero=node.zp)[:, :, 0, 0]
     if op is QOp.ADD:
         return add_reference(args[0], args[1], a["la"], a["lb"], a["shift"], a["relu"])
+    if op is QOp.DEPTHWISE:
+        w, b = (params[p] for p in node.params)
+        return depthwise_reference(args[0], w, b, a["strides"], a["padding"], a["shift"],
+                                   a["relu"], a.get("mult"), a.get("post", 15), node.zp)
     if op is QOp.RESCALE_ADD:
         acc = ((args[0].astype(np.int64) - a["za"]) * a["ma"]
                + (args[1].astype(np.int64) - a["zb"]) * a["mb"])
@@ -219,6 +226,23 @@ def eval_node(node: QNode, args: list[np.ndarray], params: Mapping[str, np.ndarr
         y = lookup(Op[a["op"]]).compute(list(args), dict(a["attrs"]))
         return np.asarray(y, node.dtype)
     raise ValueError(f"eval_node: op {op!r} has no CPU implementation here")
+
+
+def depthwise_reference(x: np.ndarray, w: np.ndarray, bias, strides, padding, shift, relu,
+                        mult=None, post: int = 15, zero: int = 0) -> np.ndarray:
+    """Depthwise int8 conv: NCHW ``x`` int8, ``w`` (C, 1, KH, KW) int8, ``bias`` (C,) int32,
+    symmetric zero ``padding`` (ph, pw); int32 accumulation then ``layout.requantize``."""
+    (sh, sw), (ph, pw) = strides, padding
+    N, C, H, W = x.shape
+    _, _, KH, KW = w.shape
+    xp = np.pad(x.astype(np.int64), ((0, 0), (0, 0), (ph, ph), (pw, pw)))
+    OH, OW = (H + 2 * ph - KH) // sh + 1, (W + 2 * pw - KW) // sw + 1
+    acc = np.zeros((N, C, OH, OW), np.int64) + np.asarray(bias, np.int64)[None, :, None, None]
+    for kh in range(KH):
+        for kw in range(KW):
+            acc += (xp[:, :, kh:kh + sh * (OH - 1) + 1:sh, kw:kw + sw * (OW - 1) + 1:sw]
+                    * w[:, 0, kh, kw].astype(np.int64)[None, :, None, None])
+    return requantize(acc.astype(np.int32), shift, relu, mult, post, zero)
 
 
 def run(qg: QGraph, inputs: Mapping[str, np.ndarray], *, keep: bool = False,
