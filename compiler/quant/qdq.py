@@ -68,7 +68,7 @@ from compiler.graph import Graph, Node, Op
 from compiler.graph.ops import UNARY
 from compiler.graph.rewrite import rewrite
 
-from .lut import add_multipliers, unary_table
+from .lut import add_multipliers, clip_params, unary_table
 from .qgraph import QGraph, QNode, QOp
 from .quantize import INT8_OPS, QuantizeError, _Builder, _real
 
@@ -262,8 +262,10 @@ class _QdqBuilder(_Builder):
             return False
         x = self.nodes[xi]
         ey, zy = self.exps[n], self.zps.get(n, 0)
-        table = unary_table(n.op, n.attr_dict, x.exp, x.zp, ey, zy)
-        self.of[n] = self.emit(QNode(QOp.LUT, (xi,), n.shape, "int8", ey, {"table": table},
+        attrs = {"table": unary_table(n.op, n.attr_dict, x.exp, x.zp, ey, zy)}
+        if n.op is Op.CLIP:
+            attrs["clip"] = clip_params(n.attr_dict, x.exp, x.zp, ey, zy)
+        self.of[n] = self.emit(QNode(QOp.LUT, (xi,), n.shape, "int8", ey, attrs,
                                      name=n.label or n.op.name.lower(), zp=zy))
         return True
 

@@ -39,7 +39,9 @@ Ops (``QOp``) and their integer semantics, the same as the accelerator's
                 relu?, clip; int32 wrapping, round = 2**(shift-1) when shift > 0
                 attrs: la, lb (left shifts to a common exponent), shift, relu (0..31)
     DEPTHWISE   CONV2D with one input channel per output channel (groups = C = O): weight
-                (C, 1, KH, KW) int8, bias (C,) int32, the same attrs and requantization; CPU
+                (C, 1, KH, KW) int8, bias (C,) int32, the same attrs and requantization; CPU.
+                CONV2D / DEPTHWISE on the CPU may carry a LUT's ``table`` (``lut.fuse_tables``),
+                read after the clip
     RESCALE_ADD int8 a, b at any scales and zero points -> int8 at the result's: acc =
                 (a - za) * ma + (b - zb) * mb in int32, y = clip(((acc + 2**(post-1)) >> post)
                 + zp, -128, 127); attrs za, zb, ma, mb (< 2**15: ma = round(2**post * sa/sy)),
@@ -190,6 +192,10 @@ def eval_node(node: QNode, args: list[np.ndarray], params: Mapping[str, np.ndarr
         return quantize_array(args[0], node.exp, node.zp)
     if op is QOp.DEQUANTIZE:
         return dequantize_array(args[0], a["src_exp"], a.get("src_zp", 0))
+    if op in (QOp.CONV2D, QOp.DEPTHWISE) and a.get("table") is not None:
+        y = eval_node(dataclasses.replace(node, attrs={k: v for k, v in a.items() if k != "table"}),
+                      args, params)
+        return np.asarray(a["table"], np.int8)[y.astype(np.int32) + 128]
     if op is QOp.CONV2D:
         w, b = (params[p] for p in node.params)
         return conv2d_reference(args[0], w, b, a["strides"], a["padding"], a["shift"], a["relu"],

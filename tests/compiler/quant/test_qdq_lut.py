@@ -7,11 +7,14 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+from quant_kernel_run import run_kernel
 
 from compiler import build_model
 from compiler.graph import Op
 from compiler.quant import QOp, run as run_oracle
-from compiler.quant.lut import unary_table
+from compiler.quant import kernels
+from compiler.quant.lut import clip_params, fuse_tables, unary_table
+from compiler.quant.qgraph import QGraph, QNode, eval_node
 from compiler.quant.qdq import exponent_of_scale
 from driver.runtime import load_module
 from tests.models.builders import OnnxBuilder, _io
@@ -46,6 +49,33 @@ def test_clip_table_equals_onnxruntime(s_in, z_in, s_out, z_out):
     np.testing.assert_array_equal(np.array(got), want)
 
 
+@pytest.mark.parametrize("s_in, z_in, s_out, z_out, lo, hi", [
+    (0.0731, 0, 6 / 127, 0, 0.0, 6.0), (0.011, 3, 0.0472, -128, 0.0, 6.0),
+    (0.2, -5, 0.013, 7, -1.0, None)])
+def test_clip_kernel_computes_its_table(s_in, z_in, s_out, z_out, lo, hi):
+    ei, eo = exponent_of_scale(float(np.float32(s_in))), exponent_of_scale(float(np.float32(s_out)))
+    attrs = {"min": lo, "max": hi}
+    node = QNode(QOp.LUT, (0,), (256,), "int8", eo, {
+        "table": unary_table(Op.CLIP, attrs, ei, z_in, eo, z_out),
+        "clip": clip_params(attrs, ei, z_in, eo, z_out)}, zp=z_out)
+    kd = kernels.lut(node)
+    assert kd.constants == []                          # arithmetic, no table read
+    x = np.arange(-128, 128, dtype=np.int8)
+    np.testing.assert_array_equal(run_kernel(kd, x), eval_node(node, [x], {}))
+
+
+def test_only_a_conv_read_by_the_lut_alone_takes_it():
+    table = tuple(range(-128, 128))
+    conv = QNode(QOp.CONV2D, (0,), (1, 4, 2, 2), "int8", 3, {"shift": 1}, ("w", "b"))
+    lut = QNode(QOp.LUT, (1,), (1, 4, 2, 2), "int8", 5, {"table": table, "clip": (1, 0, 0, 6, 1, 0)}, zp=2)
+    inp = QNode(QOp.INPUT, (), (1, 4, 2, 2), "int8", 3)
+    alone = fuse_tables(QGraph([inp, conv, lut], [0], [2], ["y"], {}))
+    assert [n.op for n in alone.nodes] == [QOp.INPUT, QOp.CONV2D] and alone.outputs == [1]
+    assert alone.nodes[1].exp == 5 and alone.nodes[1].zp == 2 and alone.nodes[1].attrs["table"] == table
+    shared = fuse_tables(QGraph([inp, conv, lut], [0], [2, 1], ["y", "c"], {}))   # conv is an output
+    assert [n.op for n in shared.nodes] == [QOp.INPUT, QOp.CONV2D, QOp.LUT]
+
+
 def test_sigmoid_table_equals_onnxruntime():
     s_in, s_out = float(np.float32(0.05)), float(np.float32(1 / 255))
     got = unary_table(Op.SIGMOID, {}, exponent_of_scale(s_in), 0, exponent_of_scale(s_out), -128)
@@ -63,8 +93,8 @@ class _Reader(CalibrationDataReader):
 
 def test_relu6_model_runs_clip_as_lut(tmp_path):
     """conv 8 -> 16, Clip(0, 6), conv 16 -> 16, Clip(0, 6), + the first Clip, global average
-    pool: both Clips become LUT nodes (none in float) and the residual add a RESCALE_ADD,
-    bit-exact with the oracle, within 1 LSB of onnxruntime."""
+    pool: both Clips become LUTs folded into their convs' epilogues (none in float), the
+    residual add a RESCALE_ADD, bit-exact with the oracle, within 1 LSB of onnxruntime."""
     b = OnnxBuilder(3)
     lo, hi = b.const(np.array(0.0, np.float32)), b.const(np.array(6.0, np.float32))
     c1 = b.node("Clip", [b.conv("input", 8, 16, 3, bias=True), lo, hi])
@@ -79,7 +109,8 @@ def test_relu6_model_runs_clip_as_lut(tmp_path):
     model = onnx.load(dst)
     cm = build_model(model, target="llvm", quantize="int8")
     qg = cm.plan.qgraph
-    assert sum(n.op is QOp.LUT for n in qg.nodes) == 2
+    assert sum(n.op is QOp.CONV2D and "clip" in n.attrs for n in qg.nodes) == 2
+    assert not any(n.op is QOp.LUT for n in qg.nodes)
     assert sum(n.op is QOp.RESCALE_ADD for n in qg.nodes) == 1
     assert not any(n.op is QOp.FLOAT and n.attrs["op"] in ("CLIP", "ADD") for n in qg.nodes)
     out = model.graph.output[0].name
