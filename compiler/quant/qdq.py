@@ -22,8 +22,11 @@ Contract of the QGraph it returns:
   else integers only: a pre-shift, a multiplier and a post shift (attrs ``shift``, ``mult``,
   ``post``; ``layout.requantize``), with ``err`` the bound on its error in output LSBs;
 - the residual ADD on int8 where the scales of both operands and of the result are powers of
-  two (shifts); any other op whose scales differ from its source's runs in float between a
-  DEQUANTIZE and a QUANTIZE at the model's scales, as onnxruntime runs a QDQ graph;
+  two (shifts), else a RESCALE_ADD (15-bit multipliers, CPU) where the model quantizes the
+  sum; depthwise convs as DEPTHWISE (CPU, the conv's requantization); a unary op from one
+  scale to another (Clip/Relu6) as a LUT exact to onnxruntime (``lut.py``); any other op
+  whose scales differ from its source's runs in float between a DEQUANTIZE and a QUANTIZE
+  at the model's scales, as onnxruntime runs a QDQ graph;
 - data movement (reshape, max pool, relu, ...) on int8 where the model keeps the scale;
 - an op run in float whose result the model quantizes is quantized there, at the model's
   scale and zero point, so its consumers read the model's levels (the clip at a uint8 zero
