@@ -60,15 +60,16 @@ class Target:
         cpu: LLVM CPU name (``"znver4"``, ``"generic"``, ...).
         features: LLVM feature string (``"+avx2,+fma,..."``), may be empty.
         is_host: True when code can run in this process (JIT, shared library).
-        mattr: the ``-mattr=`` the target string gave (``""`` if none); ``str()``
-            prints it rather than the implied features.
+        mattr: the ``-mattr=`` the target string gave (``""`` if none), which ``str()``
+            prints rather than a named CPU's implied features; None for a Target made
+            directly (``str()`` then prints ``features`` of a non-host target).
     """
 
     triple: str
     cpu: str
     features: str
     is_host: bool
-    mattr: str = ""
+    mattr: "str | None" = None
 
     @property
     def arch(self) -> str:
@@ -108,8 +109,10 @@ class Target:
 
     def __str__(self) -> str:
         parts = ["llvm", f"-mtriple={self.triple}", f"-mcpu={self.cpu}"]
-        if self.mattr:
-            parts.append(f"-mattr={self.mattr}")
+        mattr = self.mattr if self.mattr is not None else (
+            self.features if not self.is_host else "")
+        if mattr:
+            parts.append(f"-mattr={mattr}")
         return " ".join(parts)
 
 
