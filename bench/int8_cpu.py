@@ -15,11 +15,15 @@ counts; medians printed too):
 - ours int8: ``build_model(qdq_model, target="llvm", quantize="int8")``: the QDQ model at
   its own scales, convs and dense layers int8 x int8 -> int32 on VNNI where the CPU has it
   (``compiler.quant.kernels_x86``), requantization fused;
+- ours bf16: ``build_model(model, dtype="bfloat16")`` (bf16 weights and activations, fp32
+  accumulation, on AVX512-BF16 where the CPU has it);
 - onnxruntime fp32, and int8 (the same QDQ model);
-- OpenVINO fp32 and int8 (the same QDQ model) when ``openvino`` is importable.
+- OpenVINO, when ``openvino`` is importable: fp32 (``INFERENCE_PRECISION_HINT`` f32), bf16
+  (the fp32 model, hint bf16, where the CPU reports BF16) and int8 (the same QDQ model,
+  hint f32 so that only its quantized parts leave fp32).
 
 Accuracy: cosine similarity of our int8 output to onnxruntime's int8 output (the issue's
-bar: >= 0.999) and of each int8 output to the fp32 one.
+bar: >= 0.999), of each int8 output to the fp32 one, and of each bf16 output to fp32.
 
 The machine's load average is printed first: on a shared machine the figures are rough.
 The last line is one JSON object of the figures (``*_ms``: milliseconds, ``*_cos``: cosine).
@@ -78,16 +82,27 @@ def ort_session(path: str):
     return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
 
 
+#: OpenVINO run -> (which model file, INFERENCE_PRECISION_HINT)
+OPENVINO_RUNS = {"fp32": ("fp32", "f32"), "bf16": ("fp32", "bf16"), "int8": ("qdq", "f32")}
+
+
 def openvino_runners(paths: dict, iname: str):
-    """name -> callable(x) for OpenVINO fp32 / int8 at 1 thread; {} when not installed."""
+    """name -> callable(x) for OpenVINO fp32 / bf16 / int8 at 1 thread (``paths``: model
+    file per ``"fp32"``/``"qdq"``); bf16 only where the CPU reports BF16; {} when
+    ``openvino`` is not installed."""
     try:
         import openvino as ov
     except ImportError:
+        print("openvino not installed (pip install openvino): its figures are left out")
         return {}
     core = ov.Core()
+    caps = core.get_property("CPU", "OPTIMIZATION_CAPABILITIES")
     out = {}
-    for tag, path in paths.items():
-        cm = core.compile_model(path, "CPU", {"INFERENCE_NUM_THREADS": 1})
+    for tag, (model, hint) in OPENVINO_RUNS.items():
+        if hint == "bf16" and "BF16" not in caps:
+            continue
+        cm = core.compile_model(paths[model], "CPU", {"INFERENCE_NUM_THREADS": 1,
+                                                      "INFERENCE_PRECISION_HINT": hint})
         req = cm.create_infer_request()
         out[f"openvino_{tag}"] = (lambda x, req=req: req.infer({iname: x})[0])
     return out
@@ -130,12 +145,14 @@ def main() -> None:
             ours32 = load_module(build_model(fp32))
             cm8 = build_model(qdq, target="llvm", quantize="int8")
             ours8 = load_module(cm8)
+            ours16 = load_module(build_model(fp32, dtype="bfloat16"))
             assert num_threads() == 1, "libgomp started before OMP_NUM_THREADS was set"
             s32, s8 = ort_session(fp32), ort_session(qdq)
             runs = {"ours_fp32": lambda: ours32(x)[0], "ours_int8": lambda: ours8(x)[0],
+                    "ours_bf16": lambda: ours16(x)[0],
                     "onnxruntime_fp32": lambda: s32.run(None, {iname: x})[0],
                     "onnxruntime_int8": lambda: s8.run(None, {iname: x})[0]}
-            for tag, fn in openvino_runners({"fp32": fp32, "int8": qdq}, iname).items():
+            for tag, fn in openvino_runners({"fp32": fp32, "qdq": qdq}, iname).items():
                 runs[tag] = (lambda fn=fn: fn(x))
             outs = {tag: np.asarray(fn()) for tag, fn in runs.items()}
             times = {tag: [] for tag in runs}
@@ -145,6 +162,9 @@ def main() -> None:
             cos = {"ours_int8_vs_onnxruntime_int8": cosine(outs["ours_int8"], outs["onnxruntime_int8"]),
                    "ours_int8_vs_fp32": cosine(outs["ours_int8"], outs["onnxruntime_fp32"]),
                    "onnxruntime_int8_vs_fp32": cosine(outs["onnxruntime_int8"], outs["onnxruntime_fp32"])}
+            for tag in ("ours_bf16", "openvino_bf16", "openvino_int8"):
+                if tag in outs:
+                    cos[f"{tag}_vs_fp32"] = cosine(outs[tag], outs["onnxruntime_fp32"])
             print(f"{name} (our int8 path: {cm8.stats['int8_path']})")
             for tag, ts in times.items():
                 best, med = min(ts) * 1e3, float(np.median(ts)) * 1e3
@@ -153,9 +173,14 @@ def main() -> None:
             ratio = figures[f"{name}_ours_int8_ms"] / figures[f"{name}_onnxruntime_int8_ms"]
             figures[f"{name}_int8_ratio_vs_onnxruntime"] = round(ratio, 3)
             for k, v in cos.items():
-                print(f"  cosine {k:32s} {v:.5f}")
+                print(f"  cosine {k:32s} {v:.6f}")
                 figures[f"{name}_{k}_cos"] = round(v, 6)
             print(f"  ours int8 / onnxruntime int8: {ratio:.2f}x")
+            for prec in ("int8", "bf16"):
+                if f"{name}_openvino_{prec}_ms" in figures:
+                    r = figures[f"{name}_ours_{prec}_ms"] / figures[f"{name}_openvino_{prec}_ms"]
+                    figures[f"{name}_{prec}_ratio_vs_openvino"] = round(r, 3)
+                    print(f"  ours {prec} / OpenVINO {prec}: {r:.2f}x")
     if "resnet18_int8_ratio_vs_onnxruntime" in figures:
         ok = (figures["resnet18_int8_ratio_vs_onnxruntime"] <= 1.0
               and figures["resnet18_ours_int8_vs_onnxruntime_int8_cos"] >= 0.999)

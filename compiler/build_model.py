@@ -77,8 +77,8 @@ def _route_cpu(graph, consts, target, progress, opt_level, layout_block, options
         return _route_cpu_int8(graph, consts, target, progress, opt_level, options)
     dtype = options.get("dtype", "float32")
     if dtype not in ("float32", "bfloat16"):
-        raise ValueError(f"dtype must be 'float32' or 'bfloat16' (bf16 dense layers, fp32 "
-                         f"accumulation), not {dtype!r}")
+        raise ValueError(f"dtype must be 'float32' or 'bfloat16' (bf16 dense layers and "
+                         f"convs, fp32 accumulation), not {dtype!r}")
     if dtype == "bfloat16":
         from compiler.graph_lower.bf16 import mark_bf16
         graph = mark_bf16(graph)

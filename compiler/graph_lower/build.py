@@ -39,7 +39,8 @@ from compiler.graph.ops import LEAVES
 
 from .aot import aot_files
 from .link import kernel_files
-from .lower import lower_group, pack_param, signature
+from .lower import lower_group, signature
+from .packing import pack_param
 
 ALIGN = 64
 
@@ -52,24 +53,11 @@ def _align(n: int) -> int:
     return (n + ALIGN - 1) // ALIGN * ALIGN
 
 
-#: features the x86-64 psABI micro-architecture levels imply (``-mcpu=x86-64-v3`` without
-#: ``-mattr`` compiles with these although the target's feature string is empty)
-_LEVEL_FEATURES = {
-    "x86-64-v2": ("cx16", "popcnt", "sahf", "sse3", "sse4.1", "sse4.2", "ssse3"),
-}
-_LEVEL_FEATURES["x86-64-v3"] = _LEVEL_FEATURES["x86-64-v2"] + (
-    "avx", "avx2", "bmi", "bmi2", "f16c", "fma", "lzcnt", "movbe", "xsave")
-_LEVEL_FEATURES["x86-64-v4"] = _LEVEL_FEATURES["x86-64-v3"] + (
-    "avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl")
-
-
 def cpu_record(tgt) -> dict:
     """The manifest's ``cpu`` entry of an LLVM ``Target``: triple, CPU name and the
-    ``"+"`` features its code was compiled with (``-`` features are not needs; the
-    x86-64-v2/v3/v4 levels add what they imply; other named CPUs without ``-mattr``
-    record only their name)."""
+    ``"+"`` features its code was compiled with (``-`` features are not needs; a named
+    CPU's include those it implies, see ``codegen.llvm.cpu_features``)."""
     feats = {f for f in tgt.features.split(",") if f.startswith("+")}
-    feats |= {"+" + f for f in _LEVEL_FEATURES.get(tgt.cpu, ())}
     return {"triple": tgt.triple, "cpu": tgt.cpu, "features": sorted(feats)}
 
 

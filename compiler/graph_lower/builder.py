@@ -23,7 +23,7 @@ class Builder:
         workspace: te tensors computed at the root into runtime-provided scratch.
         constants: (placeholder, numpy array) pairs, compile-time tables.
         packed: body input node -> packing tag of the constant that feeds it already
-            packed (``lower.pack_param``).
+            packed (``packing.pack_param``).
         master: the group's master, once declared.
     """
 

@@ -19,10 +19,11 @@ are applied to the register tile before it is stored. Otherwise the master
 runs at the root and the output stage is an injective kernel reading it
 (``compiler.graph_lower.schedule``).
 
-Constant weights are re-laid out here, once, at compile time, as the chosen
-implementation asks (conv: ``OIHW -> [O/ob, I, KH, KW, ob]``; dense:
-``[N, K] -> [N/nb, K, nb]``); ``KernelDef.packs`` says, per input, which
-packing feeds it, so kernels of equally shaped layers are shared.
+Constant weights are re-laid out once, at compile time, as the chosen
+implementation asks (``packing.PACKINGS``: conv ``OIHW -> [O/ob, I, KH, KW, ob]``,
+dense ``[N, K] -> [N/nb, K, nb]``, the bf16 ones to int16 bit patterns); the kernel
+declares such an input in the packed shape and dtype, and ``KernelDef.packs`` says,
+per input, which packing feeds it, so kernels of equally shaped layers are shared.
 
 Kernel ABI: ``int32 name(void *arg0, ...)``: the group's inputs in ``node.src``
 order, then compile-time constant tables (``KernelDef.constants``), then
@@ -35,17 +36,14 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from compiler import te
 from compiler.codegen.llvm.target import Target, host_target, parse_target
 from compiler.graph import Graph, Node, Op
-from compiler.topi import conv2d as tconv
-from compiler.topi import dense as tdense
 from compiler.topi.injective import Lazy
 
 from .builder import Builder, view
 from .master import Master
+from .packing import packed_type
 from .schedule import schedule_group
 from .space import Config
 from .strategy import LoweringError, Workload, default_registry
@@ -59,8 +57,8 @@ class KernelDef:
         schedule: the ``te.Schedule``.
         args: te tensors in ABI order (inputs, workspaces, output).
         n_inputs: how many leading args are the group's inputs.
-        packs: per input, None or a packing tag ("conv:<ob>", "dense:<nb>")
-            applied to that (constant) input before it is passed.
+        packs: per input, None or a packing tag ("conv:<ob>", "dense:<nb>", ...:
+            ``packing.PACKINGS``) applied to that (constant) input before it is passed.
         workspace: the workspace tensors (between the constants and the output).
         pattern: the group's pattern name.
         constants: compile-time tables (numpy arrays) passed right after the
@@ -78,36 +76,11 @@ class KernelDef:
     master: "Master | None" = None
 
 
-def pack_param(value: np.ndarray, tag: str) -> np.ndarray:
-    """Apply a packing tag from :class:`KernelDef` to a constant."""
-    kind, b = tag.split(":")
-    if kind == "conv":
-        return tconv.pack_conv_kernel(value, int(b))
-    if kind == "dense":
-        return tdense.pack_dense_weight(value, int(b))
-    if kind == "dense_t":
-        return tdense.pack_dense_weight(np.ascontiguousarray(value.T), int(b))
-    raise ValueError(f"unknown packing tag {tag!r}")
-
-
 def signature(node: Node) -> tuple:
     """Cache key of a FUSED node: its body (structural) and, per input, shape, dtype and
     whether it is a constant (constants may be packed)."""
     return (node.attr("body"),
             tuple((s.shape, s.dtype, s.op is Op.PARAM) for s in node.src))
-
-
-def _packed_shape(shape, tag):
-    kind, b = tag.split(":")
-    b = int(b)
-    if kind == "conv":
-        O, I, KH, KW = shape
-        return (O // b, I, KH, KW, b)
-    if kind == "dense":
-        N, K = shape
-        return (N // b, K, b)
-    K, N = shape
-    return (N // b, K, b)
 
 
 def lower_group(node: Node, name: str, target: "Target | str | None" = None,
@@ -136,13 +109,14 @@ def lower_group(node: Node, name: str, target: "Target | str | None" = None,
     placeholders = []
     env: dict = {}
     for i, inp in enumerate(body.inputs):
-        shape = _packed_shape(inp.shape, packs[i]) if i in packs else inp.shape
+        shape, dtype = (packed_type(inp.shape, inp.dtype, packs[i]) if i in packs
+                        else (inp.shape, inp.dtype))
         if shape == ():
             # 0-d tensors travel as one element (the loop IR indexes with at least one axis)
-            ph = te.placeholder((1,), inp.dtype, f"p{i}")
-            env[inp] = Lazy((), inp.dtype, lambda ph=ph: ph[0])
+            ph = te.placeholder((1,), dtype, f"p{i}")
+            env[inp] = Lazy((), dtype, lambda ph=ph: ph[0])
         else:
-            ph = te.placeholder(shape, inp.dtype, f"p{i}")
+            ph = te.placeholder(shape, dtype, f"p{i}")
             env[inp] = view(ph)
         placeholders.append(ph)
     b = Builder(name, {body.inputs[i]: tag for i, tag in packs.items()})

@@ -82,7 +82,7 @@ class Implementation:
         space: ``space(workload) -> ConfigSpace``, the knobs of the template for this
             workload; its default point is today's hand-picked schedule.
         packs: ``packs(workload, cfg) -> {src index: packing tag}``: inputs to pass
-            pre-packed (``lower.pack_param``) where a constant feeds them.
+            pre-packed (``packing.pack_param``) where a constant feeds them.
         when: conditions, each ``check(workload) -> None | why not``.
         plevel: priority among the applicable implementations (higher wins).
     """

@@ -93,6 +93,27 @@ def _clip8(v, relu: bool, zero: int = 0):
     return te.cast(te.minimum(te.maximum(v, ir.const(lo, "int32")), ir.const(127, "int32")), "int8")
 
 
+def _out_table(a: dict):
+    """(int8 expr -> int8 expr, constants): a LUT's map (attr ``table``; a conv's fused
+    one, ``lut.fuse_tables``, read after its clip), or the identity. A Clip's table (attr
+    ``clip``: s_in, z_in, lo, hi, s_out, z_out) is computed as it was made, in float32 (the
+    same operations, so the same values, vectorised); any other is a gather."""
+    if a.get("clip") is not None:
+        s_in, z_in, lo, hi, s_out, z_out = (ir.const(float(v), "float32") for v in a["clip"])
+        i8lo, i8hi = ir.const(-128.0, "float32"), ir.const(127.0, "float32")
+
+        def clip_map(v):
+            x = (te.cast(v, "float32") - z_in) * s_in
+            y = te.minimum(te.maximum(x, lo), hi) / s_out
+            return te.cast(te.minimum(te.maximum(ir.call("round", "float32", y) + z_out, i8lo),
+                                      i8hi), "int8")
+        return clip_map, []
+    if a.get("table") is None:
+        return (lambda v: v), []
+    t = te.placeholder((256,), "int8", "table")
+    return (lambda v: t[te.cast(v, "int32") + 128]), [(t, np.asarray(a["table"], np.int8))]
+
+
 def _shift_right(acc, scale):
     """int32 ``acc >> shift`` (arithmetic, any shift >= 0) as floor(acc * 2**-shift) in
     float64: exact for every int32, and vectorisable (no integer division)."""
@@ -167,6 +188,7 @@ def conv2d(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray,
     w = te.placeholder((O // ob, C, KH, KW, ob), "int8", "w")
     b = te.placeholder((O,), "int32", "bias")
     requant, tables = _requant(a, O)
+    lut, lut_const = _out_table(a)
     (sh, sw), (ph, pw) = a["strides"], a["padding"]
     N, _, H, W = x_shape
     OH, OW = (H + 2 * ph - KH) // sh + 1, (W + 2 * pw - KW) // sw + 1
@@ -181,13 +203,45 @@ def conv2d(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray,
 
     def epilogue(n, o, oh, ow):
         s = te.cast(acc[n, o // ob, oh, ow, o % ob] + te.cast(b[o], "uint32"), "int32")
-        return _clip8(requant(s, o), a["relu"], node.zp)
+        return lut(_clip8(requant(s, o), a["relu"], node.zp))
     out = te.compute((N, O, OH, OW), epilogue, name=name)
     s = te.create_schedule(out)
     tconv.schedule_conv2d_nchw(s, acc, out, parallel_pad=False)
     workspace = [padded] if padded is not x else []
     packed = tconv.pack_conv_kernel(np.asarray(weight, np.int8), ob)
-    consts = [(w, packed), (b, np.ascontiguousarray(bias, np.int32))] + tables
+    consts = [(w, packed), (b, np.ascontiguousarray(bias, np.int32))] + tables + lut_const
+    return _kernel(s, [x], out, "conv", consts, workspace)
+
+
+def depthwise(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray,
+              name="depthwise") -> KernelDef:
+    """Int8 DEPTHWISE of NCHW ``x_shape`` with ``weight`` (C, 1, KH, KW) int8 and ``bias``
+    (C,) int32 (``qgraph`` docstring). Products in int16 (|x w| <= 2**14), summed in int32,
+    which LLVM selects as AVX-512 widening multiply-adds; columns vectorised, rows and
+    channels in parallel (``topi.conv2d.schedule_depthwise_nchw``), the requantizing epilogue
+    per vector of columns."""
+    a = node.attrs
+    C, _, KH, KW = weight.shape
+    x = te.placeholder(x_shape, "int8", "x")
+    w = te.placeholder((C, KH, KW), "int8", "w")
+    b = te.placeholder((C,), "int32", "bias")
+    requant, tables = _requant(a, C)
+    lut, lut_const = _out_table(a)
+    (sh, sw), (ph, pw) = a["strides"], a["padding"]
+    N, _, H, W = x_shape
+    OH, OW = (H + 2 * ph - KH) // sh + 1, (W + 2 * pw - KW) // sw + 1
+    padded = pad_spatial(x, (ph, pw, ph, pw), 2, value=0, name=name + "_pad")
+    kh, kw = te.reduce_axis(KH, "kh"), te.reduce_axis(KW, "kw")
+    acc = te.compute((N, C, OH, OW), lambda n, c, oh, ow: te.sum(te.cast(
+        te.cast(padded[n, c, oh * sh + kh, ow * sw + kw], "int16") * te.cast(w[c, kh, kw], "int16"),
+        "int32"), axis=(kh, kw)), name=name + "_acc")
+    out = te.compute((N, C, OH, OW), lambda n, c, oh, ow: lut(_clip8(
+        requant(acc[n, c, oh, ow] + b[c], c), a["relu"], node.zp)), name=name)
+    s = te.create_schedule(out)
+    tconv.schedule_depthwise_nchw(s, acc, out)
+    workspace = [padded] if padded is not x else []
+    consts = [(w, np.ascontiguousarray(np.asarray(weight, np.int8)[:, 0])),
+              (b, np.ascontiguousarray(bias, np.int32))] + tables + lut_const
     return _kernel(s, [x], out, "conv", consts, workspace)
 
 
@@ -229,6 +283,33 @@ def add(node: QNode, name="add") -> KernelDef:
         shl(x[i], a["la"]) + shl(y[i], a["lb"]) + ir.const(rnd, "uint32"), "int32"), scale),
         a["relu"]), name=name)
     return _simple(out, [x, y])
+
+
+def rescale_add(node: QNode, name="rescale_add") -> KernelDef:
+    """Int8 RESCALE_ADD of two int8 tensors of ``node.shape`` (attrs za, zb, ma, mb, post;
+    ``qgraph`` docstring): int32 products, the rounding shift in float64 (exact)."""
+    a = node.attrs
+    x, y = te.placeholder(node.shape, "int8", "a"), te.placeholder(node.shape, "int8", "b")
+
+    def term(v, z, m):
+        return (te.cast(v, "int32") - ir.const(z, "int32")) * ir.const(m, "int32")
+    scale = ir.const(2.0 ** -a["post"], "float64")
+    rnd = ir.const(1 << (a["post"] - 1), "int32")
+    out = te.compute(node.shape, lambda *i: _clip8(_shift_right(
+        term(x[i], a["za"], a["ma"]) + term(y[i], a["zb"], a["mb"]) + rnd, scale), False, node.zp),
+        name=name)
+    return _simple(out, [x, y])
+
+
+def lut(node: QNode, name="lut") -> KernelDef:
+    """Int8 LUT of ``node.shape``: ``table[x + 128]`` (``_out_table``: a Clip's in float32
+    arithmetic, any other table a compile-time constant read by a gather)."""
+    x = te.placeholder(node.shape, "int8", "x")
+    f, consts = _out_table(node.attrs)
+    out = te.compute(node.shape, lambda *i: f(x[i]), name=name)
+    s = te.create_schedule(out)
+    schedule_map(s, out)
+    return _kernel(s, [x], out, "injective", consts)
 
 
 def mean(node: QNode, x_shape, name="mean") -> KernelDef:
@@ -343,6 +424,12 @@ def cpu_kernel(node: QNode, src_nodes: list[QNode], params, name: str, target=No
         return build(node, src_nodes[0].shape, *(params[p] for p in node.params), name=name)
     if op is QOp.ADD:
         return add(node, name)
+    if op is QOp.LUT:
+        return lut(node, name)
+    if op is QOp.DEPTHWISE:
+        return depthwise(node, src_nodes[0].shape, *(params[p] for p in node.params), name=name)
+    if op is QOp.RESCALE_ADD:
+        return rescale_add(node, name)
     if op is QOp.MEAN:
         return mean(node, src_nodes[0].shape, name)
     if op in (QOp.INT8, QOp.FLOAT) and node.attrs["op"] != "PARAM":

@@ -24,7 +24,7 @@ from compiler import te
 from compiler.topi import x86_int8 as vnni
 
 from . import kernels
-from .kernels import _clip8, _kernel, _requant
+from .kernels import _clip8, _kernel, _out_table, _requant
 from .qgraph import QNode
 
 
@@ -56,14 +56,15 @@ def conv2d(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray, lanes: in
     w = te.placeholder(packed.shape, "int8", "w")
     b = te.placeholder((packed.shape[0] * lanes,), "int32", "bias")
     requant, tables = _requant(a, O)
+    lut, lut_const = _out_table(a)
     xu = vnni.offset_input(x, a["padding"], name=name + "_xu")
     acc = vnni.conv2d_acc(xu, w, a["strides"], name=name + "_acc")
     N, _, OH, OW, _ = acc.shape
-    out = te.compute((N, O, OH, OW), lambda n, o, oh, ow: _epilogue(
-        acc[n, o // lanes, oh, ow, o % lanes], b, o, requant, a["relu"], node.zp), name=name)
+    out = te.compute((N, O, OH, OW), lambda n, o, oh, ow: lut(_epilogue(
+        acc[n, o // lanes, oh, ow, o % lanes], b, o, requant, a["relu"], node.zp)), name=name)
     s = te.create_schedule(out)
     vnni.schedule_conv2d(s, acc, out, lanes)
-    consts = [(w, packed), (b, _bias(bias, comp, packed.shape[0] * lanes))] + tables
+    consts = [(w, packed), (b, _bias(bias, comp, packed.shape[0] * lanes))] + tables + lut_const
     return _kernel(s, [x], out, "conv", consts, [xu])
 
 

@@ -157,9 +157,12 @@ def lower_plan(plan: Plan, cpu_target="llvm", progress=None, opt_level: int = 3)
         if sig not in kdefs:
             kname = f"k{len(kdefs)}_{s.kind}_{n.op.value if s.kind == 'cpu' else 'n%d' % s.node}"
             kdefs[sig] = (kname, _kernel_def(plan, s, types, kname, tgt))
+            own = kdefs[sig][1]
+        else:   # the shared kernel's code, this step's own constants (weights, tables)
+            own = _kernel_def(plan, s, types, kdefs[sig][0], tgt)
         kname, kd = kdefs[sig]
         args = [refs[v] for v in s.inputs]
-        for j, value in enumerate(kd.constants):
+        for j, value in enumerate(own.constants):
             pname = f"n{s.node}.c{j}"
             params[pname] = value
             args.append({"kind": "param", "name": pname})

@@ -86,7 +86,7 @@ def partition(qg: QGraph, cfg: VTAConfig, *, min_channels: int | None = None) ->
     nodes = []
     for n in qg.nodes:
         target = "cpu"
-        if n.op in (QOp.CONV2D, QOp.DENSE):
+        if n.op in (QOp.CONV2D, QOp.DENSE) and n.attrs.get("table") is None:
             w = qg.params[n.params[0]]
             if w.shape[1] >= min_channels:
                 target = "vta"

@@ -22,8 +22,11 @@ Contract of the QGraph it returns:
   else integers only: a pre-shift, a multiplier and a post shift (attrs ``shift``, ``mult``,
   ``post``; ``layout.requantize``), with ``err`` the bound on its error in output LSBs;
 - the residual ADD on int8 where the scales of both operands and of the result are powers of
-  two (shifts); any other op whose scales differ from its source's runs in float between a
-  DEQUANTIZE and a QUANTIZE at the model's scales, as onnxruntime runs a QDQ graph;
+  two (shifts), else a RESCALE_ADD (15-bit multipliers, CPU) where the model quantizes the
+  sum; depthwise convs as DEPTHWISE (CPU, the conv's requantization); a unary op from one
+  scale to another (Clip/Relu6) as a LUT exact to onnxruntime (``lut.py``); any other op
+  whose scales differ from its source's runs in float between a DEQUANTIZE and a QUANTIZE
+  at the model's scales, as onnxruntime runs a QDQ graph;
 - data movement (reshape, max pool, relu, ...) on int8 where the model keeps the scale;
 - an op run in float whose result the model quantizes is quantized there, at the model's
   scale and zero point, so its consumers read the model's levels (the clip at a uint8 zero
@@ -65,8 +68,10 @@ from typing import Mapping
 import numpy as np
 
 from compiler.graph import Graph, Node, Op
+from compiler.graph.ops import UNARY
 from compiler.graph.rewrite import rewrite
 
+from .lut import add_multipliers, clip_params, unary_table
 from .qgraph import QGraph, QNode, QOp
 from .quantize import INT8_OPS, QuantizeError, _Builder, _real
 
@@ -176,6 +181,8 @@ class _Unscaled(Exception):
 class _QdqBuilder(_Builder):
     """``quantize._Builder`` at the model's scales (module docstring)."""
 
+    DEPTHWISE = True
+
     def __init__(self, graph, params, exps, zps, group_channels):
         super().__init__(graph, params, {}, per_channel=False, group_channels=group_channels)
         self.exps, self.zps = exps, zps
@@ -223,6 +230,8 @@ class _QdqBuilder(_Builder):
     def visit(self, n: Node) -> None:
         if n in self.of or n in self.absorbed or n.op in (Op.PARAM, Op.INPUT):
             return super().visit(n)
+        if self._table(n):
+            return
         if self._rescales(n):
             return self.cpu_node(n)
         saved = (len(self.nodes), set(self.absorbed), dict(self.as_int_memo),
@@ -241,6 +250,27 @@ class _QdqBuilder(_Builder):
         super().cpu_node(n)
         if n in self.exps:
             self.of[n] = self.as_int(n)
+
+    def _table(self, n: Node) -> bool:
+        """A unary elementwise op from one scaled value to another (Clip/Relu6 between a conv's
+        scale and its own) as an int8 LUT (``compiler.quant.lut``), unless the int8 op at one
+        scale already does it."""
+        if n.op not in UNARY or len(n.src) != 1 or n not in self.exps or not _real(n.src[0]):
+            return False
+        if n.op in INT8_OPS and not self._rescales(n):
+            return False
+        try:
+            xi = self.as_int(n.src[0])
+        except _Unscaled:
+            return False
+        x = self.nodes[xi]
+        ey, zy = self.exps[n], self.zps.get(n, 0)
+        attrs = {"table": unary_table(n.op, n.attr_dict, x.exp, x.zp, ey, zy)}
+        if n.op is Op.CLIP:
+            attrs["clip"] = clip_params(n.attr_dict, x.exp, x.zp, ey, zy)
+        self.of[n] = self.emit(QNode(QOp.LUT, (xi,), n.shape, "int8", ey, attrs,
+                                     name=n.label or n.op.name.lower(), zp=zy))
+        return True
 
     def _rescales(self, n: Node) -> bool:
         """An int8 op (data movement, mean, concat) whose model scale is not its source's:
@@ -268,11 +298,29 @@ class _QdqBuilder(_Builder):
             q = self.nodes[i]
             e, z = (q.exp, q.zp) if q.dtype == "int8" else (self.exps.get(s), self.zps.get(s))
             if not isinstance(e, int) or z != 0:
-                return False
+                return self.rescale_add(n)
         end = self.sole.get(n) if self.sole.get(n) is not None and self.sole[n].op is Op.RELU else n
         if not isinstance(self.exps.get(end), int) or self.zps.get(end) != 0:
-            return False
+            return self.rescale_add(n)
         return super().residual_add(n)
+
+    def rescale_add(self, n: Node) -> bool:
+        """An add at scales that are not powers of two (or at zero points) as an int8
+        RESCALE_ADD on the CPU, where the model quantizes its result; else False (float)."""
+        a, b = n.src
+        if n not in self.exps or a.shape != n.shape or b.shape != n.shape:
+            return False
+        ai, bi = self.as_int(a), self.as_int(b)
+        qa, qb = self.nodes[ai], self.nodes[bi]
+        ey, zy = self.exps[n], self.zps.get(n, 0)
+        m = add_multipliers(qa.exp, qb.exp, ey)
+        if m is None:
+            return False
+        ma, mb, post = m
+        self.of[n] = self.emit(QNode(QOp.RESCALE_ADD, (ai, bi), n.shape, "int8", ey,
+                                     {"za": qa.zp, "zb": qb.zp, "ma": ma, "mb": mb, "post": post},
+                                     name=n.label or "add", zp=zy))
+        return True
 
     def requant(self, w, bias, ex, end):
         ey = self.exp_of(end)

@@ -38,6 +38,16 @@ Ops (``QOp``) and their integer semantics, the same as the accelerator's
     ADD         int8 a, int8 b (same shape): ((a << la) + (b << lb) [+ round]) >> shift,
                 relu?, clip; int32 wrapping, round = 2**(shift-1) when shift > 0
                 attrs: la, lb (left shifts to a common exponent), shift, relu (0..31)
+    DEPTHWISE   CONV2D with one input channel per output channel (groups = C = O): weight
+                (C, 1, KH, KW) int8, bias (C,) int32, the same attrs and requantization; CPU.
+                CONV2D / DEPTHWISE on the CPU may carry a LUT's ``table`` (``lut.fuse_tables``),
+                read after the clip
+    RESCALE_ADD int8 a, b at any scales and zero points -> int8 at the result's: acc =
+                (a - za) * ma + (b - zb) * mb in int32, y = clip(((acc + 2**(post-1)) >> post)
+                + zp, -128, 127); attrs za, zb, ma, mb (< 2**15: ma = round(2**post * sa/sy)),
+                post (1..30). The QDQ residual add whose scales are not powers of two (CPU)
+    LUT         int8 -> int8 through a table: y = table[q + 128] (attrs table: 256 ints; a
+                unary op between two scales, ``compiler.quant.lut``), exp and zp the result's
     MEAN        global average pool on int8: floor((sum + HW // 2) / HW), same exp and zp
     INT8        a graph op (``compiler.graph.Op`` name in attrs "op", its attributes
                 in "attrs") that moves or selects values only (reshape, max pool,
@@ -57,7 +67,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from compiler.topi.vta.layout import add_reference, conv2d_reference
+from compiler.topi.vta.layout import add_reference, conv2d_reference, requantize
 
 
 class QOp(str, enum.Enum):
@@ -70,6 +80,9 @@ class QOp(str, enum.Enum):
     DENSE = "dense"
     ADD = "add"
     # integer CPU ops
+    DEPTHWISE = "depthwise_conv2d"
+    RESCALE_ADD = "rescale_add"
+    LUT = "lut"
     MEAN = "mean"
     INT8 = "int8"
     # float CPU fallback
@@ -179,6 +192,10 @@ def eval_node(node: QNode, args: list[np.ndarray], params: Mapping[str, np.ndarr
         return quantize_array(args[0], node.exp, node.zp)
     if op is QOp.DEQUANTIZE:
         return dequantize_array(args[0], a["src_exp"], a.get("src_zp", 0))
+    if op in (QOp.CONV2D, QOp.DEPTHWISE) and a.get("table") is not None:
+        y = eval_node(dataclasses.replace(node, attrs={k: v for k, v in a.items() if k != "table"}),
+                      args, params)
+        return np.asarray(a["table"], np.int8)[y.astype(np.int32) + 128]
     if op is QOp.CONV2D:
         w, b = (params[p] for p in node.params)
         return conv2d_reference(args[0], w, b, a["strides"], a["padding"], a["shift"], a["relu"],
@@ -190,6 +207,17 @@ def eval_node(node: QNode, args: list[np.ndarray], params: Mapping[str, np.ndarr
                                 post=a.get("post", 15), zero=node.zp)[:, :, 0, 0]
     if op is QOp.ADD:
         return add_reference(args[0], args[1], a["la"], a["lb"], a["shift"], a["relu"])
+    if op is QOp.DEPTHWISE:
+        w, b = (params[p] for p in node.params)
+        return depthwise_reference(args[0], w, b, a["strides"], a["padding"], a["shift"],
+                                   a["relu"], a.get("mult"), a.get("post", 15), node.zp)
+    if op is QOp.RESCALE_ADD:
+        acc = ((args[0].astype(np.int64) - a["za"]) * a["ma"]
+               + (args[1].astype(np.int64) - a["zb"]) * a["mb"])
+        return np.clip(((acc + (1 << (a["post"] - 1))) >> a["post"]) + node.zp,
+                       -128, 127).astype(np.int8)
+    if op is QOp.LUT:
+        return np.asarray(a["table"], np.int8)[args[0].astype(np.int32) + 128]
     if op is QOp.MEAN:
         x = args[0]
         axes = tuple(range(2, x.ndim))
@@ -204,6 +232,23 @@ def eval_node(node: QNode, args: list[np.ndarray], params: Mapping[str, np.ndarr
         y = lookup(Op[a["op"]]).compute(list(args), dict(a["attrs"]))
         return np.asarray(y, node.dtype)
     raise ValueError(f"eval_node: op {op!r} has no CPU implementation here")
+
+
+def depthwise_reference(x: np.ndarray, w: np.ndarray, bias, strides, padding, shift, relu,
+                        mult=None, post: int = 15, zero: int = 0) -> np.ndarray:
+    """Depthwise int8 conv: NCHW ``x`` int8, ``w`` (C, 1, KH, KW) int8, ``bias`` (C,) int32,
+    symmetric zero ``padding`` (ph, pw); int32 accumulation then ``layout.requantize``."""
+    (sh, sw), (ph, pw) = strides, padding
+    N, C, H, W = x.shape
+    _, _, KH, KW = w.shape
+    xp = np.pad(x.astype(np.int64), ((0, 0), (0, 0), (ph, ph), (pw, pw)))
+    OH, OW = (H + 2 * ph - KH) // sh + 1, (W + 2 * pw - KW) // sw + 1
+    acc = np.zeros((N, C, OH, OW), np.int64) + np.asarray(bias, np.int64)[None, :, None, None]
+    for kh in range(KH):
+        for kw in range(KW):
+            acc += (xp[:, :, kh:kh + sh * (OH - 1) + 1:sh, kw:kw + sw * (OW - 1) + 1:sw]
+                    * w[:, 0, kh, kw].astype(np.int64)[None, :, None, None])
+    return requantize(acc.astype(np.int32), shift, relu, mult, post, zero)
 
 
 def run(qg: QGraph, inputs: Mapping[str, np.ndarray], *, keep: bool = False,

@@ -138,6 +138,9 @@ def _weight_per_channel(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 class _Builder:
+    #: whether depthwise convs become int8 DEPTHWISE nodes (CPU) rather than float ones
+    DEPTHWISE = False
+
     def __init__(self, graph: Graph, params, stats, per_channel: bool = False,
                  group_channels: "int | None" = None):
         self.graph, self.fparams, self.stats = graph, params, stats
@@ -221,12 +224,15 @@ class _Builder:
         w = self.param(wn)
         if w is None or len(n.src) != 2:
             return False
+        depthwise = False      # groups = channels, one input channel each: a DEPTHWISE node
         if kind is QOp.CONV2D:
             a = n.attr_dict
             pads = tuple(a.get("pads", (0, 0, 0, 0)))
             groups = a.get("groups", 1)
             split = groups > 1 and self.group_channels is not None and w.shape[1] >= self.group_channels
-            if ((groups != 1 and not split) or tuple(a.get("dilations", (1, 1))) != (1, 1)
+            depthwise = (self.DEPTHWISE and groups > 1 and not split and w.shape[1] == 1
+                         and groups == x.shape[1] == w.shape[0])
+            if ((groups != 1 and not split and not depthwise) or tuple(a.get("dilations", (1, 1))) != (1, 1)
                     or pads[0] != pads[2] or pads[1] != pads[3] or max(pads) > 15 or len(n.shape) != 4):
                 return False
             attrs = {"strides": tuple(a.get("strides", (1, 1))), "padding": (pads[0], pads[1])}
@@ -243,6 +249,10 @@ class _Builder:
         if kind is QOp.DENSE and len(x.shape) > 2:   # [..., K] activations (a transformer's) as [rows, K]
             xi = self.reshape_int8(xi, (rows, x.shape[-1]))
         ey, quantized = self.requant(w, bias, self.nodes[xi].exp, end)
+        if depthwise:
+            self.of[end] = self.gemm_qnode(QOp.DEPTHWISE, xi, end.shape, ey, quantized, attrs, relu,
+                                           n.label)
+            return True
         if kind is QOp.CONV2D and n.attr("groups", 1) > 1:
             self.of[end] = self.grouped(n, end, xi, quantized, attrs, relu, ey)
             return True

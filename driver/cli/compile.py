@@ -42,7 +42,7 @@ def _progress(iterable, total, desc):
                    "convs and dense layers on VNNI where the CPU has it)")
 @click.option("--dtype", type=click.Choice(["float32", "bfloat16"]), default="float32",
               show_default=True,
-              help="--target llvm: bfloat16 computes dense layers in bf16 with fp32 "
+              help="--target llvm: bfloat16 computes dense layers and convs in bf16 with fp32 "
                    "accumulation on CPUs with AVX512-BF16, and prints the accuracy against "
                    "fp32 on a seeded input")
 @click.option("--cpu-target", default=None, metavar="TARGET",

@@ -18,7 +18,7 @@ _REFERENCE: dict = {}        # per-process cache: task payload id -> default poi
 
 
 def _inputs(kdef, node, seed: int) -> list:
-    from compiler.graph_lower.lower import pack_param
+    from compiler.graph_lower.packing import pack_param
     rng = np.random.default_rng(seed)
     args = []
     for i, src in enumerate(node.src):

@@ -11,7 +11,10 @@ A target string follows TVM's form::
 The host target takes its CPU name and feature string from LLVM's host
 detection (``llvm.get_host_cpu_name()`` / ``get_host_cpu_features()``), so
 AVX2 and AVX-512 are used where the machine has them. Cross targets get a
-generic CPU unless ``-mcpu`` says otherwise.
+generic CPU unless ``-mcpu`` says otherwise. A named CPU's feature string is
+the features LLVM knows it implies (``cpu_features``), with ``-mattr``'s
+entries on top, so path selection (VNNI, AVX512-BF16, AMX) and the manifest
+see them.
 
 Errors: :func:`parse_target` raises ``ValueError`` for an unknown kind, an
 unknown option, or a triple LLVM has no backend for.
@@ -23,6 +26,8 @@ from dataclasses import dataclass
 
 import llvmlite.binding as llvm
 from vta_hw.errors import ArgumentError
+
+from .cpu_features import cpu_features, merge
 
 # Named cross targets the test-suite and the CLI know by a short name.
 AARCH64 = "llvm -mtriple=aarch64-linux-gnu"
@@ -55,12 +60,16 @@ class Target:
         cpu: LLVM CPU name (``"znver4"``, ``"generic"``, ...).
         features: LLVM feature string (``"+avx2,+fma,..."``), may be empty.
         is_host: True when code can run in this process (JIT, shared library).
+        mattr: the ``-mattr=`` the target string gave (``""`` if none), which ``str()``
+            prints rather than a named CPU's implied features; None for a Target made
+            directly (``str()`` then prints ``features`` of a non-host target).
     """
 
     triple: str
     cpu: str
     features: str
     is_host: bool
+    mattr: "str | None" = None
 
     @property
     def arch(self) -> str:
@@ -78,7 +87,7 @@ class Target:
     @property
     def vector_bits(self) -> int:
         """Widest SIMD register in bits, from the feature string: 512 with +avx512f,
-        256 with +avx/+avx2, else 128 (so ``-mcpu=`` without ``-mattr=`` counts as 128)."""
+        256 with +avx/+avx2, else 128 (a named CPU counts with the features it implies)."""
         feats = set(self.features.split(","))
         if self.arch == "x86_64":
             if "+avx512f" in feats:
@@ -100,8 +109,10 @@ class Target:
 
     def __str__(self) -> str:
         parts = ["llvm", f"-mtriple={self.triple}", f"-mcpu={self.cpu}"]
-        if self.features and not self.is_host:
-            parts.append(f"-mattr={self.features}")
+        mattr = self.mattr if self.mattr is not None else (
+            self.features if not self.is_host else "")
+        if mattr:
+            parts.append(f"-mattr={mattr}")
         return " ".join(parts)
 
 
@@ -144,15 +155,22 @@ def parse_target(spec: "str | Target") -> Target:
     except RuntimeError as err:
         raise ArgumentError(f"LLVM has no backend for triple {triple!r} (target {spec!r}): {err}") from None
     cpu = opts.get("-mcpu", host.cpu if is_host else "generic")
-    if cpu == "native" and is_host:
+    native = cpu == "native" and is_host
+    if native:
         cpu = host.cpu
     if "-mcpu" in opts and not _cpu_known(triple, cpu):
         hint = (f"-mcpu=native (this machine: {host.cpu})" if is_host
                 else "a CPU of that architecture, or no -mcpu (generic)")
         raise ArgumentError(f"-mcpu={cpu}: LLVM does not know this CPU for triple {triple!r} "
                          f"(target {spec!r}); use {hint}")
-    features = opts.get("-mattr", host.features if is_host and "-mcpu" not in opts else "")
-    return Target(triple, cpu, features, is_host)
+    mattr = opts.get("-mattr", "")
+    if native:
+        features = merge((), ",".join(filter(None, (host.features, mattr))))
+    elif "-mcpu" in opts:
+        features = merge(cpu_features(triple, cpu), mattr)
+    else:
+        features = mattr or (host.features if is_host else "")
+    return Target(triple, cpu, features, is_host, mattr)
 
 
 @functools.cache

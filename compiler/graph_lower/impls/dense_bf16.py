@@ -2,12 +2,10 @@
 
 Chosen for DENSE nodes marked ``compute_dtype="bfloat16"`` (``compiler.graph_lower.bf16``,
 what ``build_model(..., dtype="bfloat16")`` does) on targets with ``+avx512bf16``, with a
-constant weight and an even K. The weight is packed at compile time in float32 as the fp32
-dense's (``dense:16``: ``[N/16, K, 16]``); the kernel rounds activations and weights to
-bf16 (ties to even) into two workspaces (``[M, K/2, 2]`` and ``[N/16, K/2, 16, 2]``, int16
-bit patterns), then each 16 outputs accumulate one ``vdpbf16ps`` per pair of k
-(``compiler.topi.x86_bf16.dpbf16_intrin``). Rounding the weights per run costs one pass
-over them; storing them as bf16 is the next step.
+constant weight and an even K. The weight is packed at compile time to bf16 bit patterns
+(``dense_bf16:16``: ``[N/16, K/2, 16, 2]`` int16, rounded to nearest even); the kernel
+rounds its activations to bf16 into a workspace (``[M, K/2, 2]``), then each 16 outputs
+accumulate one ``vdpbf16ps`` per pair of k (``compiler.topi.x86_bf16.dpbf16_intrin``).
 """
 from __future__ import annotations
 
@@ -53,7 +51,7 @@ def _schedule(s, acc, out, cfg):
 
 
 @register(Op.DENSE, "dense_bf16", kind=MasterKind.DENSE, schedule=_schedule,
-          packs=lambda w, cfg: {1: f"dense:{L}"},
+          packs=lambda w, cfg: {1: f"dense_bf16:{L}"},
           when=(attr_is("compute_dtype", "bfloat16"), cpu_features("+avx512bf16"), _fits),
           plevel=20)
 def _dense_bf16(b, n, a, cfg):
@@ -61,13 +59,11 @@ def _dense_bf16(b, n, a, cfg):
     K = x.shape[-1]
     M = int(np.prod(x.shape[:-1]))
     x2 = inj.reshape(x, (M, K))
-    w = a[1]._tensor                                       # [N/16, K, 16] float32
+    wb = a[1]._tensor                                      # [N/16, K/2, 16, 2] int16
     xb = te.compute((M, K // 2, 2), lambda m, c, i: _bits(x2(m, c * 2 + i)), name=b.fresh("x_bf16"))
-    wb = te.compute((w.shape[0], K // 2, L, 2), lambda o, c, j, i: _bits(w[o, c * 2 + i, j]),
-                    name=b.fresh("w_bf16"))
-    b.workspace += [xb, wb]
+    b.workspace.append(xb)
     c, ci = te.reduce_axis(K // 2, "c"), te.reduce_axis(2, "ci")
-    acc = te.compute((M, w.shape[0] * L), lambda m, j: te.sum(
+    acc = te.compute((M, wb.shape[0] * L), lambda m, j: te.sum(
         te.cast(xb[m, c, ci], "float32") * te.cast(wb[j // L, c, j % L, ci], "float32"),
         axis=(c, ci)), name=b.fresh("dense_bf16"))
     return inj.reshape(Lazy.of(acc), n.shape), acc

@@ -5,7 +5,8 @@ import numpy as np
 
 import compiler.build
 from compiler.graph import Graph, Op, input_node, optimize, param_node, run
-from compiler.graph_lower.lower import lower_group, pack_param
+from compiler.graph_lower.lower import lower_group
+from compiler.graph_lower.packing import pack_param
 
 
 class Model:

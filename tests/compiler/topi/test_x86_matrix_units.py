@@ -43,6 +43,33 @@ def test_dense_bf16_matches_emulation(M, K, N):
 
 
 @pytest.mark.skipif(not HOST_BF16, reason="this CPU has no AVX512-BF16")
+@pytest.mark.skipif(not HOST_BF16, reason="this CPU has no AVX512-BF16 (the assembly test "
+                    "covers the path)")
+@pytest.mark.parametrize("x_shape,w_shape,strides,pads", [
+    ((1, 3, 9, 9), (20, 3, 3, 3), (2, 2), (1, 1, 1, 1)),     # odd C, O not a multiple of 16
+    ((1, 16, 6, 8), (32, 16, 1, 1), (1, 1), (0, 0, 0, 0)),
+    ((2, 7, 6, 5), (16, 7, 3, 3), (1, 1), (0, 1, 2, 1)),     # asymmetric padding, batch 2
+])
+def test_conv2d_bf16_matches_emulation(x_shape, w_shape, strides, pads):
+    rng = np.random.default_rng(sum(x_shape))
+    x, w = rng.standard_normal(x_shape, np.float32), rng.standard_normal(w_shape, np.float32)
+    b = rng.standard_normal(w_shape[0], np.float32)
+    s, args = x86_bf16.conv2d_bf16(x_shape, w_shape, strides, pads)
+    f = compiler.build(s, args, name="conv_bf16")
+    out = np.zeros(args[-1].shape, np.float32)
+    f(x, x86_bf16.pack_bf16_conv_weight(w), b, np.zeros(args[3].shape, np.int16), out)
+    want = x86_bf16.bf16_conv_reference(x, w, strides, pads) + b[:, None, None]
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)
+
+
+def test_conv2d_bf16_instruction_selection():
+    s, args = x86_bf16.conv2d_bf16((1, 8, 6, 6), (16, 8, 3, 3), (1, 1), (1, 1, 1, 1))
+    asm = compiler.build(s, args, target=SPR_BF16, name="k").assembly()
+    lines = [ln for ln in asm.splitlines() if "vdpbf16ps" in ln]
+    assert lines and all("zmm" in ln for ln in lines)
+
+
+@pytest.mark.skipif(not HOST_BF16, reason="this CPU has no AVX512-BF16")
 def test_bf16_mlp_cosine_to_fp32():
     # a small model: 256 -> 128 relu -> 10, bf16 layers against the fp32 numpy model
     rng = np.random.default_rng(7)
@@ -71,6 +98,26 @@ def test_amx_instruction_selection(dtype, op):
     asm = compiler.build(s, args, target=AMX, name="k").assembly()
     assert _mnemonics(asm, [op, "ldtilecfg", "tileloadd", "tilestored", "tilerelease"]) == {
         op, "ldtilecfg", "tileloadd", "tilestored", "tilerelease"}
+
+
+@pytest.mark.parametrize("dtype,op,kt,esize", [("int8", "tdpbusd", 64, 1),
+                                               ("bfloat16", "tdpbf16ps", 32, 2)])
+def test_amx_conv_instruction_selection_and_tile_rows(dtype, op, kt, esize):
+    from compiler.tir.lowering import lower
+    C = 2 * kt
+    s, args = x86_amx.conv2d_amx((1, 18, 18, C), (32, C, 3, 3), dtype)
+    asm = compiler.build(s, args, target=AMX, name="k").assembly()
+    assert _mnemonics(asm, [op, "ldtilecfg", "tileloadd", "tilestored"]) == {
+        op, "ldtilecfg", "tileloadd", "tilestored"}
+    # the A tile's rows are adjacent output columns' pixels: C elements apart, in bytes
+    calls = re.findall(rf"x86\.amx\.{op}\((.*)\)", str(lower(s, args, name="k")))
+    assert calls and all(c.endswith(f", {C * esize}") for c in calls)
+
+
+def test_amx_conv_shapes_must_be_whole_tiles():
+    with pytest.raises(ValueError, match=r"AMX conv needs OW and O multiples of 16 and C of 32, "
+                                         r"not OW=10, O=32, C=64"):
+        x86_amx.conv2d_amx((1, 12, 12, 64), (32, 64, 3, 3), "bfloat16")   # OW = 10
 
 
 def test_amx_shapes_must_be_whole_tiles():

@@ -1,0 +1,89 @@
+"""Compile-time re-layouts of constant weights: a registry of packings, keyed by tag.
+
+An implementation asks for a packed constant with a tag ``"<kind>:<block>"``
+(``Implementation.packs``); the lowering declares the input in the packed shape and
+dtype (:func:`packed_type`) and the build applies the packing to the parameter once
+(:func:`pack_param`). A packing may change the dtype: the bf16 ones store int16 bit
+patterns, so a bf16 kernel reads its weights already rounded.
+
+======================  ==========================  =====================================
+kind                    from                        to
+======================  ==========================  =====================================
+``conv``                OIHW float32                ``[O/ob, I, KH, KW, ob]`` float32
+``dense``               ``[N, K]``                  ``[N/nb, K, nb]``
+``dense_t``             ``[K, N]``                  ``[N/nb, K, nb]``
+``dense_bf16``          ``[N, K]`` float32          ``[ceil(N/16), ceil(K/2), 16, 2]`` int16
+``conv_bf16``           OIHW float32                ``[ceil(O/16), ceil(I/2), KH, KW, 16, 2]``
+                                                    int16
+======================  ==========================  =====================================
+
+(the bf16 layouts: ``compiler.topi.x86_bf16``; ``ob``/``nb`` must divide O/N for the
+fp32 ones, the bf16 ones pad with zeros and take the block 16.)
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from compiler.topi import conv2d as tconv
+from compiler.topi import dense as tdense
+from compiler.topi import x86_bf16
+
+
+@dataclass(frozen=True)
+class Packing:
+    """One packing: ``pack(value, block) -> array``, ``shape(shape, block) -> packed shape``
+    and the packed dtype (None: the parameter's own)."""
+
+    pack: Callable[[np.ndarray, int], np.ndarray]
+    shape: Callable[[tuple, int], tuple]
+    dtype: "str | None" = None
+
+
+def _ceil(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _bf16_conv_shape(shape, b):
+    O, I, KH, KW = shape
+    return (_ceil(O, b), _ceil(I, 2), KH, KW, b, 2)
+
+
+#: packing kind -> :class:`Packing`
+PACKINGS: dict[str, Packing] = {
+    "conv": Packing(tconv.pack_conv_kernel,
+                    lambda s, b: (s[0] // b, s[1], s[2], s[3], b)),
+    "dense": Packing(tdense.pack_dense_weight, lambda s, b: (s[0] // b, s[1], b)),
+    "dense_t": Packing(lambda v, b: tdense.pack_dense_weight(np.ascontiguousarray(v.T), b),
+                       lambda s, b: (s[1] // b, s[0], b)),
+    "dense_bf16": Packing(lambda v, b: x86_bf16.pack_bf16_weight(v),
+                          lambda s, b: (_ceil(s[0], b), _ceil(s[1], 2), b, 2), "int16"),
+    "conv_bf16": Packing(lambda v, b: x86_bf16.pack_bf16_conv_weight(v),
+                         _bf16_conv_shape, "int16"),
+}
+
+
+def _parse(tag: str) -> tuple[Packing, int]:
+    kind, _, block = tag.partition(":")
+    if kind not in PACKINGS or not block.isdigit():
+        raise ValueError(f"packing tag must be '<kind>:<block>' with kind one of "
+                         f"{sorted(PACKINGS)}, not {tag!r}")
+    return PACKINGS[kind], int(block)
+
+
+def pack_param(value: np.ndarray, tag: str) -> np.ndarray:
+    """``value`` re-laid out as ``tag`` says (module docstring).
+
+    Raises:
+        ValueError: an unknown tag.
+    """
+    packing, block = _parse(tag)
+    return packing.pack(np.asarray(value), block)
+
+
+def packed_type(shape: tuple, dtype: str, tag: str) -> tuple[tuple, str]:
+    """(shape, dtype) of a ``shape``/``dtype`` constant once packed as ``tag``."""
+    packing, block = _parse(tag)
+    return tuple(packing.shape(tuple(shape), block)), packing.dtype or dtype

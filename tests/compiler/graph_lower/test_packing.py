@@ -1,0 +1,39 @@
+"""The packing registry (``graph_lower.packing``): each packing's declared shape and dtype
+are those of what it produces, the packed values are the weight's, bad tags are named."""
+import numpy as np
+import pytest
+
+from compiler.graph_lower.packing import PACKINGS, pack_param, packed_type
+from compiler.topi import x86_bf16
+
+CASES = {"conv": ((32, 6, 3, 3), 16), "dense": ((48, 10), 16), "dense_t": ((10, 48), 16),
+         "dense_bf16": ((20, 9), 16), "conv_bf16": ((20, 5, 3, 1), 16)}
+
+
+def test_every_packing_has_a_case():
+    assert set(CASES) == set(PACKINGS)
+
+
+@pytest.mark.parametrize("kind", sorted(CASES))
+def test_declared_type_is_what_pack_makes(kind):
+    shape, block = CASES[kind]
+    value = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    out = pack_param(value, f"{kind}:{block}")
+    assert (out.shape, str(out.dtype)) == packed_type(shape, "float32", f"{kind}:{block}")
+    assert out.flags.c_contiguous
+
+
+def test_conv_bf16_packing_places_each_weight():
+    w = np.random.default_rng(1).standard_normal((20, 5, 3, 1)).astype(np.float32)
+    p = pack_param(w, "conv_bf16:16")
+    bits = x86_bf16.to_bf16_bits(w)
+    for o, c, kh in [(0, 0, 0), (19, 4, 2), (17, 3, 1)]:
+        assert p[o // 16, c // 2, kh, 0, o % 16, c % 2] == bits[o, c, kh, 0]
+    assert not p[1, :, :, :, 4:].any() and not p[:, 2, :, :, :, 1].any()   # zero padding
+
+
+@pytest.mark.parametrize("tag", ["winograd:4", "conv", "conv:x"])
+def test_bad_tag_is_named(tag):
+    with pytest.raises(ValueError, match=rf"packing tag must be '<kind>:<block>' with kind one "
+                                         rf"of \[.*'conv_bf16'.*\], not '{tag}'"):
+        pack_param(np.zeros((16, 1, 1, 1), np.float32), tag)
