@@ -33,7 +33,12 @@ def test_digits_execution_plan():
     assert [i["buffer"] for i in vta["inputs"]] == ["data"]
     assert vta["inputs"][0]["ref"] == gj["calls"][2]["args"][-1]      # the pack's output
     assert vta["outputs"][0]["buffer"] == "out"
-    assert gj["inputs"] == [{"name": "image", "shape": [4, 1, 8, 8], "dtype": "float32"}]
+    # the calibrated range the input's QUANTIZE represents (input_check counts values beyond)
+    (inp,) = gj["inputs"]
+    assert {k: inp[k] for k in ("name", "shape", "dtype")} == {
+        "name": "image", "shape": [4, 1, 8, 8], "dtype": "float32"}
+    lo, hi = inp["range"]
+    assert lo < 0 < hi and hi == -lo * 127 / 128
     assert [(o["shape"], o["dtype"]) for o in gj["outputs"]] == [([4, 10], "float32")]
     conv1 = gj["calls"][1]
     assert [cm.params[r["name"]].dtype for r in conv1["args"] if r["kind"] == "param"] == \
