@@ -6,7 +6,8 @@ block, a divisor of O: the channel block, 4 = one 128-bit fp32 vector),
 ``ow_tile`` (output columns per register tile, a cap: ``topi.conv2d`` picks a
 divisor of OW near it), ``ow_vec`` (columns per vector of the depthwise-style
 schedules, 4 = 128-bit), ``par_depth`` (outer axes fused into the parallel loop:
-3 = (n, channel block, row), 2 = (n, channel block)).
+3 = (n, channel block, row), 2 = (n, channel block); the depthwise default is 2: one
+fork-join per layer with the padded copy made per task, see ``schedule_depthwise_nchw``).
 """
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ _OW_TILE = Knob("ow_tile", (4, 7, 8, 14, 16, 28), 14)
 _OW_TILE_WASM = Knob("ow_tile", _OW_TILE.candidates, 7)
 _OW_VEC = Knob("ow_vec", (4, 8, 16, 32), 16)
 _PAR = Knob("par_depth", (3, 2), 3)
+_PAR_DW = Knob("par_depth", (3, 2), 2)
 
 
 def _window(n):
@@ -105,7 +107,7 @@ def _grouped(w):
 
 
 @register(Op.CONV2D, "depthwise_conv2d_nchw", kind=MasterKind.DEPTHWISE_CONV2D,
-          space=lambda w: ConfigSpace((_OW_VEC, _PAR)),
+          space=lambda w: ConfigSpace((_OW_VEC, _PAR_DW)),
           schedule=lambda s, acc, out, cfg: tconv.schedule_depthwise_nchw(s, acc, out, cfg["ow_vec"],
                                                                           cfg["par_depth"]),
           when=(_NCHW, _depthwise), plevel=15)
