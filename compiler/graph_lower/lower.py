@@ -42,6 +42,7 @@ from compiler.codegen.llvm.target import Target, host_target, parse_target
 from compiler.graph import Graph, Node, Op
 from compiler.topi import conv2d as tconv
 from compiler.topi import dense as tdense
+from compiler.topi import winograd as twino
 from compiler.topi.injective import Lazy
 
 from .builder import Builder, view
@@ -83,6 +84,8 @@ def pack_param(value: np.ndarray, tag: str) -> np.ndarray:
     kind, b = tag.split(":")
     if kind == "conv":
         return tconv.pack_conv_kernel(value, int(b))
+    if kind in ("wino2", "wino4"):
+        return twino.transform_weight(value, int(kind[4:]), int(b))
     if kind == "dense":
         return tdense.pack_dense_weight(value, int(b))
     if kind == "dense_t":
@@ -103,6 +106,10 @@ def _packed_shape(shape, tag):
     if kind == "conv":
         O, I, KH, KW = shape
         return (O // b, I, KH, KW, b)
+    if kind in ("wino2", "wino4"):
+        O, I, _, _ = shape
+        alpha = int(kind[4:]) + 2
+        return (alpha, alpha, O // b, I, b)
     if kind == "dense":
         N, K = shape
         return (N // b, K, b)
