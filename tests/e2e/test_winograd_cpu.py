@@ -30,19 +30,29 @@ def test_resnet18_with_winograd_within_1e4_of_onnxruntime(tmp_path, algorithm):
     assert_close(m(x)[0], ort_run(model, {iname: x})[0], rel=1e-4, what=f"resnet18 {algorithm}")
 
 
-@pytest.mark.parametrize("k,stride,offered", [(3, 1, True), (3, 2, False), (1, 1, False)])
-def test_winograd_is_offered_for_3x3_stride1_convs_only(tmp_path, k, stride, offered):
-    from compiler.autotune.task import extract_tasks
+def _conv(c, h, k, stride):
     from onnx import TensorProto, helper, numpy_helper
-    w = np.zeros((16, 8, k, k), np.float32)
+    w = np.zeros((c, c, k, k), np.float32)
     node = helper.make_node("Conv", ["x", "w"], ["y"], kernel_shape=[k, k],
                             strides=[stride, stride], pads=[k // 2] * 4)
     g = helper.make_graph([node], "conv", [helper.make_tensor_value_info(
-        "x", TensorProto.FLOAT, [1, 8, 10, 10])], [helper.make_tensor_value_info(
+        "x", TensorProto.FLOAT, [1, c, h, h])], [helper.make_tensor_value_info(
             "y", TensorProto.FLOAT, None)], [numpy_helper.from_array(w, "w")])
-    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
-    (task,) = extract_tasks(model)
-    knobs = {kn.name: kn for kn in task.space.knobs}
-    assert ("algorithm" in knobs) == offered
-    if offered:
-        assert knobs["algorithm"].default == "direct"      # untuned builds stay direct
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+
+
+@pytest.mark.parametrize("c,h,algorithm", [(8, 10, "direct"), (64, 14, "winograd2"),
+                                           (64, 28, "winograd4")])
+def test_default_algorithm_is_winograd_where_measured_faster(c, h, algorithm):
+    from compiler.autotune.task import extract_tasks
+    from compiler.codegen.llvm.target import host_target
+    (task,) = extract_tasks(_conv(c, h, 3, 1))
+    avx512 = "+avx512f" in host_target().features.split(",")
+    assert task.space.default["algorithm"] == (algorithm if avx512 else "direct")
+
+
+@pytest.mark.parametrize("k,stride,offered", [(3, 1, True), (3, 2, False), (1, 1, False)])
+def test_winograd_is_offered_for_3x3_stride1_convs_only(tmp_path, k, stride, offered):
+    from compiler.autotune.task import extract_tasks
+    (task,) = extract_tasks(_conv(8, 10, k, stride))
+    assert ("algorithm" in {kn.name for kn in task.space.knobs}) == offered

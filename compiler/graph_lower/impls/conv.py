@@ -7,7 +7,10 @@ block, a divisor of O: the channel block, 4 = one 128-bit fp32 vector),
 divisor of OW near it), ``ow_vec`` (columns per vector of the depthwise-style
 schedules, 4 = 128-bit), ``par_depth`` (outer axes fused into the parallel loop:
 3 = (n, channel block, row), 2 = (n, channel block); the depthwise default is 2: one
-fork-join per layer with the padded copy made per task, see ``schedule_depthwise_nchw``).
+fork-join per layer with the padded copy made per task, see ``schedule_depthwise_nchw``),
+``algorithm`` (3x3 stride-1 convs with constant weights: ``direct`` or Winograd
+``winograd2`` / ``winograd4``, ``compiler.topi.winograd``; default per
+``_default_algorithm``).
 """
 from __future__ import annotations
 
@@ -33,10 +36,10 @@ _OW_VEC = Knob("ow_vec", (4, 8, 16, 32), 16)
 _PAR = Knob("par_depth", (3, 2), 3)
 _PAR_DW = Knob("par_depth", (3, 2), 2)
 #: conv algorithm -> Winograd output tile m (None: direct); offered for 3x3 stride-1 convs
-#: with constant weights. With Winograd, ``ow_tile`` is the GEMM's register tile (tiles per
-#: step) and ``par_depth`` the output transform's parallel depth.
+#: with constant weights, the default as :func:`_default_algorithm`. With Winograd,
+#: ``ow_tile`` is the GEMM's register tile (tiles per step) and ``par_depth`` the output
+#: transform's parallel depth.
 WINOGRAD_TILE = {"direct": None, "winograd2": 2, "winograd4": 4}
-_ALGORITHM = Knob("algorithm", tuple(WINOGRAD_TILE), "direct")
 
 
 def _window(n):
@@ -58,7 +61,22 @@ def _conv_space(w):
         block = pair if O % pair == 0 else tconv.conv_out_block(O)
         return ConfigSpace((Knob("conv_out_block", blocks, block), _OW_TILE_WASM, _PAR))
     knobs = (Knob("conv_out_block", blocks, tconv.conv_out_block(O)), _OW_TILE, _PAR)
-    return ConfigSpace(knobs + ((_ALGORITHM,) if _winograd_applies(w) else ()))
+    if not _winograd_applies(w):
+        return ConfigSpace(knobs)
+    return ConfigSpace(knobs + (Knob("algorithm", tuple(WINOGRAD_TILE), _default_algorithm(w)),))
+
+
+def _default_algorithm(w) -> str:
+    """Winograd where it was measured faster (bench/winograd.py, AVX-512, 1 thread: a
+    56x56x64 conv 1.27x faster with F(4x4,3x3), 14x14x256 1.94x with F(2x2,3x3); ResNet-18
+    224 1.38x end to end with F(4x4,3x3), error 9e-7 of onnxruntime's): at least 64 input
+    and output channels (16 a block), F(2x2,3x3) up to 14x14 outputs (less padding to
+    whole tiles), F(4x4,3x3) above; elsewhere direct."""
+    n = w.node
+    O, C = n.src[1].shape[:2]
+    if "+avx512f" not in w.target.features.split(",") or C < 64 or O % 16:
+        return "direct"
+    return "winograd2" if max(n.shape[2:]) <= 14 else "winograd4"
 
 
 def _algorithm(cfg) -> str:
