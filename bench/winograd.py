@@ -2,11 +2,13 @@
 ResNet-18 end to end with Winograd on its 3x3 stride-1 convs, against onnxruntime.
 
 * ``layers``: a 56x56x64 and a 14x14x256 conv (C = O, pads 1), each built three times
-  (``algorithm`` pinned to direct, winograd2, winograd4 by ``compiler.autotune.pin``);
+  (``algorithm`` pinned to direct, winograd2, winograd4 by ``compiler.autotune.pin``) and
+  once untuned (``default``: the space's default algorithm for the shape);
   latency is the best of ``--rounds`` alternating rounds of ``--repeat`` runs, onnxruntime's
   in the same rounds; max error relative to max|onnxruntime| printed (fp32: <= 1e-4).
 * ``resnet18``: ResNet-18 (``tests/models/builders.py``, batch 1, fp32, ``--size``) built
-  direct and with each Winograd variant on every 3x3 stride-1 conv, against onnxruntime.
+  direct, with each Winograd variant on every 3x3 stride-1 conv, and untuned (the default
+  mix), against onnxruntime.
 
 Each thread count of ``--threads`` runs in a child process (``OMP_NUM_THREADS`` is read
 when libgomp starts; onnxruntime gets the same ``intra_op_num_threads``). The load
@@ -31,6 +33,9 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, ROOT)
 
 ALGORITHMS = ("direct", "winograd2", "winograd4")
+#: the variants built: each algorithm pinned, and the untuned default (Winograd where
+#: ``impls.conv._default_algorithm`` picks it)
+VARIANTS = ALGORITHMS + ("default",)
 #: (name, channels, spatial size)
 LAYERS = [("conv56x56x64", 64, 56), ("conv14x14x256", 256, 14)]
 
@@ -68,6 +73,7 @@ def _variants(path, tmp, threads, repeat, rounds):
         log = os.path.join(tmp, f"{os.path.basename(path)}.{alg}.jsonl")
         pin_log(path, log, algorithm=alg)
         mods[alg] = load_module(build_model(path, tuning_log=log))
+    mods["default"] = load_module(build_model(path))
     (iname, ishape, idtype), = mods["direct"].input_info()
     x = np.random.default_rng(0).standard_normal(ishape).astype(idtype)
     ref = sess.run(None, {iname: x})[0]
@@ -76,13 +82,13 @@ def _variants(path, tmp, threads, repeat, rounds):
         m.set_input(iname, x)
         m.run()
         errs[alg] = float(np.abs(m.get_output(0) - ref).max() / np.abs(ref).max())
-    times = {alg: [] for alg in ALGORITHMS}
+    times = {alg: [] for alg in VARIANTS}
     theirs = []
     for _ in range(rounds):
         for alg, m in mods.items():
             times[alg] += timed(m.run, repeat)
         theirs += timed(lambda: sess.run(None, {iname: x}), repeat)
-    return {alg: (min(times[alg]), errs[alg]) for alg in ALGORITHMS}, min(theirs)
+    return {alg: (min(times[alg]), errs[alg]) for alg in VARIANTS}, min(theirs)
 
 
 def one_thread_count(a, threads: int) -> dict:
@@ -111,7 +117,7 @@ def one_thread_count(a, threads: int) -> dict:
                 fig.update({f"{pre}_{alg}_{unit}": round(t * scale, 3),
                             f"{pre}_{alg}_ratio_vs_ort": round(t / ort_s, 3),
                             f"{pre}_{alg}_max_rel_err": err})
-            best = min(res, key=lambda k: res[k][0] if res[k][1] <= 1e-4 else float("inf"))
+            best = min(ALGORITHMS, key=lambda k: res[k][0] if res[k][1] <= 1e-4 else float("inf"))
             fig[f"{pre}_best_algorithm"] = best
     return fig
 

@@ -70,13 +70,14 @@ def _default_algorithm(w) -> str:
     """Winograd where it was measured faster (bench/winograd.py, AVX-512, 1 thread: a
     56x56x64 conv 1.27x faster with F(4x4,3x3), 14x14x256 1.94x with F(2x2,3x3); ResNet-18
     224 1.38x end to end with F(4x4,3x3), error 9e-7 of onnxruntime's): at least 64 input
-    and output channels (16 a block), F(2x2,3x3) up to 14x14 outputs (less padding to
-    whole tiles), F(4x4,3x3) above; elsewhere direct."""
+    and output channels (16 a block), F(4x4,3x3) from 28x28 outputs up, F(2x2,3x3) below
+    (less padding to whole tiles, and F(4x4,3x3)'s unrolled transforms take longer to
+    compile); elsewhere direct. 28x28 and sizes between 14 and 28 are not measured."""
     n = w.node
     O, C = n.src[1].shape[:2]
     if "+avx512f" not in w.target.features.split(",") or C < 64 or O % 16:
         return "direct"
-    return "winograd2" if max(n.shape[2:]) <= 14 else "winograd4"
+    return "winograd4" if max(n.shape[2:]) >= 28 else "winograd2"
 
 
 def _algorithm(cfg) -> str:
