@@ -192,9 +192,9 @@ class Lowering:
         if stray:
             raise ScheduleError(f"compute_at: stage {st.name!r} is attached to axis "
                                 f"{st.attach_ivar.name!r} of {st.attach_stage.name!r} but also read "
-                                f"by {', '.join(stray)}, which is not computed at that axis; "
-                                "compute it at root, cache_read it per reader, or compute every "
-                                "reader at that axis")
+                                f"by {', '.join(stray)}, which is not computed at that axis "
+                                "or inside it; compute it at root, cache_read it per reader, or "
+                                "compute every reader at that axis")
         if st.attach_ivar not in leaves:
             raise ScheduleError(f"compute_at: stage {st.name!r} is attached to axis "
                                 f"{st.attach_ivar.name!r} of {st.attach_stage.name!r}, which was split "
