@@ -42,7 +42,7 @@ def _conv(c, h, k, stride):
 
 
 @pytest.mark.parametrize("c,h,algorithm", [(8, 10, "direct"), (64, 16, "winograd2"),
-                                           (64, 28, "winograd4")])
+                                           (64, 28, "direct")])
 def test_default_algorithm_is_winograd_where_measured_faster(c, h, algorithm):
     from compiler.autotune.task import extract_tasks
     from compiler.codegen.llvm.target import host_target

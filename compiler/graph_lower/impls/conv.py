@@ -67,17 +67,17 @@ def _conv_space(w):
 
 
 def _default_algorithm(w) -> str:
-    """Winograd where it was measured faster (bench/winograd.py, AVX-512, 1 thread: a
-    56x56x64 conv 1.27x faster with F(4x4,3x3), 14x14x256 1.94x with F(2x2,3x3); ResNet-18
-    224 1.38x end to end with F(4x4,3x3), error 9e-7 of onnxruntime's): at least 64 input
-    and output channels (16 a block), F(4x4,3x3) from 28x28 outputs up, F(2x2,3x3) below
-    (less padding to whole tiles, and F(4x4,3x3)'s unrolled transforms take longer to
-    compile); elsewhere direct. 28x28 and sizes between 14 and 28 are not measured."""
+    """Winograd where it was measured faster at 1 and at 2 threads (bench/winograd.py,
+    AVX-512, one run on a loaded machine): a 14x14x256 conv runs 1.9x faster with
+    F(2x2,3x3) than direct at both; a 56x56x64 conv 1.27x faster with F(4x4,3x3) at 1
+    thread but 0.70x at 2 (its transforms do not speed up on the second core), so it
+    stays direct. Rule: at least 64 input and output channels (16 a block) and outputs
+    under 28x28: F(2x2,3x3); elsewhere direct (F(4x4,3x3) only through a tuning log)."""
     n = w.node
     O, C = n.src[1].shape[:2]
     if "+avx512f" not in w.target.features.split(",") or C < 64 or O % 16:
         return "direct"
-    return "winograd4" if max(n.shape[2:]) >= 28 else "winograd2"
+    return "winograd2" if max(n.shape[2:]) < 28 else "direct"
 
 
 def _algorithm(cfg) -> str:
