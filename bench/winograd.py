@@ -3,12 +3,12 @@ ResNet-18 end to end with Winograd on its 3x3 stride-1 convs, against onnxruntim
 
 * ``layers``: a 56x56x64 and a 14x14x256 conv (C = O, pads 1), each built three times
   (``algorithm`` pinned to direct, winograd2, winograd4 by ``compiler.autotune.pin``) and
-  once untuned (``default``: the space's default algorithm for the shape);
+  once untuned (``default``: the space's default point);
   latency is the best of ``--rounds`` alternating rounds of ``--repeat`` runs, onnxruntime's
   in the same rounds; max error relative to max|onnxruntime| printed (fp32: <= 1e-4).
 * ``resnet18``: ResNet-18 (``tests/models/builders.py``, batch 1, fp32, ``--size``) built
-  direct, with each Winograd variant on every 3x3 stride-1 conv, and untuned (the default
-  mix), against onnxruntime.
+  direct, with each Winograd variant on every 3x3 stride-1 conv, and untuned, against
+  onnxruntime.
 
 Each thread count of ``--threads`` runs in a child process (``OMP_NUM_THREADS`` is read
 when libgomp starts; onnxruntime gets the same ``intra_op_num_threads``). The load
@@ -33,8 +33,8 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, ROOT)
 
 ALGORITHMS = ("direct", "winograd2", "winograd4")
-#: the variants built: each algorithm pinned, and the untuned default (Winograd where
-#: ``impls.conv._default_algorithm`` picks it)
+#: the variants built: each algorithm pinned, and the untuned default (the space's default
+#: point: direct today)
 VARIANTS = ALGORITHMS + ("default",)
 #: (name, channels, spatial size)
 LAYERS = [("conv56x56x64", 64, 56), ("conv14x14x256", 256, 14)]

@@ -41,18 +41,11 @@ def _conv(c, h, k, stride):
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
 
 
-@pytest.mark.parametrize("c,h,algorithm", [(8, 10, "direct"), (64, 16, "winograd2"),
-                                           (64, 28, "direct")])
-def test_default_algorithm_is_winograd_where_measured_faster(c, h, algorithm):
-    from compiler.autotune.task import extract_tasks
-    from compiler.codegen.llvm.target import host_target
-    (task,) = extract_tasks(_conv(c, h, 3, 1))
-    avx512 = "+avx512f" in host_target().features.split(",")
-    assert task.space.default["algorithm"] == (algorithm if avx512 else "direct")
-
-
 @pytest.mark.parametrize("k,stride,offered", [(3, 1, True), (3, 2, False), (1, 1, False)])
 def test_winograd_is_offered_for_3x3_stride1_convs_only(tmp_path, k, stride, offered):
     from compiler.autotune.task import extract_tasks
-    (task,) = extract_tasks(_conv(8, 10, k, stride))
-    assert ("algorithm" in {kn.name for kn in task.space.knobs}) == offered
+    (task,) = extract_tasks(_conv(64, 14, k, stride))
+    knobs = {kn.name: kn for kn in task.space.knobs}
+    assert ("algorithm" in knobs) == offered
+    if offered:                         # untuned builds stay direct (see impls/conv.py)
+        assert knobs["algorithm"].default == "direct"

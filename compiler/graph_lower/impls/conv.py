@@ -9,8 +9,7 @@ schedules, 4 = 128-bit), ``par_depth`` (outer axes fused into the parallel loop:
 3 = (n, channel block, row), 2 = (n, channel block); the depthwise default is 2: one
 fork-join per layer with the padded copy made per task, see ``schedule_depthwise_nchw``),
 ``algorithm`` (3x3 stride-1 convs with constant weights: ``direct`` or Winograd
-``winograd2`` / ``winograd4``, ``compiler.topi.winograd``; default per
-``_default_algorithm``).
+``winograd2`` / ``winograd4``, ``compiler.topi.winograd``; default direct).
 """
 from __future__ import annotations
 
@@ -36,10 +35,14 @@ _OW_VEC = Knob("ow_vec", (4, 8, 16, 32), 16)
 _PAR = Knob("par_depth", (3, 2), 3)
 _PAR_DW = Knob("par_depth", (3, 2), 2)
 #: conv algorithm -> Winograd output tile m (None: direct); offered for 3x3 stride-1 convs
-#: with constant weights, the default as :func:`_default_algorithm`. With Winograd,
-#: ``ow_tile`` is the GEMM's register tile (tiles per step) and ``par_depth`` the output
-#: transform's parallel depth.
+#: with constant weights. With Winograd, ``ow_tile`` is the GEMM's register tile (tiles
+#: per step) and ``par_depth`` the output transform's parallel depth.
 WINOGRAD_TILE = {"direct": None, "winograd2": 2, "winograd4": 4}
+#: default direct: bench/winograd.py (AVX-512, loaded machine) measured Winograd faster at
+#: 1 thread (14x14x256 1.9x with F(2x2,3x3), 56x56x64 1.27x with F(4x4,3x3); ResNet-18 224
+#: 1.16x with F(2x2,3x3) under 28x28) but ResNet-18 at 2 threads 0.56-0.64x of direct in
+#: one run of two: a tuning log picks it per workload at the threads it is measured at.
+_ALGORITHM = Knob("algorithm", tuple(WINOGRAD_TILE), "direct")
 
 
 def _window(n):
@@ -63,21 +66,7 @@ def _conv_space(w):
     knobs = (Knob("conv_out_block", blocks, tconv.conv_out_block(O)), _OW_TILE, _PAR)
     if not _winograd_applies(w):
         return ConfigSpace(knobs)
-    return ConfigSpace(knobs + (Knob("algorithm", tuple(WINOGRAD_TILE), _default_algorithm(w)),))
-
-
-def _default_algorithm(w) -> str:
-    """Winograd where it was measured faster at 1 and at 2 threads (bench/winograd.py,
-    AVX-512, one run on a loaded machine): a 14x14x256 conv runs 1.9x faster with
-    F(2x2,3x3) than direct at both; a 56x56x64 conv 1.27x faster with F(4x4,3x3) at 1
-    thread but 0.70x at 2 (its transforms do not speed up on the second core), so it
-    stays direct. Rule: at least 64 input and output channels (16 a block) and outputs
-    under 28x28: F(2x2,3x3); elsewhere direct (F(4x4,3x3) only through a tuning log)."""
-    n = w.node
-    O, C = n.src[1].shape[:2]
-    if "+avx512f" not in w.target.features.split(",") or C < 64 or O % 16:
-        return "direct"
-    return "winograd2" if max(n.shape[2:]) < 28 else "direct"
+    return ConfigSpace(knobs + (_ALGORITHM,))
 
 
 def _algorithm(cfg) -> str:
