@@ -15,6 +15,9 @@ kind                    from                        to
 ``dense_bf16``          ``[N, K]`` float32          ``[ceil(N/16), ceil(K/2), 16, 2]`` int16
 ``conv_bf16``           OIHW float32                ``[ceil(O/16), ceil(I/2), KH, KW, 16, 2]``
                                                     int16
+``wino2``, ``wino4``    OIHW float32, 3x3           ``[a, a, O/ob, I, ob]`` float32, a = m + 2:
+                                                    the Winograd F(mxm, 3x3) weight transform
+                                                    G g G^T (``compiler.topi.winograd``)
 ======================  ==========================  =====================================
 
 (the bf16 layouts: ``compiler.topi.x86_bf16``; ``ob``/``nb`` must divide O/N for the
@@ -29,6 +32,7 @@ import numpy as np
 
 from compiler.topi import conv2d as tconv
 from compiler.topi import dense as tdense
+from compiler.topi import winograd as twino
 from compiler.topi import x86_bf16
 
 
@@ -62,6 +66,10 @@ PACKINGS: dict[str, Packing] = {
                           lambda s, b: (_ceil(s[0], b), _ceil(s[1], 2), b, 2), "int16"),
     "conv_bf16": Packing(lambda v, b: x86_bf16.pack_bf16_conv_weight(v),
                          _bf16_conv_shape, "int16"),
+    "wino2": Packing(lambda v, b: twino.transform_weight(v, 2, b),
+                     lambda s, b: (4, 4, s[0] // b, s[1], b)),
+    "wino4": Packing(lambda v, b: twino.transform_weight(v, 4, b),
+                     lambda s, b: (6, 6, s[0] // b, s[1], b)),
 }
 
 

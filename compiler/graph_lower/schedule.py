@@ -85,7 +85,7 @@ def schedule_group(b, body: Graph, root: Node, result: Lazy):
         out = te.compute(kshape, _kernel_space(result, root.shape, kshape), name=b.fresh("out"))
         s = te.create_schedule(out)
         m.schedule(s, acc, out)
-        _workspace_pads(b, acc)
+        _workspace_pads(b, s, acc)
         return s, out
     # the epilogue changes the shape (reshape, transpose...): the master runs at the root
     # into a workspace stage (NCHW for the packed conv), which an injective stage reads
@@ -101,7 +101,7 @@ def schedule_group(b, body: Graph, root: Node, result: Lazy):
     s = te.create_schedule(out)
     inj.schedule_injective(s, out)
     m.schedule(s, acc, ep)
-    _workspace_pads(b, acc)
+    _workspace_pads(b, s, acc)
     return s, out
 
 
@@ -139,17 +139,19 @@ def _substitute(e, acc, ep, ob):
     return fn(e)
 
 
-def _workspace_pads(b, acc):
+def _workspace_pads(b, s, acc):
     """Padded copies read by ``acc`` (directly or through a helper stage such as an average
-    pool's window sum) run at the root: they become workspace arguments, not stack arrays."""
+    pool's window sum) that the template left at the root become workspace arguments, not
+    stack arrays (a template may instead copy them per parallel task: those stay local)."""
     stack, seen = [acc], set()
     while stack:
         t = stack.pop()
         if id(t) in seen or not hasattr(t.op, "body"):
             continue
         seen.add(id(t))
-        if t.op.name.endswith("_pad") and t not in b.workspace:
-            b.workspace.append(t)
+        if t.op.name.endswith("_pad"):
+            if t not in b.workspace and s[t].attach == "root":
+                b.workspace.append(t)
             continue
         stack.extend(t.op.reads())
 

@@ -182,18 +182,19 @@ class Lowering:
                                 "computed at root: drop the compute_at")
         consumer = self.nests[st.attach_stage]
         t = st.origin_op.output
-        # readers other than the consumer must be computed at the same loop of it (the
-        # consumer reads st through them); their whole nests read st there
+        # readers other than the consumer must be computed at that loop of it or inside it
+        # (the consumer reads st through them); their whole nests read st there
+        leaves = st.attach_stage.leaf_iter_vars
+        inner = leaves[leaves.index(st.attach_ivar):] if st.attach_ivar in leaves else []
         between = [s for s in self.stages if s is not st.attach_stage and t in tensors_read(self.bodies[s])]
-        stray = [s.name for s in between if (s.attach, s.attach_stage, s.attach_ivar)
-                 != ("scope", st.attach_stage, st.attach_ivar)]
+        stray = [s.name for s in between if s.attach != "scope" or s.attach_stage is not st.attach_stage
+                 or s.attach_ivar not in inner]
         if stray:
             raise ScheduleError(f"compute_at: stage {st.name!r} is attached to axis "
                                 f"{st.attach_ivar.name!r} of {st.attach_stage.name!r} but also read "
-                                f"by {', '.join(stray)}, which is not computed at that axis; "
-                                "compute it at root, cache_read it per reader, or compute every "
-                                "reader at that axis")
-        leaves = st.attach_stage.leaf_iter_vars
+                                f"by {', '.join(stray)}, which is not computed at that axis "
+                                "or inside it; compute it at root, cache_read it per reader, or "
+                                "compute every reader at that axis")
         if st.attach_ivar not in leaves:
             raise ScheduleError(f"compute_at: stage {st.name!r} is attached to axis "
                                 f"{st.attach_ivar.name!r} of {st.attach_stage.name!r}, which was split "

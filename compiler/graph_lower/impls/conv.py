@@ -6,13 +6,17 @@ block, a divisor of O: the channel block, 4 = one 128-bit fp32 vector),
 ``ow_tile`` (output columns per register tile, a cap: ``topi.conv2d`` picks a
 divisor of OW near it), ``ow_vec`` (columns per vector of the depthwise-style
 schedules, 4 = 128-bit), ``par_depth`` (outer axes fused into the parallel loop:
-3 = (n, channel block, row), 2 = (n, channel block)).
+3 = (n, channel block, row), 2 = (n, channel block); the depthwise default is 2: one
+fork-join per layer with the padded copy made per task, see ``schedule_depthwise_nchw``),
+``algorithm`` (3x3 stride-1 convs with constant weights: ``direct`` or Winograd
+``winograd2`` / ``winograd4``, ``compiler.topi.winograd``; default direct).
 """
 from __future__ import annotations
 
 from compiler import te
 from compiler.graph import Op
 from compiler.topi import conv2d as tconv
+from compiler.topi import winograd as twino
 from compiler.topi.injective import Lazy
 
 from ..builder import view
@@ -29,10 +33,27 @@ _OW_TILE = Knob("ow_tile", (4, 7, 8, 14, 16, 28), 14)
 _OW_TILE_WASM = Knob("ow_tile", _OW_TILE.candidates, 7)
 _OW_VEC = Knob("ow_vec", (4, 8, 16, 32), 16)
 _PAR = Knob("par_depth", (3, 2), 3)
+_PAR_DW = Knob("par_depth", (3, 2), 2)
+#: conv algorithm -> Winograd output tile m (None: direct); offered for 3x3 stride-1 convs
+#: with constant weights. With Winograd, ``ow_tile`` is the GEMM's register tile (tiles
+#: per step) and ``par_depth`` the output transform's parallel depth.
+WINOGRAD_TILE = {"direct": None, "winograd2": 2, "winograd4": 4}
+#: default direct: bench/winograd.py (AVX-512, loaded machine) measured Winograd faster at
+#: 1 thread (14x14x256 1.9x with F(2x2,3x3), 56x56x64 1.27x with F(4x4,3x3); ResNet-18 224
+#: 1.16x with F(2x2,3x3) under 28x28) but ResNet-18 at 2 threads 0.56-0.64x of direct in
+#: one run of two: a tuning log picks it per workload at the threads it is measured at.
+_ALGORITHM = Knob("algorithm", tuple(WINOGRAD_TILE), "direct")
 
 
 def _window(n):
     return (n.attr("strides", (1, 1)), n.attr("pads", (0, 0, 0, 0)), n.attr("dilations", (1, 1)))
+
+
+def _winograd_applies(w) -> bool:
+    """3x3, stride 1, no dilation, constant weights (transformed at compile time)."""
+    n = w.node
+    return (tuple(n.src[1].shape[2:]) == (3, 3) and tuple(n.attr("strides", (1, 1))) == (1, 1)
+            and tuple(n.attr("dilations", (1, 1))) == (1, 1) and w.is_const(n.src[1]))
 
 
 def _conv_space(w):
@@ -42,17 +63,41 @@ def _conv_space(w):
         pair = 2 * w.target.vector_lanes(32)
         block = pair if O % pair == 0 else tconv.conv_out_block(O)
         return ConfigSpace((Knob("conv_out_block", blocks, block), _OW_TILE_WASM, _PAR))
-    return ConfigSpace((Knob("conv_out_block", blocks, tconv.conv_out_block(O)), _OW_TILE, _PAR))
+    knobs = (Knob("conv_out_block", blocks, tconv.conv_out_block(O)), _OW_TILE, _PAR)
+    if not _winograd_applies(w):
+        return ConfigSpace(knobs)
+    return ConfigSpace(knobs + (_ALGORITHM,))
+
+
+def _algorithm(cfg) -> str:
+    return cfg.as_dict().get("algorithm", "direct")
+
+
+def _schedule_conv2d_nchw(s, acc, out, cfg):
+    m = WINOGRAD_TILE[_algorithm(cfg)]
+    if m is None:
+        return tconv.schedule_conv2d_nchw(s, acc, out, cfg["ow_tile"], par_depth=cfg["par_depth"])
+    return twino.schedule_winograd_nchw(s, acc, out, cfg["ow_tile"], cfg["par_depth"])
+
+
+def _conv_packs(w, cfg):
+    m = WINOGRAD_TILE[_algorithm(cfg)]
+    return {1: f"conv:{cfg['conv_out_block']}" if m is None else f"wino{m}:{cfg['conv_out_block']}"}
 
 
 @register(Op.CONV2D, "conv2d_nchw", kind=MasterKind.CONV2D, space=_conv_space,
-          schedule=lambda s, acc, out, cfg: tconv.schedule_conv2d_nchw(
-              s, acc, out, cfg["ow_tile"], par_depth=cfg["par_depth"]),
-          packs=lambda w, cfg: {1: f"conv:{cfg['conv_out_block']}"},
+          schedule=_schedule_conv2d_nchw, packs=_conv_packs,
           when=(_NCHW, attr_is("groups", 1, 1)))
 def _conv2d_nchw(b, n, a, cfg):
     x = b.tensor_of(a[0], "conv_in")
     name = b.fresh("conv")
+    m = WINOGRAD_TILE[_algorithm(cfg)]
+    if m is not None:                      # the space offers it for constant weights only
+        w = a[1]._tensor
+        acc, (_, V, M) = twino.winograd_conv2d_nchw(x, w, m, n.attr("pads", (0, 0, 0, 0)), name)
+        b.workspace.extend((V, M))
+        ob = w.shape[-1]
+        return Lazy(n.shape, n.dtype, lambda nn, o, h, ww: acc[nn, o // ob, h, ww, o % ob]), acc
     if n.src[1] in b.packed:
         w = a[1]._tensor
     else:                                  # a computed weight: packed in the kernel
@@ -105,7 +150,7 @@ def _grouped(w):
 
 
 @register(Op.CONV2D, "depthwise_conv2d_nchw", kind=MasterKind.DEPTHWISE_CONV2D,
-          space=lambda w: ConfigSpace((_OW_VEC, _PAR)),
+          space=lambda w: ConfigSpace((_OW_VEC, _PAR_DW)),
           schedule=lambda s, acc, out, cfg: tconv.schedule_depthwise_nchw(s, acc, out, cfg["ow_vec"],
                                                                           cfg["par_depth"]),
           when=(_NCHW, _depthwise), plevel=15)

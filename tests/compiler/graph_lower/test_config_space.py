@@ -57,7 +57,7 @@ def _conv(o, c=8, groups=1):
     (_conv(64), "conv2d_nchw", {"conv_out_block": 16, "ow_tile": 14, "par_depth": 3}, 5 * 6 * 2),
     (_conv(24), "conv2d_nchw", {"conv_out_block": 8, "ow_tile": 14, "par_depth": 3}, 4 * 6 * 2),
     (_conv(6), "conv2d_nchw", {"conv_out_block": 1, "ow_tile": 14, "par_depth": 3}, 2 * 6 * 2),
-    (_conv(8, groups=8), "depthwise_conv2d_nchw", {"ow_vec": 16, "par_depth": 3}, 4 * 2),
+    (_conv(8, groups=8), "depthwise_conv2d_nchw", {"ow_vec": 16, "par_depth": 2}, 4 * 2),
     (_conv(8, groups=2), "group_conv2d_nchw", {"ow_vec": 16}, 4),
     (make(Op.CONV2D_TRANSPOSE, input_node("x", (1, 4, 5, 5)), input_node("w", (4, 2, 3, 3))),
      "conv2d_transpose_nchw", {"ow_vec": 16}, 4),

@@ -59,7 +59,7 @@ def test_the_default_point_is_the_untuned_schedule(name):
     ("conv2d_nchwc", "ow_tile", 4),
     ("conv2d_nchwc", "par_depth", 2),
     ("depthwise_conv2d_nchw", "ow_vec", 4),
-    ("depthwise_conv2d_nchw", "par_depth", 2),
+    ("depthwise_conv2d_nchw", "par_depth", 3),   # default 2: per-channel tasks, pad inside
     ("dense", "dense_block", 4),
     ("dense", "mr", 2),
     ("dense", "par", "rows"),

@@ -115,7 +115,8 @@ def test_compute_at_with_second_reader():
     s = te.create_schedule(D)
     s[B].compute_at(s[C], C.op.axis[0])
     with pytest.raises(te.ScheduleError, match="compute_at: stage 'B' is attached to axis 'i' of 'C' but "
-                       "also read by D, which is not computed at that axis; compute it at root, "
+                       "also read by D, which is not computed at that axis or inside it; compute it "
+                       "at root, "
                        "cache_read it per reader"):
         tir.lower(s, [A, D], "f")
 

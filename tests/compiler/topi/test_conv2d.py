@@ -115,3 +115,24 @@ def test_conv2d_transpose(case, strides, pads, dil, groups, out_pad):
     y = make(Op.CONV2D_TRANSPOSE, x, w, strides=strides, pads=pads, dilations=dil, groups=groups,
              output_padding=out_pad)
     case.check(make(Op.RELU, y))
+
+
+@pytest.mark.parametrize("stride", [1, 2])
+def test_depthwise_pads_inside_its_one_parallel_loop(stride):
+    # par_depth 2: one fork-join per layer; the padded copy is per task, not a root stage
+    from compiler import tir
+    x = te.placeholder((1, 8, 10, 10), "float32", "x")
+    k = te.placeholder((8, 1, 3, 3), "float32", "k")
+    conv = tconv.depthwise_conv2d_nchw(x, k, (stride, stride), (1, 1, 1, 1))
+    s = te.create_schedule(conv)
+    tconv.schedule_depthwise_nchw(s, conv, conv, 4, par_depth=2)
+    assert str(tir.lower(s, [x, k, conv], "dw")).count("# parallel") == 1
+    f = compiler.build(s, [x, k, conv], name="dw", fp_contract=True)
+    rng = np.random.default_rng(0)
+    xv = rng.standard_normal((1, 8, 10, 10)).astype("float32")
+    kv = rng.standard_normal((8, 1, 3, 3)).astype("float32")
+    y = np.empty(conv.shape, "float32")
+    f(xv, kv, y)
+    expected = ref_conv2d(xv, kv, {"strides": (stride, stride), "pads": (1,) * 4,
+                                   "dilations": (1, 1), "groups": 8})
+    np.testing.assert_allclose(y, expected, rtol=1e-5, atol=1e-5)

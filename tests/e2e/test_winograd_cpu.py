@@ -1,0 +1,51 @@
+"""Winograd convs through the whole CPU route: every 3x3 stride-1 conv of ResNet-18 (seeded
+random weights, 32x32 input to keep CI fast; bench/winograd.py runs 224x224) forced to
+F(2x2,3x3) or F(4x4,3x3) by a pinned log, within 1e-4 relative of onnxruntime."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from compiler.autotune.pin import pin_log
+from compiler.build_model import build_model
+from driver.runtime import load_module
+from tests.models import builders
+from tests.models.oracle import assert_close, ort_run
+
+
+@pytest.mark.parametrize("algorithm", [
+    "winograd2",
+    # F(4x4,3x3) builds in ~30 s (its unrolled transforms); the topi test covers it small
+    pytest.param("winograd4", marks=pytest.mark.slow)])
+def test_resnet18_with_winograd_within_1e4_of_onnxruntime(tmp_path, algorithm):
+    model = builders.build_resnet18(32)
+    log = tmp_path / "pinned.jsonl"
+    # the 3x3 stride-1 conv workloads: one per stage (64, 128, 256, 512 channels)
+    assert pin_log(model, log, algorithm=algorithm) == 4
+    cm = build_model(model, tuning_log=str(log))
+    assert cm.stats["tuning"]["covered"] == 4
+    m = load_module(cm)
+    (iname, shape, dtype), = m.input_info()
+    x = np.random.default_rng(0).standard_normal(shape).astype(dtype)
+    assert_close(m(x)[0], ort_run(model, {iname: x})[0], rel=1e-4, what=f"resnet18 {algorithm}")
+
+
+def _conv(c, h, k, stride):
+    from onnx import TensorProto, helper, numpy_helper
+    w = np.zeros((c, c, k, k), np.float32)
+    node = helper.make_node("Conv", ["x", "w"], ["y"], kernel_shape=[k, k],
+                            strides=[stride, stride], pads=[k // 2] * 4)
+    g = helper.make_graph([node], "conv", [helper.make_tensor_value_info(
+        "x", TensorProto.FLOAT, [1, c, h, h])], [helper.make_tensor_value_info(
+            "y", TensorProto.FLOAT, None)], [numpy_helper.from_array(w, "w")])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+
+
+@pytest.mark.parametrize("k,stride,offered", [(3, 1, True), (3, 2, False), (1, 1, False)])
+def test_winograd_is_offered_for_3x3_stride1_convs_only(tmp_path, k, stride, offered):
+    from compiler.autotune.task import extract_tasks
+    (task,) = extract_tasks(_conv(64, 14, k, stride))
+    knobs = {kn.name: kn for kn in task.space.knobs}
+    assert ("algorithm" in knobs) == offered
+    if offered:                         # untuned builds stay direct (see impls/conv.py)
+        assert knobs["algorithm"].default == "direct"
