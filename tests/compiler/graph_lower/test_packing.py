@@ -7,7 +7,8 @@ from compiler.graph_lower.packing import PACKINGS, pack_param, packed_type
 from compiler.topi import x86_bf16
 
 CASES = {"conv": ((32, 6, 3, 3), 16), "dense": ((48, 10), 16), "dense_t": ((10, 48), 16),
-         "dense_bf16": ((20, 9), 16), "conv_bf16": ((20, 5, 3, 1), 16)}
+         "dense_bf16": ((20, 9), 16), "conv_bf16": ((20, 5, 3, 1), 16),
+         "wino2": ((32, 6, 3, 3), 16), "wino4": ((16, 3, 3, 3), 8)}
 
 
 def test_every_packing_has_a_case():
