@@ -21,7 +21,7 @@ target) and returns a ``CompiledModel``:
 
 Inputs and outputs are in the QGraph's dtypes (float32, or integer / bool for token ids and
 masks). An input that a QUANTIZE reads carries ``"range": [lo, hi]``, the calibrated values it
-represents (``-128 * 2**-exp`` to ``127 * 2**-exp``): the runtime refuses NaN there and counts
+represents (``(-128 - zp) * 2**-exp`` to ``(127 - zp) * 2**-exp``): the runtime refuses NaN there and counts
 values beyond it (``driver.runtime.input_check``).
 """
 from __future__ import annotations
@@ -182,7 +182,8 @@ def lower_plan(plan: Plan, cpu_target="llvm", progress=None, opt_level: int = 3)
     input_range = {}  # graph input node -> the real range its QUANTIZE represents
     for n in qg.nodes:
         if n.op is QOp.QUANTIZE and n.src[0] in qg.inputs and n.exp is not None:
-            input_range[n.src[0]] = [-128 * 2.0 ** -n.exp, 127 * 2.0 ** -n.exp]
+            scale = 2.0 ** -n.exp  # the real scale, a power of two or not (qgraph's exp)
+            input_range[n.src[0]] = [(-128 - n.zp) * scale, (127 - n.zp) * scale]
     gj = {
         "inputs": [{"name": qg.nodes[i].name, "shape": list(qg.nodes[i].shape),
                     "dtype": qg.nodes[i].dtype,
