@@ -93,26 +93,26 @@ def run_cmd(module_dir, inputs, seed, repeat, eval_path, eval_scale, save_output
         raise click.ClickException("--device fpga needs --port SERIAL, the board's serial port "
                                    "(e.g. --port /dev/ttyUSB0)")
     m = load_module(module_dir, device=device, **({"port": port} if port is not None else {}))
-    if m.device is not None:
-        from driver.runtime.input_check import InputRangeWarning
-        with _echo_warnings(InputRangeWarning):
-            _run_vta(m, inputs, seed, eval_path, eval_scale, save_output)
-        return
-    if eval_path:
-        _evaluate(m, eval_path, eval_scale)
-        return
-    feed, given = _load_inputs(m, inputs, seed)
-    for name, value in feed.items():
-        how = "from file" if name in given else f"random (seed {seed})"
-        click.echo(f"input {name}: {value.dtype}{list(value.shape)} {how}")
-        m.set_input(name, value)
-    m.run()
+    with _range_summary():
+        if m.device is not None:
+            return _run_vta(m, inputs, seed, eval_path, eval_scale, save_output)
+        if eval_path:
+            return _evaluate(m, eval_path, eval_scale)
+        feed, given = _load_inputs(m, inputs, seed)
+        for name, value in feed.items():
+            how = "from file" if name in given else f"random (seed {seed})"
+            click.echo(f"input {name}: {value.dtype}{list(value.shape)} {how}")
+            m.set_input(name, value)
+        m.run()
     for i, (name, _, _) in enumerate(m.output_info()):
         click.echo(_describe(name, m.get_output(i)))
     if save_output:
         np.save(save_output, m.get_output(0))
         click.echo(f"wrote {save_output}")
-    t = m.benchmark(repeat)
+    from driver.runtime.input_check import InputRangeWarning
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", InputRangeWarning)  # reported once above
+        t = m.benchmark(repeat)
     if m.kind == "gpu":
         where = m.target
     else:
@@ -123,19 +123,29 @@ def run_cmd(module_dir, inputs, seed, repeat, eval_path, eval_scale, save_output
 
 
 @contextlib.contextmanager
-def _echo_warnings(category):
-    """Print warnings of ``category`` as ``warning: ...`` lines as they come."""
+def _range_summary():
+    """Add up the runs' ``InputRangeWarning``s per input; print one ``warning:`` line per
+    input on stderr at the end (no Python warning lines)."""
+    from driver.runtime.input_check import InputRangeWarning, describe_out_of_range
+    seen = {}  # input name -> [count, size, runs, lo, hi]
     with warnings.catch_warnings():
-        warnings.simplefilter("always", category)
+        warnings.simplefilter("always", InputRangeWarning)
         show = warnings.showwarning
 
-        def echo(message, cat, *args, **kw):
-            if issubclass(cat, category):
-                click.echo(f"warning: {message}")
-            else:
-                show(message, cat, *args, **kw)
-        warnings.showwarning = echo
-        yield
+        def collect(message, cat, *args, **kw):
+            if not isinstance(message, InputRangeWarning):
+                return show(message, cat, *args, **kw)
+            s = seen.setdefault(message.name, [0, 0, 0, message.lo, message.hi])
+            s[0] += message.count
+            s[1] += message.size
+            s[2] += 1
+        warnings.showwarning = collect
+        try:
+            yield
+        finally:
+            for name, (count, size, runs, lo, hi) in seen.items():
+                click.echo("warning: " + describe_out_of_range(name, count, size, lo, hi, runs),
+                           err=True)
 
 
 def _single_input(m):

@@ -18,7 +18,24 @@ from .errors import RuntimeModuleError
 
 
 class InputRangeWarning(UserWarning):
-    """Input values beyond the calibrated range saturated to int8's -128/127."""
+    """Input values beyond the calibrated range saturated to int8's -128/127.
+
+    Attributes: ``name`` (the input), ``count`` (values beyond the range), ``size`` (values
+    checked), ``lo``/``hi`` (the range), so that a caller can add runs up (``vta run --eval``).
+    """
+
+    def __init__(self, name: str, count: int, size: int, lo: float, hi: float):
+        self.name, self.count, self.size, self.lo, self.hi = name, count, size, lo, hi
+        super().__init__(describe_out_of_range(name, count, size, lo, hi))
+
+
+def describe_out_of_range(name: str, count: int, size: int, lo: float, hi: float,
+                          runs: int = 1) -> str:
+    """The one-line report of ``count`` of ``size`` values of input ``name`` beyond [lo, hi]."""
+    many = f"{count} of {size} value(s)" if runs == 1 else f"{count} value(s) in {runs} runs"
+    return (f"input {name!r}: {many} lie outside the calibrated range "
+            f"[{lo:g}, {hi:g}] (infinities included) and saturate to int8 -128/127; "
+            "calibrate with inputs like these (calib=...) if they are expected")
 
 
 def check_input(name: str, value: np.ndarray, rng) -> None:
@@ -42,8 +59,4 @@ def check_input(name: str, value: np.ndarray, rng) -> None:
     lo, hi = rng
     out = int(np.count_nonzero((value < lo) | (value > hi)))
     if out:
-        warnings.warn(
-            f"input {name!r}: {out} of {value.size} value(s) lie outside the calibrated range "
-            f"[{lo:g}, {hi:g}] (infinities included) and saturate to int8 -128/127; "
-            "calibrate with inputs like these (calib=...) if they are expected",
-            InputRangeWarning, stacklevel=4)
+        warnings.warn(InputRangeWarning(name, out, value.size, lo, hi), stacklevel=4)

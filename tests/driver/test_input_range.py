@@ -8,10 +8,12 @@ import warnings
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
 
 from compiler import build_model
 from driver.runtime import RuntimeModuleError, load_module
 from driver.runtime.input_check import InputRangeWarning
+from driver.cli.main import cli
 from tests.cli_util import run_cli
 
 DIGITS = "examples/digits/digits_cnn.onnx"
@@ -62,3 +64,16 @@ def test_vta_run_prints_the_count_and_refuses_nan(digits, tmp_path):
     r = run_cli("run", digits, "--device", "fsim", "--input", f"image={tmp_path / 'nan.npy'}")
     assert r.exit_code == 1 and "input 'image' has 1 NaN value(s) of 64" in r.output
     assert "Traceback" not in r.output
+
+
+def test_vta_run_eval_sums_range_warnings_into_one_stderr_line(digits, tmp_path):
+    x = np.zeros((3, 1, 8, 8), np.float32)
+    x[:, 0, 0, :2] = 1e30                     # 2 values beyond the range in each of 3 images
+    np.savez(tmp_path / "e.npz", images=x, labels=np.zeros(3, np.int64))
+    r = CliRunner().invoke(cli, ["run", str(digits), "--device", "fsim",
+                                 "--eval", str(tmp_path / "e.npz")])
+    assert r.exit_code == 0, r.output
+    assert "accuracy" in r.stdout and "warning" not in r.stdout
+    lines = [ln for ln in r.stderr.splitlines() if ln]
+    assert len(lines) == 1 and lines[0].startswith(
+        "warning: input 'image': 6 value(s) in 3 runs lie outside the calibrated range"), lines
