@@ -109,9 +109,10 @@ def run_cmd(module_dir, inputs, seed, repeat, eval_path, eval_scale, save_output
     if save_output:
         np.save(save_output, m.get_output(0))
         click.echo(f"wrote {save_output}")
-    from driver.runtime.input_check import InputRangeWarning
+    from driver.runtime.input_check import InputNaNWarning, InputRangeWarning
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", InputRangeWarning)  # reported once above
+        warnings.simplefilter("ignore", InputNaNWarning)
         t = m.benchmark(repeat)
     if m.kind == "gpu":
         where = m.target
@@ -125,14 +126,23 @@ def run_cmd(module_dir, inputs, seed, repeat, eval_path, eval_scale, save_output
 @contextlib.contextmanager
 def _range_summary():
     """Add up the runs' ``InputRangeWarning``s per input; print one ``warning:`` line per
-    input on stderr at the end (no Python warning lines)."""
-    from driver.runtime.input_check import InputRangeWarning, describe_out_of_range
+    input on stderr at the end, and each distinct ``InputNaNWarning`` once (no Python
+    warning lines)."""
+    from driver.runtime.input_check import (InputNaNWarning, InputRangeWarning,
+                                            describe_out_of_range)
     seen = {}  # input name -> [count, size, runs, lo, hi]
+    nan_named = set()
     with warnings.catch_warnings():
         warnings.simplefilter("always", InputRangeWarning)
+        warnings.simplefilter("always", InputNaNWarning)
         show = warnings.showwarning
 
         def collect(message, cat, *args, **kw):
+            if isinstance(message, InputNaNWarning):
+                if message.name not in nan_named:      # the first run's count, once per input
+                    nan_named.add(message.name)
+                    click.echo(f"warning: {message}", err=True)
+                return None
             if not isinstance(message, InputRangeWarning):
                 return show(message, cat, *args, **kw)
             s = seen.setdefault(message.name, [0, 0, 0, message.lo, message.hi])

@@ -219,6 +219,7 @@ class GraphModule:
 
         Warns:
             InputRangeWarning: values beyond such an input's calibrated range.
+            InputNaNWarning: NaN in a float input the model reads as it is.
         """
         i = self._index(key)
         name = self.input_names[i]

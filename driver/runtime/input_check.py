@@ -38,24 +38,42 @@ def describe_out_of_range(name: str, count: int, size: int, lo: float, hi: float
             "calibrate with inputs like these (calib=...) if they are expected")
 
 
+class InputNaNWarning(UserWarning):
+    """NaN in an input of a float model: its kernels do not carry NaN through everywhere
+    (relu and max-pool compute ``maxnum``, which drops a NaN operand), so the outputs can
+    look finite. Attributes ``name``, ``count``, ``size`` as ``InputRangeWarning``'s."""
+
+    def __init__(self, name: str, count: int, size: int):
+        self.name, self.count, self.size = name, count, size
+        super().__init__(
+            f"input {name!r} has {count} NaN value(s) of {size}; this float model's relu and "
+            "max-pool drop NaN (maxnum), so its outputs may look finite but mean nothing: "
+            "replace them (e.g. np.nan_to_num) before running")
+
+
 def check_input(name: str, value: np.ndarray, rng) -> None:
-    """Check float input ``name`` against ``rng`` (``[lo, hi]`` from graph.json; None: no check).
+    """Check float input ``name`` against ``rng`` (``[lo, hi]`` from graph.json for an input
+    the model quantizes to int8; None: a float input the model reads as it is).
 
     Raises:
-        RuntimeModuleError: ``value`` holds NaN (the message gives how many).
+        RuntimeModuleError: ``rng`` given and ``value`` holds NaN (the message gives how many).
 
     Warns:
         InputRangeWarning: values below ``lo`` or above ``hi`` (infinities included),
-        with how many and the range.
+            with how many and the range.
+        InputNaNWarning: ``rng`` None and ``value`` holds NaN, with how many.
     """
-    if rng is None or value.dtype.kind not in "fiu":
+    if value.dtype.kind not in "fiu":
         return
     nan = int(np.count_nonzero(np.isnan(value))) if value.dtype.kind == "f" else 0
+    if rng is None:
+        if nan:
+            warnings.warn(InputNaNWarning(name, nan, value.size), stacklevel=4)
+        return
     if nan:
         raise RuntimeModuleError(
-            f"input {name!r} has {nan} NaN value(s) of {value.size}; the accelerator model "
-            "quantizes it to int8, which has no NaN: replace them (e.g. np.nan_to_num) before "
-            "running")
+            f"input {name!r} has {nan} NaN value(s) of {value.size}; the model quantizes it "
+            "to int8, which has no NaN: replace them (e.g. np.nan_to_num) before running")
     lo, hi = rng
     out = int(np.count_nonzero((value < lo) | (value > hi)))
     if out:

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from compiler import build_model
 from driver.runtime import RuntimeModuleError, load_module
-from driver.runtime.input_check import InputRangeWarning
+from driver.runtime.input_check import InputNaNWarning, InputRangeWarning
 from driver.cli.main import cli
 from tests.cli_util import run_cli
 
@@ -77,3 +77,16 @@ def test_vta_run_eval_sums_range_warnings_into_one_stderr_line(digits, tmp_path)
     lines = [ln for ln in r.stderr.splitlines() if ln]
     assert len(lines) == 1 and lines[0].startswith(
         "warning: input 'image': 6 value(s) in 3 runs lie outside the calibrated range"), lines
+
+
+def test_float_cpu_model_warns_of_nan_inputs_with_the_count(tmp_path):
+    path = build_model(DIGITS, target="llvm").save(str(tmp_path / "c.vtamod"))
+    x = np.zeros((1, 1, 8, 8), np.float32)
+    x[0, 0, 0, :5] = np.nan
+    with pytest.warns(InputNaNWarning, match=r"input 'image' has 5 NaN value\(s\) of 64"):
+        load_module(path)(x)
+    np.save(tmp_path / "nan.npy", x)
+    r = CliRunner().invoke(cli, ["run", path, "--input", f"image={tmp_path / 'nan.npy'}",
+                                 "--repeat", "2"])
+    assert r.exit_code == 0, r.output
+    assert r.stderr.count("warning: input 'image' has 5 NaN value(s) of 64") == 1, r.stderr
