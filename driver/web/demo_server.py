@@ -17,6 +17,8 @@ import shutil
 
 import numpy as np
 
+from vta_hw.errors import VtaError
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEMO_FILES = (os.path.join(HERE, "demo", "index.html"), os.path.join(HERE, "demo", "demo.mjs"),
               os.path.join(HERE, "vta_runtime.mjs"))
@@ -69,18 +71,22 @@ class _StaticHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+class DemoServerError(VtaError, ValueError):
+    """The demo server cannot serve as asked (a non-loopback host, a port in use)."""
+
+
 def check_host(host: str, allow_remote: bool = False) -> None:
     """Refuse a ``host`` that is not a loopback address unless ``allow_remote``.
 
     Raises:
-        ValueError: the message says how to allow it.
+        DemoServerError: the message says how to allow it.
     """
     try:
         loopback = ipaddress.ip_address(host).is_loopback
     except ValueError:
         loopback = host == "localhost"
     if not loopback and not allow_remote:
-        raise ValueError(f"host must be a loopback address such as 127.0.0.1, not {host!r} "
+        raise DemoServerError(f"host must be a loopback address such as 127.0.0.1, not {host!r} "
                          "(--allow-remote, or allow_remote=True, serves it to the network)")
 
 
@@ -93,14 +99,21 @@ def serve(folder: str, host: str = "127.0.0.1", port: int = 8000,
         port: TCP port; 0 picks a free one (``server.server_address[1]``).
 
     Raises:
-        ValueError: ``folder`` is not a folder, or ``host`` is not a loopback address and
-            ``allow_remote`` is False.
-        OSError: the port is taken.
+        DemoServerError: ``folder`` is not a folder, ``host`` is not a loopback address and
+            ``allow_remote`` is False, ``port`` is outside 0-65535, or the address cannot be
+            bound (the port is taken).
     """
     if not os.path.isdir(folder):
-        raise ValueError(f"the demo folder {folder!r} does not exist; stage it with stage_demo")
+        raise DemoServerError(f"the demo folder {folder!r} does not exist; stage it with "
+                              "stage_demo")
     check_host(host, allow_remote)
+    if not 0 <= port <= 65535:
+        raise DemoServerError(f"port must be in 0-65535, not {port!r}")
     handler = functools.partial(_StaticHandler, directory=folder)
-    server = http.server.ThreadingHTTPServer((host, port), handler)
+    try:
+        server = http.server.ThreadingHTTPServer((host, port), handler)
+    except OSError as e:
+        raise DemoServerError(f"cannot serve on {host}:{port}: {e.strerror or e}; pick another "
+                              "port (--port, or 0 for any free one)") from None
     server.daemon_threads = True
     return server

@@ -2,16 +2,22 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
 import threading
 import urllib.error
 import urllib.request
 
 import pytest
 
-from driver.web.demo_server import check_host, digit_samples, serve, stage_demo
+from driver.web.demo_server import DemoServerError, check_host, digit_samples, serve, stage_demo
 from tests.cli_util import run_cli
 from tests.driver.web_util import (DIGITS, HELDOUT, needs_chromium, needs_node, needs_playwright,
                                    needs_wasm_ld, node_module)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 # flags the closed network needs (/work/shared/TOOLCHAIN.md); the profile is a fresh folder
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -83,12 +89,41 @@ def test_server_serves_only_the_demo_files(demo):
 
 
 def test_server_and_cli_refuse_a_non_loopback_host(tmp_path):
-    with pytest.raises(ValueError, match=r"host must be a loopback address such as 127.0.0.1, "
+    with pytest.raises(DemoServerError, match=r"host must be a loopback address such as 127.0.0.1, "
                                          r"not '0.0.0.0' \(--allow-remote"):
         check_host("0.0.0.0")
     check_host("::1")
     res = run_cli("serve-demo", "--host", "10.1.2.3")
     assert res.exit_code == 1 and "not '10.1.2.3'" in res.output
+    assert "internal error" not in run_cli("serve-demo", "--host", "0.0.0.0").output
+
+
+def test_cli_refuses_a_bad_or_taken_port_in_one_line():
+    res = run_cli("serve-demo", "--port", "99999")
+    assert res.exit_code == 2 and "99999 is not in the range" in res.output
+    taken = serve(HERE, "127.0.0.1", 0)
+    try:
+        res = run_cli("serve-demo", "--port", str(taken.server_address[1]))
+    finally:
+        taken.server_close()
+    assert res.exit_code == 1, res.output
+    assert f"cannot serve on 127.0.0.1:{taken.server_address[1]}" in res.output
+    assert "internal error" not in res.output and "pick another port" in res.output
+
+
+@needs_wasm_ld
+def test_sigterm_removes_the_staged_folder(tmp_path):
+    env = dict(os.environ, TMPDIR=str(tmp_path))
+    p = subprocess.Popen([sys.executable, "-m", "driver.cli", "serve-demo", "--port", "0"],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    try:
+        line = p.stdout.readline()
+        assert "serving the digits demo from" in line, line
+        p.send_signal(signal.SIGTERM)
+        assert p.wait(timeout=30) == 0
+    finally:
+        p.kill()
+    assert not [f for f in os.listdir(tmp_path) if f.startswith("vta_demo_")]
 
 
 def test_samples_are_one_scaled_image_per_digit():
