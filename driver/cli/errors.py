@@ -74,8 +74,9 @@ def read_npz(path: str, option: str, holds: str) -> dict:
     import numpy as np
     try:
         data = np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as exc:
-        raise click.ClickException(f"{option} {path}: cannot read it as an .npz archive ({exc}); "
+    except (OSError, ValueError, EOFError) as exc:      # EOFError: an empty file
+        raise click.ClickException(f"{option} {path}: cannot read it as an .npz archive "
+                                   f"({exc or type(exc).__name__}); "
                                    f"{option} expects an .npz (np.savez) holding {holds}") from None
     if not isinstance(data, np.lib.npyio.NpzFile):
         raise click.ClickException(f"{option} {path}: is a single-array .npy file; {option} "
@@ -97,8 +98,9 @@ def read_npy(path: str, option: str):
     import numpy as np
     try:
         data = np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as exc:
-        raise click.ClickException(f"{option} {path}: cannot read it as an .npy array ({exc}); "
+    except (OSError, ValueError, EOFError) as exc:      # EOFError: an empty file
+        raise click.ClickException(f"{option} {path}: cannot read it as an .npy array "
+                                   f"({exc or type(exc).__name__}); "
                                    f"{option} expects a single-array .npy file (np.save)") from None
     if isinstance(data, np.lib.npyio.NpzFile):
         data.close()

@@ -108,6 +108,10 @@ def test_npy_npz_swapped(cpu_module, gemm, files, tmp_path):
     fails(["compile", DIGITS, "--target", "vta", "--input-shape", "image:1x1x8x8",
            "--calibrate", files / "y.npy", "-o", tmp_path / "v.vtamod"], "--calibrate", ".npz")
     assert not (tmp_path / "v.vtamod").exists()
+    (tmp_path / "empty.npy").write_bytes(b"")            # 0 bytes: numpy raises EOFError
+    fails(["run", cpu_module, "--input", f"image={tmp_path / 'empty.npy'}"],
+          f"--input {tmp_path / 'empty.npy'}: cannot read it as an .npy array")
+    fails(["run", cpu_module, "--eval", tmp_path / "empty.npy"], "--eval", "empty.npy")
 
 
 # 5 -----------------------------------------------------------------------------------------
