@@ -115,6 +115,7 @@ def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_
     output_path(output, "-o/--output", folder=True)
     _check_output_folder(output)
     kind = target.split()[0] if target.split() else ""
+    _refuse_unused_precision(kind, quantize, dtype)
     if executor == "aot" and kind in ("cuda", "opencl", "vta"):
         raise click.ClickException(f"--executor aot builds CPU modules (--target llvm, aarch64, "
                                    f"armv7, wasm32 or 'llvm -mtriple=...'), not --target "
@@ -189,13 +190,39 @@ def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_
     _echo_io(cm)
 
 
+def _refuse_unused_precision(kind: str, quantize, dtype: str) -> None:
+    """Refuse precision options the build would ignore, before any work (usage error)."""
+    if kind == "vta" and (quantize or dtype != "float32"):
+        given = f"--quantize {quantize}" if quantize else f"--dtype {dtype}"
+        raise click.UsageError(f"{given} does not apply to --target vta: the accelerator always "
+                               "runs int8 (its precision comes from --config and calibration); "
+                               "drop the option, or use --target llvm")
+    if quantize and dtype != "float32":
+        raise click.UsageError(f"--quantize {quantize} and --dtype {dtype} exclude each other: "
+                               f"choose int8 (--quantize {quantize}) or {dtype} (--dtype)")
+
+
 def _bf16_report(model, target, shapes, cm) -> None:
-    """Print the bf16 module's accuracy against an fp32 build of the model on one seeded
-    standard-normal input (integer inputs: zeros)."""
+    """Print how many dense layers and convs were built in bf16 (the others stay fp32) and,
+    for a target that runs on this host, the bf16 module's accuracy against an fp32 build of
+    the model on one seeded standard-normal input (integer inputs: zeros)."""
     import numpy as np
 
     from compiler import build_model
+    from compiler.codegen.llvm.target import parse_target
     from driver.runtime import load_module
+
+    tags = [name.partition("#")[2] for name in cm.params]   # weights' packing: 'conv_bf16:16'
+    for op, what in (("conv", "convs"), ("dense", "dense layers")):
+        mine = [t for t in tags if t.split("_")[0].split(":")[0] == op]
+        n_bf16 = sum("bf16" in t for t in mine)
+        if mine:
+            click.echo(f"  bf16: {n_bf16} of {len(mine)} {what} built in bf16"
+                       + ("" if n_bf16 == len(mine) else
+                          f" (the others stay fp32: {_BF16_NEEDS[op]})"))
+    if not parse_target(target).is_host:
+        click.echo(f"  bf16 accuracy check skipped: --target {target} does not run on this host")
+        return
 
     rng = np.random.default_rng(0)
     inputs = [rng.standard_normal(i["shape"]).astype(i["dtype"])
@@ -209,6 +236,13 @@ def _bf16_report(model, target, shapes, cm) -> None:
         rel = float(np.abs(g - w).max() / (np.abs(w).max() or 1.0))
         click.echo(f"  bf16 vs fp32 on a seeded input, output {o['name']}: cosine {cos:.6f}, "
                    f"max error {rel:.2e} of max|fp32|")
+
+
+#: what a layer needs for its bf16 implementation (impls/dense_bf16.py, impls/conv_bf16.py)
+_BF16_NEEDS = {"dense": "N must be a multiple of 16 and K even, with a constant weight, on a "
+                        "target with +avx512bf16",
+               "conv": "groups 1, no dilation, NCHW, a constant weight, on a target with "
+                       "+avx512bf16"}
 
 
 def _echo_tuning(cm) -> None:

@@ -48,3 +48,25 @@ def test_compile_bfloat16_prints_accuracy_against_fp32(tmp_path):
     line = next(ln for ln in r.output.splitlines() if "bf16 vs fp32" in ln)
     cos, err = line.split("cosine ")[1].split(", max error ")
     assert float(cos) >= 0.999 and float(err.split()[0]) > 0     # bf16 rounding, yet close
+    assert "bf16: 2 of 2 dense layers built in bf16" in r.output
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--quantize", "int8", "--target", "vta"], "--quantize int8 does not apply to --target vta"),
+    (["--dtype", "bfloat16", "--target", "vta"], "--dtype bfloat16 does not apply to --target vta"),
+    (["--dtype", "bfloat16", "--quantize", "int8"], "exclude each other"),
+])
+def test_precision_options_that_do_not_apply_are_refused_before_work(tmp_path, args, words):
+    r = run("compile", DIGITS, "-o", tmp_path / "m.vtamod", *args)
+    assert r.exit_code == 2 and words in r.output, r.output
+    assert not (tmp_path / "m.vtamod").exists()
+
+
+def test_bfloat16_cross_build_counts_layers_and_skips_the_host_check(tmp_path):
+    r = run("compile", DIGITS, "-o", tmp_path / "a.vtamod", "--dtype", "bfloat16",
+            "--target", "aarch64", "--quiet")
+    assert r.exit_code == 0, r.output
+    assert "bf16: 0 of 1 dense layers built in bf16 (the others stay fp32: N must be a " \
+           "multiple of 16" in r.output
+    assert "bf16 accuracy check skipped: --target aarch64 does not run on this host" in r.output
+    assert (tmp_path / "a.vtamod" / "manifest.json").exists()
