@@ -20,6 +20,7 @@ number (:class:`TuningLogWarning`).
 """
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
@@ -120,7 +121,7 @@ def read_records(path) -> list[Record]:
             try:
                 out.append(Record.from_dict(json.loads(line)))
             except (ValueError, TypeError) as e:
-                warnings.warn(f"{path}:{no}: skipped a line that is not a tuning record of "
+                warnings.warn(f"{path} line {no}: skipped a line that is not a tuning record of "
                               f"format {FORMAT_VERSION}: {e}", TuningLogWarning, stacklevel=2)
     return out
 
@@ -139,7 +140,14 @@ def best_records(records) -> dict:
 
 def distill(src, dst) -> int:
     """Write the best record per (workload, target) of log ``src`` to ``dst`` (replaced);
-    returns how many."""
+    returns how many.
+
+    Raises:
+        FileNotFoundError: there is no log ``src`` (its ``filename``).
+    """
+    if not os.path.isfile(src):
+        raise FileNotFoundError(errno.ENOENT, "no such tuning log to distill (give a log that "
+                                "`vta tune MODEL -o LOG` wrote)", os.fspath(src))
     best = best_records(read_records(src))
     tmp = os.fspath(dst) + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:

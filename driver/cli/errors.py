@@ -4,9 +4,11 @@ is a bug in the stack, reported as an internal error (type, where, how to report
 the full traceback under ``vta --debug``."""
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import traceback
+import warnings
 
 import click
 
@@ -42,14 +44,36 @@ def debugging() -> bool:
     return bool(ctx and ctx.find_root().params.get("debug"))
 
 
+#: packages whose warnings the CLI shows as one ``warning: ...`` line (no source line)
+_OUR_PACKAGES = ("compiler", "driver", "sim", "vta_hw", "fpga")
+
+
+@contextlib.contextmanager
+def clean_warnings():
+    """Show warnings of the stack's own classes (``TuningLogWarning``, ...) as one
+    ``warning: <message>`` line on stderr instead of Python's two-line form; others as usual."""
+    with warnings.catch_warnings():
+        show = warnings.showwarning
+
+        def echo(message, category, *args, **kw):
+            if category.__module__.split(".")[0] in _OUR_PACKAGES:
+                click.echo(f"warning: {message}", err=True)
+            else:
+                show(message, category, *args, **kw)
+        warnings.showwarning = echo
+        yield
+
+
 def friendly(fn):
     """Decorator: a ``VtaError``, or an ``OSError`` that names its file, becomes
     ``Error: <message>`` with exit 1; any other exception an :class:`InternalError` (exit
-    70), or its traceback under ``--debug``."""
+    70), or its traceback under ``--debug``; the stack's own warnings show as one
+    ``warning:`` line each (:func:`clean_warnings`)."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
-            return fn(*args, **kwargs)
+            with clean_warnings():
+                return fn(*args, **kwargs)
         except (BrokenPipeError, click.ClickException, click.exceptions.Exit, click.Abort):
             raise  # `vta ... | head`: click exits quietly, no "Error: Broken pipe"
         except VtaError as e:

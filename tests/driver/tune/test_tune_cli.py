@@ -41,3 +41,20 @@ def test_a_missing_tuning_log_is_one_line(tmp_path):
                 "-o", tmp_path / "m.vtamod")
     assert r.exit_code == 1 and "none.jsonl' does not exist" in r.output
     assert "Traceback" not in r.output
+
+
+def test_distill_of_a_missing_log_is_an_error_and_writes_nothing(tmp_path):
+    r = run_cli("tune", tmp_path / "none.jsonl", "--distill", "-o", tmp_path / "out.jsonl")
+    assert r.exit_code == 1, r.output
+    assert f"{tmp_path / 'none.jsonl'}: no such tuning log to distill" in r.output
+    assert not (tmp_path / "out.jsonl").exists()
+
+
+def test_a_damaged_tuning_log_line_is_one_clean_warning(tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("garbage\n")
+    r = run_cli("tune", bad, "--distill", "-o", tmp_path / "out.jsonl")
+    assert r.exit_code == 0, r.output
+    warn = [ln for ln in r.stderr.splitlines() if ln]
+    assert len(warn) == 1 and warn[0].startswith(f"warning: {bad} line 1: skipped a line"), warn
+    assert "TuningLogWarning" not in r.output and "warnings.warn" not in r.output
