@@ -113,6 +113,7 @@ def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_
     from compiler.frontend import parse_input_shapes
 
     output_path(output, "-o/--output", folder=True)
+    output_path(wasm_path, "--wasm")              # before any work, parents created as for -o
     _check_output_folder(output)
     kind = target.split()[0] if target.split() else ""
     _refuse_unused_precision(kind, quantize, dtype)

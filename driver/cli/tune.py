@@ -57,6 +57,7 @@ def tune_cmd(model, output, target, trials, time_budget, strategy, scheduler, th
       vta compile model.onnx --tuning-log tuning.jsonl -o out/model.vtamod
     """
     output_path(output, "-o/--output")
+    output_path(plot, "--plot")
     if distill:
         from compiler.autotune.record import distill as keep_best
         n = keep_best(model, output)
@@ -105,5 +106,4 @@ def tune_cmd(model, output, target, trials, time_budget, strategy, scheduler, th
     click.echo(f"wrote {output}")
     if plot:
         from driver.tune.plot import plot_curves
-        output_path(plot, "--plot")
         click.echo(f"wrote {plot_curves(s.results, plot, s.unit)}")

@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 from driver.cli.main import cli
 from vta_hw.program_file import checksum
+from tests.driver.web_util import needs_wasm_ld
 
 REPO = Path(__file__).resolve().parents[2]
 DIGITS = str(REPO / "examples" / "digits" / "digits_cnn.onnx")
@@ -276,6 +277,21 @@ def test_unwritable_output_fails_before_the_work(cpu_module, gemm, tmp_path):
     fails(["example", "gemm", "-o", "/proc/g.vtaprog"], "-o/--output /proc/g.vtaprog")
     fails(["sim", gemm, "--trace", "/proc/t.json"], "--trace /proc/t.json", "cannot write")
     fails(["run", cpu_module, "--save-output", "/proc/y.npy"], "--save-output /proc/y.npy")
+    fails(["compile", DIGITS, "--target", "wasm32", "--executor", "aot", "--wasm",
+           "/proc/d.wasm", "-o", tmp_path / "w.vtamod"], "--wasm /proc/d.wasm", "cannot write")
+    assert not (tmp_path / "w.vtamod").exists()                       # refused before the build
+    fails(["tune", DIGITS, "-o", tmp_path / "t.jsonl", "--plot", "/proc/t.png"],
+          "--plot /proc/t.png", "cannot write")
+    assert not (tmp_path / "t.jsonl").exists()
+
+
+@needs_wasm_ld
+def test_missing_output_parents_are_created_for_every_output(tmp_path):
+    """-o, --wasm and --plot alike create missing parent folders (as `vta example` does)"""
+    wasm = tmp_path / "new" / "deeper" / "d.wasm"
+    ok(["compile", DIGITS, "--target", "wasm32", "--executor", "aot", "--wasm", wasm,
+        "-o", tmp_path / "other" / "w.vtamod", "--quiet"])
+    assert wasm.read_bytes()[:4] == b"\0asm"
 
 
 def test_plot_suffix_is_checked(gemm, tmp_path):
