@@ -45,7 +45,12 @@ async function main(argv) {
   }
 }
 
+// bad input (the runtime's errors, a file that cannot be read or written): one line;
+// anything else is a bug in this script or the runtime: its stack
 main(process.argv.slice(2)).catch((err) => {
-  console.error(err instanceof VtaModelError ? err.message : err.stack);
+  const fileError = typeof err?.code === "string" && typeof err?.path === "string";
+  if (err instanceof VtaModelError) console.error(err.message);
+  else if (fileError) console.error(`${err.path}: ${err.code === "ENOENT" ? "no such file" : err.message}`);
+  else console.error(err.stack);
   process.exit(2);
 });

@@ -184,3 +184,15 @@ def test_node_command_line_runs_and_refuses_a_short_input(digits, tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.strip() == ('input "image" must be a Float32Array of 64 elements '
                                    '(float32[1,1,8,8]), not a Float32Array of 25 elements')
+
+
+@needs_node
+def test_node_command_line_names_a_missing_file_in_one_line(tmp_path):
+    import subprocess
+
+    from tests.driver.web_util import WEB
+    missing = tmp_path / "missing.wasm"
+    proc = subprocess.run(["node", f"{WEB}/vta_node.mjs", str(missing), str(tmp_path / "x.bin"),
+                           str(tmp_path / "y.bin")], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == f"{missing}: no such file"
