@@ -7,7 +7,7 @@ import time
 
 import click
 
-from driver.cli.errors import friendly, output_path, plural, read_npz
+from driver.cli.errors import check_input_shapes, friendly, output_path, plural, read_npz
 from vta_hw.config import DEFAULT_PRESET, preset_names
 
 
@@ -49,6 +49,7 @@ def _progress(iterable, total, desc):
               help="--target vta: the LLVM target of the CPU steps' kernels (default llvm, this "
                    "machine's CPU; e.g. 'llvm -mcpu=x86-64-v2' for older x86-64 hosts)")
 @click.option("--input-shape", "input_shapes", multiple=True, metavar="NAME:1x3x224x224",
+              callback=check_input_shapes,
               help="static shape of an input (repeatable); a dynamic ONNX batch (first) "
                    "dimension defaults to 1, other dynamic dimensions must be given")
 @click.option("--executor", type=click.Choice(["graph", "aot"]), default="graph",

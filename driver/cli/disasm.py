@@ -9,7 +9,7 @@ from vta_hw.program import Program
 
 
 @click.command()
-@click.argument("program", type=click.Path(exists=True, dir_okay=False))
+@click.argument("program", type=click.Path(dir_okay=False))
 @click.option("--uops", is_flag=True, help="also list the uop buffer")
 @friendly
 def disasm(program: str, uops: bool) -> None:

@@ -133,6 +133,17 @@ def read_npy(path: str, option: str):
     return data
 
 
+def check_input_shapes(ctx, param, value):
+    """click callback of ``--input-shape``: a malformed or repeated shape is a usage error
+    (exit 2) before any work; the value passes through unchanged."""
+    from compiler.frontend import parse_input_shapes
+    try:
+        parse_input_shapes(value)
+    except VtaError as e:
+        raise click.BadParameter(str(e), ctx=ctx, param=param) from None
+    return value
+
+
 def plural(n: int, word: str) -> str:
     """``1 run``, ``2 runs``."""
     return f"{n} {word}" + ("" if n == 1 else "s")

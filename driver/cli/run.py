@@ -4,6 +4,7 @@ accelerator device: fsim, tsim or the RTL."""
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 import warnings
 
@@ -54,7 +55,7 @@ def _describe(name, y):
 
 
 @click.command("run")
-@click.argument("module_dir", metavar="MODULE", type=click.Path(file_okay=False))
+@click.argument("module_dir", metavar="MODULE", type=click.Path())
 @click.option("--input", "inputs", multiple=True, metavar="[NAME=]FILE.npy",
               help="input array (repeatable); inputs not given are seeded random normal")
 @click.option("--seed", default=0, show_default=True, help="seed of the random inputs")
@@ -86,6 +87,11 @@ def run_cmd(module_dir, inputs, seed, repeat, eval_path, eval_scale, save_output
     """
     from driver.runtime import load_module
 
+    if os.path.isfile(module_dir):
+        what = "an ONNX model" if module_dir.lower().endswith(".onnx") else "a file"
+        raise click.UsageError(f"MODULE {module_dir} is {what}, not a compiled module folder; "
+                               f"compile it first: vta compile {module_dir} -o model.vtamod, "
+                               "then vta run model.vtamod")
     output_path(save_output, "--save-output")
     if port is not None and device != "fpga":
         raise click.ClickException(f"--port {port}: a serial port applies to --device fpga only")

@@ -6,7 +6,7 @@ import math
 
 import click
 
-from driver.cli.errors import friendly, output_path, plural
+from driver.cli.errors import check_input_shapes, friendly, output_path, plural
 
 
 def _fmt(cost: float, unit: str) -> str:
@@ -36,6 +36,7 @@ def _fmt(cost: float, unit: str) -> str:
 @click.option("--config", "preset", default=None, metavar="PRESET",
               help="--target vta: accelerator preset (default preset)")
 @click.option("--input-shape", "input_shapes", multiple=True, metavar="NAME:1x3x224x224",
+              callback=check_input_shapes,
               help="static shape of an input (repeatable)")
 @click.option("--plot", type=click.Path(dir_okay=False), metavar="FILE.png",
               help="draw best-so-far against trials for each task")

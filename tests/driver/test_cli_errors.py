@@ -416,3 +416,31 @@ def test_input_shape_rank_and_name_errors_show_the_cli_fix(tmp_path):
                tmp_path / "m.vtamod"], "rank 2", "Nx16x4x4", "--input-shape x:1x16x4x4")
         fails(["compile", model, "--target", target, "--input-shape", "y:1x16x4x4", "-o",
                tmp_path / "m.vtamod"], "['y']", "['x']", "--input-shape")
+
+
+def test_missing_files_are_one_error_line_exit_1_everywhere(gemm, tmp_path):
+    """a path that does not exist is bad input (`Error: ...`, exit 1) for every command"""
+    none = tmp_path / "none.vtaprog"
+    for args in (["sim", none], ["disasm", none], ["sim", gemm, "--check", tmp_path / "n.npz"],
+                 ["run", tmp_path / "none.vtamod"], ["compile", tmp_path / "n.onnx", "-o",
+                                                     tmp_path / "m.vtamod"]):
+        res = CliRunner().invoke(cli, [str(a) for a in args])
+        assert res.exit_code == 1 and "Usage:" not in res.output, (args, res.output)
+        assert res.output.startswith("Error: ") and len(res.output.strip().splitlines()) == 1
+
+
+def test_an_onnx_model_given_to_run_says_to_compile_it(tmp_path):
+    res = CliRunner().invoke(cli, ["run", DIGITS])
+    assert res.exit_code == 2
+    assert f"MODULE {DIGITS} is an ONNX model, not a compiled module folder; compile it " \
+           f"first: vta compile {DIGITS}" in res.output
+
+
+def test_a_malformed_input_shape_is_a_usage_error_before_work(tmp_path):
+    for cmd in (["compile", DIGITS, "-o", tmp_path / "m.vtamod"], ["tune", DIGITS, "-o",
+                                                                   tmp_path / "t.jsonl"]):
+        res = CliRunner().invoke(cli, [str(a) for a in cmd] + ["--input-shape", "image:axb"])
+        assert res.exit_code == 2, res.output
+        assert "Invalid value for '--input-shape'" in res.output
+        assert "input shape must look like name:1x3x224x224" in res.output
+    assert not list(tmp_path.iterdir())
