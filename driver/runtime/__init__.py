@@ -125,7 +125,7 @@ def load_module(module, device=None, timeout_s: "float | None" = None, **device_
                                  f"(targets: {', '.join(source.targets)}); device {what!r} applies "
                                  "to accelerator modules: compile with --target vta for the "
                                  "accelerator")
-    check_cpu(source.manifest.get("cpu"), source.where)
+    check_cpu(source.manifest.get("cpu"), source.where, source.manifest.get("executor", "graph"))
     if needs_amx(source.manifest.get("cpu")):
         request_amx(source.where)
     if kind == "gpu":

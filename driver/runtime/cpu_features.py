@@ -50,6 +50,17 @@ _MACHINES = {"x86_64": ("x86_64", "amd64"), "aarch64": ("aarch64", "arm64"),
              "armv7": ("armv7l", "armv7"), "wasm32": ()}
 
 
+def _elsewhere(arch: str, executor: str) -> str:
+    """How to run a module built for another machine (docs/deploy.md)."""
+    if arch == "wasm32":
+        return ("WebAssembly runs in Node or a browser: compile with --executor aot --wasm "
+                "FILE.wasm and load it with driver/web/vta_runtime.mjs (docs/deploy.md)")
+    if executor == "aot":
+        return ("run it on that machine: build its model.o into a program there "
+                "(docs/deploy.md)")
+    return "run it on that machine: link its kernels.o there (docs/deploy.md)"
+
+
 @functools.cache
 def host_cpu_flags() -> frozenset:
     """This machine's CPU flags from ``/proc/cpuinfo`` (empty where there is none: then
@@ -78,9 +89,10 @@ def missing_features(features, flags) -> list:
     return out
 
 
-def check_cpu(cpu: "dict | None", where: str) -> None:
+def check_cpu(cpu: "dict | None", where: str, executor: str = "graph") -> None:
     """Raise unless this machine can run kernels compiled for ``cpu`` (a manifest's
-    ``{"triple", "cpu", "features"}``; None: no CPU kernels).
+    ``{"triple", "cpu", "features"}``; None: no CPU kernels). ``executor`` ("graph" or
+    "aot", the manifest's) picks the advice for a module built for another machine.
 
     Raises:
         RuntimeModuleError: another architecture, or a needed feature the host lacks
@@ -92,10 +104,8 @@ def check_cpu(cpu: "dict | None", where: str) -> None:
     here = platform.machine().lower()
     if arch in _MACHINES and here not in _MACHINES[arch]:
         raise RuntimeModuleError(f"{where}: kernels compiled for {arch} ({cpu.get('triple')}), "
-                                 f"this machine is {here}; run the module on that machine (link its "
-                                 "kernels.o there, or build an AOT module's model.o into a "
-                                 "program: docs/deploy.md), or recompile it here with "
-                                 "--target llvm")
+                                 f"this machine is {here}; {_elsewhere(arch, executor)}, or "
+                                 "recompile it here with --target llvm")
     flags = host_cpu_flags()
     if not flags:
         return

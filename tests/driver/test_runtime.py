@@ -159,6 +159,22 @@ def test_missing_cpu_feature_is_one_line_naming_it(saved, monkeypatch):
     assert cpu_features.CPUINFO_NAME["avx512vnni"] == "avx512_vnni"
 
 
+@pytest.mark.parametrize("triple, executor, advice", [
+    ("wasm32-unknown-unknown", "graph", "compile with --executor aot --wasm FILE.wasm"),
+    ("wasm32-unknown-unknown", "aot", "compile with --executor aot --wasm FILE.wasm"),
+    ("aarch64-unknown-linux-gnu", "aot", "build its model.o into a program there"),
+    ("aarch64-unknown-linux-gnu", "graph", "link its kernels.o there"),
+])
+def test_a_module_for_another_machine_says_how_to_run_it(monkeypatch, triple, executor, advice):
+    from driver.runtime import cpu_features
+    monkeypatch.setattr(cpu_features.platform, "machine", lambda: "x86_64")
+    with pytest.raises(RuntimeModuleError) as e:
+        cpu_features.check_cpu({"triple": triple, "cpu": "generic", "features": []}, "m.vtamod",
+                               executor)
+    assert advice in str(e.value)
+    assert ("kernels.o" in str(e.value)) == (advice == "link its kernels.o there")
+
+
 @pytest.mark.parametrize("fmt", ["vtamod-1", "vtamod-gpu-1", "vtamod-vta-1", "vtamod-vta-2"])
 def test_earlier_formats_say_recompile(tmp_path, fmt):
     old = tmp_path / "old.vtamod"
