@@ -63,8 +63,9 @@ def _progress(iterable, total, desc):
               help="with --target wasm32 --executor aot: also link the model into one "
                    "WebAssembly file for the JavaScript runtime (wasm-ld; docs/deploy.md)")
 @click.option("--tuning-log", "tuning_log", type=click.Path(dir_okay=False), metavar="LOG",
-              help="LLVM targets: apply, per workload, the best record of this `vta tune` log "
-                   "whose target matches this build's exactly (others keep the default)")
+              help="LLVM targets and vta: apply, per workload, the best record of this "
+                   "`vta tune` log whose target matches this build's exactly (others keep the "
+                   "default)")
 @click.option("--placement", type=click.Choice(["supported", "cost"]), default="supported",
               show_default=True,
               help="--target vta: supported (every node the accelerator runs) or cost (each such "

@@ -58,3 +58,8 @@ def test_a_damaged_tuning_log_line_is_one_clean_warning(tmp_path):
     warn = [ln for ln in r.stderr.splitlines() if ln]
     assert len(warn) == 1 and warn[0].startswith(f"warning: {bad} line 1: skipped a line"), warn
     assert "TuningLogWarning" not in r.output and "warnings.warn" not in r.output
+
+
+def test_tuning_log_help_names_every_target_it_applies_to():
+    r = run_cli("compile", "--help")
+    assert "LLVM targets and vta: apply, per workload" in " ".join(r.output.split())
