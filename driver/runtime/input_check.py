@@ -40,14 +40,16 @@ def describe_out_of_range(name: str, count: int, size: int, lo: float, hi: float
 
 class InputNaNWarning(UserWarning):
     """NaN in an input of a float model: its kernels do not carry NaN through everywhere
-    (relu and max-pool compute ``maxnum``, which drops a NaN operand), so the outputs can
-    look finite. Attributes ``name``, ``count``, ``size`` as ``InputRangeWarning``'s."""
+    (float max, as in relu and max-pool, is a compare-and-select with x86 ``maxps``
+    semantics, ``codegen/llvm/expr.py``: a NaN first operand yields the other), so the
+    outputs can look finite. Attributes ``name``, ``count``, ``size`` as ``InputRangeWarning``'s."""
 
     def __init__(self, name: str, count: int, size: int):
         self.name, self.count, self.size = name, count, size
         super().__init__(
             f"input {name!r} has {count} NaN value(s) of {size}; this float model's relu and "
-            "max-pool drop NaN (maxnum), so its outputs may look finite but mean nothing: "
+            "max-pool can drop NaN (x86 max semantics), so its outputs may look finite but "
+            "mean nothing: "
             "replace them (e.g. np.nan_to_num) before running")
 
 
