@@ -233,7 +233,9 @@ def module_of(insn: "Insn") -> str:
     return "compute"
 KINDS: dict[Opcode, type] = {Opcode.LOAD: Load, Opcode.STORE: Store, Opcode.GEMM: Gemm,
                              Opcode.ALU: Alu, Opcode.FINISH: Finish}
-_ENUM_FIELDS = {"mem": MemId, "alu_op": AluOp}
+#: Fields whose values are an enum; any other value is undefined (the simulators reject
+#: it, the RTL's fetch ends the run on it).
+ENUM_FIELDS = {"mem": MemId, "alu_op": AluOp}
 _BOOL_FIELDS = {"pop_prev", "pop_next", "push_prev", "push_next", "reset", "use_imm"}
 _SIGNED_FIELDS = {"imm"}
 
@@ -354,8 +356,8 @@ def decode(word: int, cfg: VTAConfig) -> Insn:
         if f.name == "opcode":
             continue
         v = _get(word, f)
-        if f.name in _ENUM_FIELDS:
-            enum_t = _ENUM_FIELDS[f.name]
+        if f.name in ENUM_FIELDS:
+            enum_t = ENUM_FIELDS[f.name]
             try:
                 v = enum_t(v)
             except ValueError:
