@@ -52,11 +52,14 @@ the RTL under ``driver.rtl``, a board) does about it:
   1x8 and default presets, the te conv2d with and without requantization, the
   digits model and ResNet-18; ``tests/compiler/test_sram_contract.py`` keeps it so):
   partial tiles read only lanes the same program loaded or padded.
-- **Undefined encodings**: an unknown opcode, or a LOAD/STORE whose memory id
-  ``MemId`` does not define, is an ``UnknownOpcodeError`` at that instruction
-  in the simulators (before anything runs); the RTL never dispatches it, ends
-  the run with the ERROR status ``ERR_UNDEFINED`` and the instruction's index
-  (``vta_hw.rtl.control``), which ``driver.rtl`` reports as the same error.
+- **Undefined encodings**: an unknown opcode, a LOAD/STORE whose memory id
+  ``MemId`` does not define, or an ALU whose opcode ``AluOp`` does not define
+  (5..7; the fields of ``ENUM_FIELDS``), is an ``UnknownOpcodeError`` at that
+  instruction in the simulators (before anything runs); the RTL (its fetch is
+  elaborated for the config, so it knows where each field sits) never
+  dispatches it, ends the run with the ERROR status ``ERR_UNDEFINED`` and the
+  instruction's index (``vta_hw.rtl.control``), which ``driver.rtl`` and the
+  fpga backend (registers 8 and 9 through the bridge) report as the same error.
 - **Deadlock**: every execution applies the config's command-queue depth and
   ``timing.TOKEN_QUEUE_DEPTH``; the simulators raise ``DeadlockError`` naming
   each blocked module's instruction and queue; the RTL ends a run in which no
