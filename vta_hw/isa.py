@@ -43,9 +43,12 @@ the RTL under ``driver.rtl``, a board) does about it:
   (a LOAD writes its whole padded block, a GEMM/ALU its ``dst`` entries in ACC
   and OUT; a uop range, GEMM ``src``/``wgt``, a non-reset ``dst``, an ALU
   ``src``, and STORE's OUT entries are reads). What an SRAM holds before the
-  program's first write is undefined: the RTL and a board keep the previous
-  program's contents (they never clear an SRAM), the simulators start from
-  zeros. The simulators track every entry and report a read of an unwritten
+  program's first write is zero on the simulators and on the RTL, where
+  ``driver.rtl.run_programs`` runs a clearing program (``driver.rtl.clear``,
+  its cycles not counted) before each program, so the three executions agree;
+  a board keeps the previous program's contents (the fpga backend does not
+  clear: that would cost a transfer of the uop SRAM's size over the UART per
+  run). The simulators track every entry and report a read of an unwritten
   one with its instruction index (``sim.errors.UnwrittenReadWarning``; with
   ``strict_sram=True`` an ``UnwrittenReadError``). Every program the compiler
   emits follows the rule (checked for its conv2d/dense kernels on the small,
