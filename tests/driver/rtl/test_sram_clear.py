@@ -10,6 +10,7 @@ from driver.rtl.clear import clear_program
 from sim import functional
 from vta_hw.config import load_config, preset_names
 
+
 @pytest.mark.parametrize("preset", preset_names())
 def test_clear_writes_every_entry(preset):
     cfg = load_config(preset)
