@@ -46,8 +46,10 @@ class DeviceError(VtaError, RuntimeError):
 
 
 class DeviceTimeout(DeviceError):
-    """``wait`` ran past its timeout. A backend with ``cancel()`` (rtl) is told to stop the
-    run; another (fsim, tsim: bounded Python runs) lets it end, and the next run waits."""
+    """``wait`` ran past its timeout. A run still queued behind another is cancelled (the
+    other goes on); a started one is stopped by a backend with ``cancel()`` (rtl, also
+    between the worker taking the run and the simulator starting); another backend
+    (fsim, tsim: bounded Python runs) lets it end, and the next run waits."""
 
 
 @dataclasses.dataclass
@@ -177,6 +179,13 @@ class Device:
         try:
             return run.future.result(timeout=timeout_s)
         except cf.TimeoutError:
+            if run.future.cancel():  # still queued behind another run: drop it, stop nothing
+                raise DeviceTimeout(f"run on {self.backend_name} did not start within "
+                                    f"{timeout_s} s (queued behind another run) and is "
+                                    "cancelled; raise the timeout (Device.wait's timeout_s)"
+                                    ) from None
+            if run.future.done():  # it finished as the timeout expired
+                return run.future.result()
             cancel = getattr(self.backend, "cancel", None)
             if cancel is not None:
                 cancel()

@@ -19,7 +19,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from fpga import protocol as P
-from vta_hw.rtl.control import csr_signature
+from vta_hw.rtl.control import ADDR_BITS as REG_ADDR_BITS, csr_signature
 from vta_hw.rtl.memport import ADDR_BITS
 
 #: The command code of a command byte above CMD_WAIT (the commands are 0..6).
@@ -45,7 +45,8 @@ class HostBridge(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        assert P.NUM_REGS == 8 and P.CMD_WAIT == _CMD_BAD - 1  # reg_ok and cmd below rely on it
+        # reg_ok and cmd below rely on these
+        assert P.NUM_REGS == 1 << REG_ADDR_BITS and P.CMD_WAIT == _CMD_BAD - 1
         b = self._registers(m)
         self._range_check(m, b)
         self._counters(m, b)
@@ -91,7 +92,7 @@ class HostBridge(wiring.Component):
         m.d.comb += end.eq(addr[2:lg + 1] + count)
         end_ok = (end[lg - 1:] == 0) & (~end[lg - 2] | (end[:lg - 2] == 0))
         mem_ok = (addr[0:2] == 0) & (addr[lg + 1:] == 0) & end_ok
-        reg_ok = addr[3:] == 0    # addr < NUM_REGS
+        reg_ok = addr[REG_ADDR_BITS:] == 0    # addr < NUM_REGS
         b.decoded = Mux(cmd == _CMD_BAD, P.ST_BAD_COMMAND,
                         Mux((_is_cmd(cmd, P.CMD_WRITE_MEM, P.CMD_READ_MEM) & ~mem_ok) |
                             (_is_cmd(cmd, P.CMD_WRITE_REG, P.CMD_READ_REG) & ~reg_ok),
@@ -110,7 +111,7 @@ class HostBridge(wiring.Component):
         count_next = Signal(17)
         m.d.comb += count_next.eq(count + 0xFFFF)
         more = count_next[16]     # count != 0
-        m.d.comb += [self.csr.addr.eq(addr[0:3]), self.csr.wdata.eq(word), self.host_addr.eq(addr),
+        m.d.comb += [self.csr.addr.eq(addr[0:REG_ADDR_BITS]), self.csr.wdata.eq(word), self.host_addr.eq(addr),
                      self.host_wdata.eq(word), addr_step.eq(self.host_req & self.host_ack)]
         b.addr_step, b.addr_down, b.addr_next = addr_step, addr_down, addr_next
         b.count_next, b.more = count_next, more

@@ -70,7 +70,9 @@ MAX_WORDS = 0xFFFF
 #: The accelerator's registers (``vta_hw.rtl.control``; a test pins them equal).
 REG_CTRL, REG_INSN_BASE, REG_INSN_COUNT, REG_CYCLES = 0, 1, 2, 3
 REG_BUSY = {"fetch": 4, "load": 5, "compute": 6, "store": 7}
-NUM_REGS = 8
+REG_ERROR, REG_ERROR_INSN = 8, 9
+#: Register addresses the bridge accepts (the register port's 4 address bits).
+NUM_REGS = 16
 #: A partly received frame is dropped after this many byte times without a byte.
 IDLE_BYTES = 64
 #: Baud rate of the board builds.

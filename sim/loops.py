@@ -8,7 +8,8 @@ and compute, per index name (dst, src, wgt),
 Extents fit their fields (14 bits each) yet ``iter_out * iter_in`` reaches
 2**28 iterations per uop, so nothing here builds an array over every
 iteration: ``first_past`` finds the first out-of-range iteration from the
-extents in O(uops), and ``chunks`` hands the iterations out a bounded block
+extents in O(uops), ``entries`` gives the distinct indices in memory bounded by
+the largest one, and ``chunks`` hands the iterations out a bounded block
 at a time.
 """
 from __future__ import annotations
@@ -51,6 +52,21 @@ def first_past(insn, uops: np.ndarray, name: str, depth: int) -> tuple[int, int]
     off = o * f_out + i * f_in
     u = int(np.argmax(base + off >= depth))
     return (o * n_in + i) * base.size + u, int(base[u]) + off
+
+
+def entries(insn, uops: np.ndarray, name: str) -> np.ndarray:
+    """The distinct ``name`` indices over every iteration, sorted (1-D int64); built a
+    chunk at a time into a mask as long as the largest index, which the caller has
+    bounded first (``first_past``), so a 2**28-iteration loop costs a few MiB."""
+    base = uops[:, _COL[name]]
+    if base.size == 0 or insn.iter_out == 0 or insn.iter_in == 0:
+        return np.zeros(0, np.int64)
+    top = (int(base.max()) + (insn.iter_out - 1) * getattr(insn, f"{name}_factor_out")
+           + (insn.iter_in - 1) * getattr(insn, f"{name}_factor_in"))
+    seen = np.zeros(top + 1, bool)
+    for (idx,) in chunks(insn, uops, (name,)):
+        seen[idx] = True
+    return np.flatnonzero(seen)
 
 
 def chunks(insn, uops: np.ndarray, names: tuple[str, ...],

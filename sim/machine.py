@@ -129,6 +129,17 @@ class Machine:
                     f"{dram_bytes} bytes; fix dram_base/x_stride", insn_index=index,
                     field="dram_base", value=end, limit=dram_bytes)
 
+    def check_loops(self, insn, index: int) -> None:
+        """Raise ``SramIndexError`` if some iteration of GEMM/ALU ``insn`` (instruction
+        ``index``) computes an index past its SRAM: dst always; GEMM src/wgt unless
+        ``reset``; ALU src when read (not ``reset``, not ``use_imm``). O(uops)."""
+        self._check_loop(insn, "dst", "acc", index)
+        if isinstance(insn, Gemm) and not insn.reset:
+            self._check_loop(insn, "src", "inp", index)
+            self._check_loop(insn, "wgt", "wgt", index)
+        elif isinstance(insn, Alu) and not (insn.reset or insn.use_imm):
+            self._check_loop(insn, "src", "acc", index)
+
     def _check_loop(self, insn, name: str, buf: str, index: int) -> None:
         """Raise ``SramIndexError`` if some iteration's ``name`` index is past SRAM ``buf``;
         computed from the loop extents (``sim.loops.first_past``), before any index array."""
@@ -247,10 +258,7 @@ class Machine:
         n = insn.iter_out * insn.iter_in * (insn.uop_end - insn.uop_bgn)
         if n == 0:
             return
-        self._check_loop(insn, "dst", "acc", index)
-        if not insn.reset:
-            self._check_loop(insn, "src", "inp", index)
-            self._check_loop(insn, "wgt", "wgt", index)
+        self.check_loops(insn, index)
         self._check_uops_written(insn, index)
         self.counters.gemm_uops += n
         for dst, src, wgt in chunks(insn, self.uop[insn.uop_bgn:insn.uop_end],
@@ -295,10 +303,8 @@ class Machine:
         n = insn.iter_out * insn.iter_in * (insn.uop_end - insn.uop_bgn)
         if n == 0:
             return
-        self._check_loop(insn, "dst", "acc", index)
+        self.check_loops(insn, index)
         reads_src = not (insn.reset or insn.use_imm)
-        if reads_src:
-            self._check_loop(insn, "src", "acc", index)
         self._check_uops_written(insn, index)
         self.counters.alu_uops += n
         self.counters.alu_ops[insn.alu_op.name] = self.counters.alu_ops.get(insn.alu_op.name, 0) + n

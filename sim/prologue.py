@@ -23,7 +23,7 @@ from sim.errors import (DependencyFlagError, DramBoundsError, FieldRangeError,
 from sim.machine import Machine
 from vta_hw import isa
 from vta_hw.config import OPCODE_BITS, VTAConfig
-from vta_hw.isa import DEP_FLAGS, FLAG_QUEUES, AluOp, Finish, MemId, Opcode, module_of
+from vta_hw.isa import DEP_FLAGS, FLAG_QUEUES, Finish, Opcode, module_of
 from vta_hw.program import Program
 
 
@@ -108,7 +108,7 @@ def decode_word(word: int, index: int, cfg: VTAConfig):
             f"opcode {raw} is unknown (known: {', '.join(f'{o.name}={o.value}' for o in Opcode)})",
             insn_index=index, field="opcode", value=raw, limit=max(Opcode))
     for f in isa.layout(Opcode(raw), cfg):
-        enum_t = {"mem": MemId, "alu_op": AluOp}.get(f.name)
+        enum_t = isa.ENUM_FIELDS.get(f.name)
         v = (word >> f.lsb) & ((1 << f.width) - 1)
         if enum_t is not None and v not in enum_t._value2member_map_:
             raise UnknownOpcodeError(

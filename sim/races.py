@@ -31,6 +31,7 @@ import dataclasses
 import numpy as np
 
 from sim import functional as fn
+from sim.loops import entries
 from sim.machine import Machine
 from sim.prologue import prepare
 from vta_hw import isa
@@ -56,10 +57,14 @@ class Race:
                 f"{self.second[1]}: no token chain orders them")
 
 
-def accesses(insn, machine: Machine) -> tuple[list, list]:
-    """``(reads, writes)`` of ``insn`` on shared locations: lists of
-    ``(resource, int array of entries or DRAM bytes)``, given the machine's
-    current uop SRAM (GEMM/ALU indices)."""
+def accesses(insn, machine: Machine, index: int) -> tuple[list, list]:
+    """``(reads, writes)`` of ``insn`` (instruction ``index``) on shared locations: lists
+    of ``(resource, int array of entries or DRAM bytes)``, given the machine's current
+    uop SRAM (GEMM/ALU: the distinct indices, after checking the loop bounds from the
+    extents, so a huge loop costs no more than its SRAM).
+
+    Raises:
+        sim.errors.SramIndexError: a GEMM/ALU iteration reaches past its SRAM."""
     cfg = machine.cfg
     if isinstance(insn, (Load, Store)):
         if insn.x_size == 0:
@@ -79,12 +84,12 @@ def accesses(insn, machine: Machine) -> tuple[list, list]:
     if isinstance(insn, (Gemm, Alu)):
         if insn.iter_out * insn.iter_in * (insn.uop_end - insn.uop_bgn) == 0:
             return [], []
-        if isinstance(insn, Gemm):
-            dst, src, wgt = machine.indices(insn, ("dst", "src", "wgt"))
-            reads = [] if insn.reset else [("inp", src), ("wgt", wgt)]
-            return reads, [("out", dst)]
-        (dst,) = machine.indices(insn, ("dst",))
-        return [], [("out", dst)]
+        machine.check_loops(insn, index)
+        uops = machine.uop[insn.uop_bgn:insn.uop_end]
+        writes = [("out", entries(insn, uops, "dst"))]
+        if isinstance(insn, Gemm) and not insn.reset:
+            return [("inp", entries(insn, uops, "src")), ("wgt", entries(insn, uops, "wgt"))], writes
+        return [], writes
     return [], []
 
 
@@ -145,7 +150,7 @@ def find_races(program: Program, dram: np.ndarray | None = None) -> list[Race]:
                     sched.tokens[q] -= 1
                     for n, s in tokq[q].popleft().items():
                         vc[n] = max(vc[n], s)
-            reads, writes = accesses(insn, machine)
+            reads, writes = accesses(insn, machine, k)
             for res, loc in writes:
                 hit = loc[(loc >= stream[0]) & (loc < stream[1])] if res == "dram" else loc[:0]
                 if hit.size:  # fetch reads the stream at a time no token orders

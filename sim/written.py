@@ -2,10 +2,11 @@
 
 The contract (``vta_hw.isa``, "SRAM contract"): a program reads only the
 SRAM entries it has written itself (by a LOAD, pads included, or as a
-GEMM/ALU destination); what an SRAM holds before a program's first write to
-it is undefined (the RTL and a board keep the previous program's contents,
-the simulators start from zeros). ``Written`` holds one flag per entry of
-each SRAM and, on a read of an entry not written since the run began,
+GEMM/ALU destination). The simulators and the RTL start a program from
+zeroed SRAMs (the RTL through the driver's clear, ``driver.rtl.clear``), so a
+read of an unwritten entry gets zeros on all three; a board keeps the previous
+program's contents, so such a read is still reported. ``Written`` holds one
+flag per entry of each SRAM and, on a read of an entry not written since the run began,
 records it (``reports``: one line per offending instruction, which the
 simulators return as warnings) or, when ``strict``, raises
 ``UnwrittenReadError``.
@@ -66,9 +67,9 @@ class Written:
         bad = np.unique(entries[~ok])
         text = (f"{insn.opcode.name} reads {bad.size} {buf.upper()} "
                 f"entr{'y' if bad.size == 1 else 'ies'} ({what}; first: entry {int(bad[0])}) "
-                "that this program has not written; SRAM contents are undefined at the start "
-                "of a program (the RTL and a board keep the previous program's, the "
-                "simulators start from zeros): load or compute them first")
+                "that this program has not written; they read as zeros on the simulators and "
+                "the RTL (which the driver clears) but a board keeps the previous program's: "
+                "load or compute them first")
         if self.strict:
             raise UnwrittenReadError(text, insn_index=index, field=what, value=int(bad[0]),
                                      limit=f"{buf} entries written by this program")

@@ -43,20 +43,26 @@ the RTL under ``driver.rtl``, a board) does about it:
   (a LOAD writes its whole padded block, a GEMM/ALU its ``dst`` entries in ACC
   and OUT; a uop range, GEMM ``src``/``wgt``, a non-reset ``dst``, an ALU
   ``src``, and STORE's OUT entries are reads). What an SRAM holds before the
-  program's first write is undefined: the RTL and a board keep the previous
-  program's contents (they never clear an SRAM), the simulators start from
-  zeros. The simulators track every entry and report a read of an unwritten
+  program's first write is zero on the simulators and on the RTL, where
+  ``driver.rtl.run_programs`` runs a clearing program (``driver.rtl.clear``,
+  its cycles not counted) before each program, so the three executions agree;
+  a board keeps the previous program's contents (the fpga backend does not
+  clear: that would cost a transfer of the uop SRAM's size over the UART per
+  run). The simulators track every entry and report a read of an unwritten
   one with its instruction index (``sim.errors.UnwrittenReadWarning``; with
   ``strict_sram=True`` an ``UnwrittenReadError``). Every program the compiler
   emits follows the rule (checked for its conv2d/dense kernels on the small,
   1x8 and default presets, the te conv2d with and without requantization, the
   digits model and ResNet-18; ``tests/compiler/test_sram_contract.py`` keeps it so):
   partial tiles read only lanes the same program loaded or padded.
-- **Undefined encodings**: an unknown opcode, or a LOAD/STORE whose memory id
-  ``MemId`` does not define, is an ``UnknownOpcodeError`` at that instruction
-  in the simulators (before anything runs); the RTL never dispatches it, ends
-  the run with the ERROR status ``ERR_UNDEFINED`` and the instruction's index
-  (``vta_hw.rtl.control``), which ``driver.rtl`` reports as the same error.
+- **Undefined encodings**: an unknown opcode, a LOAD/STORE whose memory id
+  ``MemId`` does not define, or an ALU whose opcode ``AluOp`` does not define
+  (5..7; the fields of ``ENUM_FIELDS``), is an ``UnknownOpcodeError`` at that
+  instruction in the simulators (before anything runs); the RTL (its fetch is
+  elaborated for the config, so it knows where each field sits) never
+  dispatches it, ends the run with the ERROR status ``ERR_UNDEFINED`` and the
+  instruction's index (``vta_hw.rtl.control``), which ``driver.rtl`` and the
+  fpga backend (registers 8 and 9 through the bridge) report as the same error.
 - **Deadlock**: every execution applies the config's command-queue depth and
   ``timing.TOKEN_QUEUE_DEPTH``; the simulators raise ``DeadlockError`` naming
   each blocked module's instruction and queue; the RTL ends a run in which no
@@ -233,7 +239,9 @@ def module_of(insn: "Insn") -> str:
     return "compute"
 KINDS: dict[Opcode, type] = {Opcode.LOAD: Load, Opcode.STORE: Store, Opcode.GEMM: Gemm,
                              Opcode.ALU: Alu, Opcode.FINISH: Finish}
-_ENUM_FIELDS = {"mem": MemId, "alu_op": AluOp}
+#: Fields whose values are an enum; any other value is undefined (the simulators reject
+#: it, the RTL's fetch ends the run on it).
+ENUM_FIELDS = {"mem": MemId, "alu_op": AluOp}
 _BOOL_FIELDS = {"pop_prev", "pop_next", "push_prev", "push_next", "reset", "use_imm"}
 _SIGNED_FIELDS = {"imm"}
 
@@ -354,8 +362,8 @@ def decode(word: int, cfg: VTAConfig) -> Insn:
         if f.name == "opcode":
             continue
         v = _get(word, f)
-        if f.name in _ENUM_FIELDS:
-            enum_t = _ENUM_FIELDS[f.name]
+        if f.name in ENUM_FIELDS:
+            enum_t = ENUM_FIELDS[f.name]
             try:
                 v = enum_t(v)
             except ValueError:

@@ -198,6 +198,9 @@ class FpgaDevice:
         Raises:
             FpgaError: the image is larger than the board's memory, the run
                 timed out, or the link failed.
+            sim.errors.UnknownOpcodeError, sim.cycle.CycleDeadlockError: the run ended
+                on an error status (ERROR register), reported as the simulators
+                report that program (``driver.rtl.faults.raise_fault``).
         """
         img = program.dram_image() if dram is None else np.asarray(dram, np.uint8)
         mem = self.info().mem_bytes
@@ -211,6 +214,7 @@ class FpgaDevice:
         self.write_reg(P.REG_INSN_COUNT, len(program.insns))
         self.start()
         self.wait(timeout_s)
+        self._raise_fault(program, img)
         for _ in range(100):  # done comes at FINISH; let late stores drain
             if self.read_reg(P.REG_CTRL) >> 2 == 0:
                 break
@@ -219,6 +223,15 @@ class FpgaDevice:
         out = np.frombuffer(self.read_mem(0, padded.size), np.uint8)[:img.size].copy()
         return FpgaResult(out, self.read_reg(P.REG_CYCLES),
                           {m: self.read_reg(r) for m, r in P.REG_BUSY.items()})
+
+    def _raise_fault(self, program, img: np.ndarray) -> None:
+        """Raise the located error of a run that ended on an error status; nothing if
+        it ended at FINISH."""
+        from driver.rtl.faults import fault_record, raise_fault
+        fault = fault_record(self.read_reg(P.REG_ERROR), self.read_reg(P.REG_ERROR_INSN),
+                             self.read_reg(P.REG_CTRL))
+        if fault is not None:
+            raise_fault(fault, program, img, "fpga", FpgaError)
 
 
 class FpgaBackend:

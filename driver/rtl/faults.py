@@ -16,7 +16,18 @@ import numpy as np
 
 from vta_hw import isa
 from vta_hw.program import Program
-from vta_hw.rtl.control import ERR_NO_PROGRESS, ERR_UNDEFINED, NO_PROGRESS_CYCLES
+from vta_hw.rtl.control import (ERR_NO_PROGRESS, ERR_UNDEFINED, ERROR_QUIET_BIT, MODULES,
+                                NO_PROGRESS_CYCLES)
+
+
+def fault_record(error: int, error_insn: int, ctrl: int) -> dict | None:
+    """The record ``raise_fault`` reads, from the ERROR, ERROR_INSN and CTRL register
+    values (``vta_hw.rtl.control``) read after done; None when the run ended at FINISH."""
+    if error & 3 == 0:
+        return None
+    return {"code": error & 3, "insn": error_insn,
+            "quiet": {m: bool(error >> (ERROR_QUIET_BIT + k) & 1) for k, m in enumerate(MODULES)},
+            "busy": {m: bool(ctrl >> (2 + k) & 1) for k, m in enumerate(MODULES)}}
 
 
 def raise_fault(fault: dict, program: Program, image: np.ndarray, label: str, error_cls) -> None:

@@ -1,9 +1,9 @@
-"""The functional reference for back-to-back RTL runs, and mismatch reports.
+"""Mismatch reports for RTL runs held to ``sim.functional``.
 
-The RTL keeps its SRAMs between programs run without reset, so program k's
-reference is ``sim.functional`` started from the SRAM state program k-1
-left (``functional_chain``). ``mismatch_report`` names the first differing
-byte, the STORE that last wrote it and the waveform.
+Every program on the RTL starts from zeroed SRAMs (``driver.rtl.clear``), so
+its reference is ``sim.functional.run`` of that program alone.
+``mismatch_report`` names the first differing byte, the STORE that last wrote
+it and the waveform.
 """
 from __future__ import annotations
 
@@ -11,21 +11,6 @@ import numpy as np
 
 from vta_hw import isa
 from vta_hw.program import Program
-
-
-def functional_chain(jobs) -> list:
-    """``sim.functional.run`` of each ``(program, image)`` in turn, SRAMs carried over.
-
-    Returns the list of ``FunctionalResult``.
-    """
-    from sim import functional
-    machine, results = None, []
-    for program, image in jobs:
-        r = functional.run(program, program.dram_image() if image is None else image,
-                           machine=machine)
-        machine = r.machine
-        results.append(r)
-    return results
 
 
 def last_writer(program: Program, byte: int) -> tuple[int, str] | None:

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from driver.rtl.build import TOPLEVEL, build_model, build_root
+from driver.rtl.clear import clear_program
 from driver.rtl.faults import raise_fault
 from driver.rtl.runner import verilator_runner
 from vta_hw.config import VTAConfig
@@ -63,7 +64,10 @@ def run_programs(cfg: VTAConfig, jobs, dram_timing: DramTiming | None = None, *,
     A program is a ``Program`` or the path of a program file (``.vtaprog``).
 
     One simulator process runs them all, without reset between programs, and is
-    killed after ``timeout_s`` wall seconds.
+    killed after ``timeout_s`` wall seconds. Before each program the SRAMs are
+    zeroed (``driver.rtl.clear``, a program of its own whose cycles are not
+    counted), so every program starts as in the simulators (the SRAM contract,
+    ``vta_hw.isa``).
     The Verilator model is built once per config and burst rules (cached,
     see ``driver.rtl.build``). ``dram_image`` may be None (the program's own).
     Creating ``stop_file`` (a path) while a program runs stops the simulation
@@ -92,6 +96,11 @@ def run_programs(cfg: VTAConfig, jobs, dram_timing: DramTiming | None = None, *,
         img = program.dram_image() if image is None else np.asarray(image, np.uint8)
         progs.append({"insn_base": program.insn_base, "insn_count": len(program.insns),
                       "dram": img})
+    clear = clear_program(cfg)
+    clear_job = {"insn_base": clear.insn_base, "insn_count": len(clear.insns),
+                 "dram": clear.dram_image()}
+    # the SRAM contract: each program starts from zeroed SRAMs (driver.rtl.clear)
+    runs = [job for prog in progs for job in (clear_job, prog)]
     bdir = build_model(cfg, params, trace=vcd)
     if workdir is None:
         (build_root() / "runs").mkdir(parents=True, exist_ok=True)
@@ -102,7 +111,7 @@ def run_programs(cfg: VTAConfig, jobs, dram_timing: DramTiming | None = None, *,
     out.unlink(missing_ok=True)
     with open(job, "wb") as f:
         pickle.dump({"timing": dram_timing, "bus_bytes": cfg.bus_bytes,
-                     "max_cycles": max_cycles, "programs": progs,
+                     "max_cycles": max_cycles, "programs": runs,
                      "stop_file": None if stop_file is None else str(stop_file)}, f)
     runner = verilator_runner(timeout_s, f"RTL simulation of {cfg.name}")
     # test() reads the source lists that build() sets; the model is built (and
@@ -131,7 +140,14 @@ def run_programs(cfg: VTAConfig, jobs, dram_timing: DramTiming | None = None, *,
         wave = workdir / "run.vcd"
         shutil.move(workdir / "dump.vcd", wave)
     results = []
-    for k, r in enumerate(raw):
+    for j, r in enumerate(raw):
+        k = j // 2
+        if j % 2 == 0:  # the SRAM clear before program k
+            if r.get("fault") or r["error"] or r["errors"]:
+                raise RtlError(f"the SRAM clear before program {k} of {len(progs)} on "
+                               f"{cfg.name} failed ({r.get('fault') or r['error'] or r['errors']})"
+                               f"; an RTL bug; log: {log}")
+            continue
         if r.get("fault"):
             program, _ = jobs[k]
             raise_fault(r["fault"], program, progs[k]["dram"],

@@ -16,10 +16,10 @@ import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, FallingEdge, First, RisingEdge
 
+from driver.rtl.faults import fault_record
 from driver.rtl.memory import MemoryModel
-from vta_hw.rtl.control import (ERR_NONE, ERROR_QUIET_BIT, MODULES, REG_BUSY, REG_CTRL,
-                                REG_CYCLES, REG_ERROR, REG_ERROR_INSN, REG_INSN_BASE,
-                                REG_INSN_COUNT)
+from vta_hw.rtl.control import (ERR_NONE, MODULES, REG_BUSY, REG_CTRL, REG_CYCLES, REG_ERROR,
+                                REG_ERROR_INSN, REG_INSN_BASE, REG_INSN_COUNT)
 
 #: Cycles allowed after done for the modules to go idle before the next program.
 DRAIN_LIMIT = 100_000
@@ -66,11 +66,8 @@ async def run_one(dut, mem: MemoryModel, prog: dict, max_cycles: int,
     elif not int(dut.irq.value):
         error = f"timeout: done not raised within {max_cycles} cycles"
     elif status & 3 != ERR_NONE:  # the run ended on an error status: nothing to drain
-        ctrl = await csr_read(dut, REG_CTRL)
-        fault = {"code": status & 3, "insn": await csr_read(dut, REG_ERROR_INSN),
-                 "quiet": {m: bool(status >> (ERROR_QUIET_BIT + k) & 1)
-                           for k, m in enumerate(MODULES)},
-                 "busy": {m: bool(ctrl >> (2 + k) & 1) for k, m in enumerate(MODULES)}}
+        fault = fault_record(status, await csr_read(dut, REG_ERROR_INSN),
+                             await csr_read(dut, REG_CTRL))
     else:
         # let late store traffic finish (the cycle counter has already stopped)
         for _ in range(DRAIN_LIMIT):

@@ -36,6 +36,8 @@ class ModelSoC:
                 self.mem[addr:addr + len(payload)] = payload
             else:
                 body = bytes(self.mem[addr:addr + 4 * count])
+        elif cmd in (P.CMD_WRITE_REG, P.CMD_READ_REG) and addr >= P.NUM_REGS:
+            st = P.ST_BAD_ADDRESS
         elif cmd == P.CMD_WRITE_REG:
             self.regs[addr] = struct.unpack("<I", payload)[0]
         elif cmd == P.CMD_READ_REG:

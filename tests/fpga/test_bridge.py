@@ -98,7 +98,8 @@ def test_memory_range_check_at_the_edges(addr, count, ok):
     assert len(out["mem"]) == (count if ok else 0)
 
 
-@pytest.mark.parametrize("reg, ok", [(0, True), (7, True), (8, False), (2**31 + 1, False)])
+@pytest.mark.parametrize("reg, ok", [(0, True), (P.REG_ERROR, True), (P.REG_ERROR_INSN, True),
+                                     (15, True), (16, False), (2**31 + 1, False)])
 def test_register_range_check(reg, ok):
     out = run(frames(P.request(P.CMD_WRITE_REG, reg, 0, struct.pack("<I", 0xDEADBEEF)),
                      P.request(P.CMD_READ_REG, reg)))

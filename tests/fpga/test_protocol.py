@@ -44,6 +44,8 @@ def test_register_map_matches_the_rtl():
     assert (P.REG_CTRL, P.REG_INSN_BASE, P.REG_INSN_COUNT, P.REG_CYCLES) == (
         control.REG_CTRL, control.REG_INSN_BASE, control.REG_INSN_COUNT, control.REG_CYCLES)
     assert P.REG_BUSY == control.REG_BUSY
+    assert (P.REG_ERROR, P.REG_ERROR_INSN) == (control.REG_ERROR, control.REG_ERROR_INSN)
+    assert P.NUM_REGS == 1 << control.ADDR_BITS
 
 
 def test_driver_round_trip_and_chunking():

@@ -11,7 +11,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from sim import cycle, functional, loops
+from sim import cycle, functional, loops, races
 from sim.errors import SramIndexError
 from vta_hw.config import load_config
 from vta_hw.isa import Alu, Finish, Gemm, Load, MemId, Uop
@@ -29,7 +29,8 @@ def _program(insn):
                        Finish()], [Uop(0, 0, 0), Uop(1, 1, 1)])
 
 
-@pytest.mark.parametrize("run", [functional.run, cycle.run], ids=["functional", "cycle"])
+@pytest.mark.parametrize("run", [functional.run, cycle.run, races.find_races],
+                         ids=["functional", "cycle", "races"])
 @pytest.mark.parametrize("insn,field,k,value", [
     # dst = u + o: iteration o=127 (k = 127 * 16383 * 2), uop 1 reaches acc entry 128
     (Gemm(uop_bgn=0, uop_end=2, iter_out=BIG, iter_in=BIG, dst_factor_out=1), "dst",
@@ -74,3 +75,4 @@ def test_first_past_matches_every_iteration():
         flat = np.concatenate([c[0] for c in got]) if got else np.zeros(0, np.int64)
         assert flat.tolist() == [int(uops[u, 0]) + o * f_out + i * f_in for o, i, u in
                                  itertools.product(range(n_out), range(n_in), range(n_u))]
+        assert loops.entries(insn, uops, "dst").tolist() == sorted(set(flat.tolist()))

@@ -24,8 +24,9 @@ decoded when an instruction is staged and kept beside it as the staging
 queue's tag (flip-flops), so the dispatch decision does not wait for the
 staging memory's 128-bit read.
 
-An undefined instruction (an unknown opcode, or a LOAD/STORE with an undefined
-memory id: ``_undefined``) is tagged so when it is staged and never
+An undefined instruction (an unknown opcode, or a value no enum defines in a
+field of ``vta_hw.isa.ENUM_FIELDS``: a LOAD/STORE memory id, an ALU opcode, whose
+position depends on ``cfg``: ``_undefined``) is tagged so when it is staged and never
 dispatched: with it at the head of staging fetch raises ``error`` and holds
 ``dispatched``, the number of instructions dispatched before it (its index),
 and ``control`` ends the run with an error status. ``stall`` is high while
@@ -64,32 +65,38 @@ def queue_write_signature():
     return wiring.Signature({"w_valid": Out(1), "w_ready": In(1), "w_data": Out(INSN_BITS)})
 
 
-def _destination(insn):
-    """``Cat(to_load, to_store)`` of a 128-bit instruction (else compute): the routing of
-    ``vta_hw.isa.module_of``."""
+def _destination(insn, cfg: VTAConfig):
+    """``Cat(to_load, to_store, undefined)`` of a 128-bit instruction (else compute): the
+    routing of ``vta_hw.isa.module_of``."""
     # opcode and memory id sit at the same bits on every config (isa.layout)
     where = {f.name: f for f in isa.layout(Opcode.LOAD, VTAConfig())}
     opcode = insn[where["opcode"].lsb:where["opcode"].msb + 1]
     mem = insn[where["mem"].lsb:where["mem"].msb + 1]
     on_load = functools.reduce(operator.or_, (mem == m for m in isa.LOAD_MODULE_MEMS))
     return Cat((opcode == Opcode.LOAD) & on_load,
-               opcode == Opcode.STORE, _undefined(opcode, mem))
+               opcode == Opcode.STORE, _undefined(insn, opcode, cfg))
 
 
-def _undefined(opcode, mem):
-    """High for an opcode ``vta_hw.isa.Opcode`` does not define, or a LOAD/STORE whose
-    memory id ``vta_hw.isa.MemId`` does not define (what the simulators reject as
-    ``UnknownOpcodeError``)."""
-    known_op = functools.reduce(operator.or_, (opcode == o for o in Opcode))
-    known_mem = functools.reduce(operator.or_, (mem == m for m in isa.MemId))
-    memop = (opcode == Opcode.LOAD) | (opcode == Opcode.STORE)
-    return ~known_op | (memop & ~known_mem)
+def _undefined(insn, opcode, cfg: VTAConfig):
+    """High for an opcode ``vta_hw.isa.Opcode`` does not define, or an instruction whose
+    enum field (``vta_hw.isa.ENUM_FIELDS``: memory id, ALU opcode; at ``cfg``'s bits)
+    holds a value its enum does not define: what the simulators reject as
+    ``UnknownOpcodeError`` (``sim.prologue.decode_word``)."""
+    bad = ~functools.reduce(operator.or_, (opcode == o for o in Opcode))
+    for op in Opcode:
+        for f in isa.layout(op, cfg):
+            enum_t = isa.ENUM_FIELDS.get(f.name)
+            if enum_t is not None:
+                v = insn[f.lsb:f.lsb + f.width]
+                bad |= (opcode == op) & ~functools.reduce(operator.or_, (v == e for e in enum_t))
+    return bad
 
 
 class Fetch(wiring.Component):
     """Instruction fetch and dispatch for a ``bus_width``-bit memory port of
     ``addr_bits``-bit byte addresses (``insn_base`` is taken modulo ``2**addr_bits``;
-    ``insn_count`` is the 32-bit INSN_COUNT register of ``control``).
+    ``insn_count`` is the 32-bit INSN_COUNT register of ``control``); ``cfg`` places
+    the instruction fields whose values fetch checks (``_undefined``).
 
     Raises:
         ValueError: ``bus_width`` is over 128 bits (one beat would hold several
@@ -97,13 +104,14 @@ class Fetch(wiring.Component):
     """
 
     def __init__(self, bus_width: int, max_burst_beats: int, page_bytes: int,
-                 addr_bits: int = ADDR_BITS):
+                 addr_bits: int = ADDR_BITS, *, cfg: VTAConfig):
         if bus_width > INSN_BITS:
             raise ValueError(f"the fetch unit needs BUS_WIDTH <= {INSN_BITS} bits, not {bus_width}")
         self.addr_bits = check_addr_bits(addr_bits, page_bytes)
         self.bus_bytes = bus_width // 8
         self.max_burst_beats, self.page_bytes = max_burst_beats, page_bytes
         self.beats_per_insn = INSN_BITS // bus_width
+        self.cfg = cfg
         # fetch requests a burst only while the staging queue is empty, and a burst of
         # at most max_burst_beats beats completes at most this many instructions
         self.stage_depth = -(-max_burst_beats // self.beats_per_insn)
@@ -172,7 +180,7 @@ class Fetch(wiring.Component):
                         else:
                             m.d.sync += asm.eq(full[8 * BB:])
                     m.d.comb += [stage.w_valid.eq(insn_done), stage.w_data.eq(full),
-                                 stage.w_tag.eq(_destination(full))]
+                                 stage.w_tag.eq(_destination(full, self.cfg))]
                     with m.If(burst_left == 1):
                         m.next = "REQ"
 

@@ -107,7 +107,7 @@ class VTA(wiring.Component):
                              f"not {p.page_bytes}")
         # build the units now so that parameter errors surface at construction
         self._units = {
-            "fetch": Fetch(cfg.BUS_WIDTH, p.max_burst_beats, p.page_bytes, p.addr_bits),
+            "fetch": Fetch(cfg.BUS_WIDTH, p.max_burst_beats, p.page_bytes, p.addr_bits, cfg=cfg),
             "load": Load(cfg, p.max_burst_beats, p.page_bytes, p.addr_bits),
             "compute": Compute(cfg, p.max_burst_beats, p.page_bytes, p.addr_bits),
             "store": Store(cfg, p.max_burst_beats, p.page_bytes, p.addr_bits),

@@ -1,8 +1,8 @@
 """Run programs on the RTL and hold them to ``sim.functional`` (and record cycles).
 
 ``check(cfg, jobs, labels, timing)`` runs every ``(program, image)`` in one
-simulator invocation, compares each final DRAM image with the functional
-chain (SRAMs carried over, as the RTL keeps them), writes the cycle counts to
+simulator invocation, compares each final DRAM image with ``sim.functional``'s
+run of that program (each starts from zeroed SRAMs: ``driver.rtl.clear``), writes the cycle counts to
 ``build/rtl/cycles/<config>.<tag>.json`` and, on a mismatch, reruns the
 programs up to the first failing one with a waveform so the report names it.
 """
@@ -12,7 +12,8 @@ import json
 
 from driver.rtl import run_programs
 from driver.rtl.build import build_root
-from driver.rtl.reference import functional_chain, mismatch_report
+from driver.rtl.reference import mismatch_report
+from sim import functional
 from vta_hw.timing import DramTiming
 
 SMALL = "1x4_i8w8a32_10_10_10_11_bus32"
@@ -39,7 +40,7 @@ def check(cfg, jobs, labels, timing: DramTiming | None = None, tag: str = "runs"
     """Returns the ``RtlResult`` list; fails the test on any DRAM mismatch."""
     timing = timing or DramTiming()
     jobs = [(p, p.dram_image() if img is None else img) for p, img in jobs]
-    want = functional_chain(jobs)
+    want = [functional.run(p, img) for p, img in jobs]
     got = run_programs(cfg, jobs, timing)
     record_cycles(cfg, tag, labels, got, timing)
     reports = [mismatch_report(p, g.dram, w.dram, label=lab)

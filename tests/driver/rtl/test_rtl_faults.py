@@ -13,20 +13,26 @@ from driver.rtl import run_programs
 from sim import cycle, functional
 from sim.errors import DeadlockError, UnknownOpcodeError
 from vta_hw.config import load_config
-from vta_hw.isa import Finish, Gemm, Load, MemId, Store
+from vta_hw import isa
+from vta_hw.isa import Alu, Finish, Gemm, Load, MemId, Store
 from vta_hw.program import DramLayout
 from vta_hw.rtl.control import NO_PROGRESS_CYCLES
 
 SMALL = "1x4_i8w8a32_10_10_10_11_bus32"
 
 
-def undefined_mem_program():
-    """A sync LOAD, then a STORE whose memory id (bits 9:7) is 5, undefined."""
-    p = DramLayout(load_config(SMALL)).finish([Load(mem=MemId.UOP), Store(), Finish()], [])
+def with_undefined(field: str, value: int):
+    """A sync LOAD, then instruction 1 (a STORE, or an ALU) whose ``field`` holds
+    ``value``, which its enum does not define; set at the config's bits (``isa.layout``)."""
+    cfg = load_config(SMALL)
+    second = Store() if field == "mem" else Alu()
+    p = DramLayout(cfg).finish([Load(mem=MemId.UOP), second, Finish()], [])
+    f, = (f for f in isa.layout(second.opcode, cfg) if f.name == field)
     img = p.dram_image()
     at = p.insn_base + 16  # instruction 1
-    word = int.from_bytes(img[at:at + 2].tobytes(), "little") & ~(7 << 7) | 5 << 7
-    img[at:at + 2] = list(word.to_bytes(2, "little"))
+    word = int.from_bytes(img[at:at + 16].tobytes(), "little")
+    word = word & ~(((1 << f.width) - 1) << f.lsb) | value << f.lsb
+    img[at:at + 16] = list(word.to_bytes(16, "little"))
     return p, img
 
 
@@ -36,17 +42,20 @@ def stores_before_gemm(extra: int):
     return DramLayout(load_config(SMALL)).finish(insns, [])
 
 
-def test_undefined_memory_id_is_an_error_on_every_execution(rtl_config):
+@pytest.mark.parametrize("field, value, what", [("mem", 5, "STORE mem 5"),
+                                               ("alu_op", 5, "ALU alu_op 5"),
+                                               ("alu_op", 7, "ALU alu_op 7")])
+def test_undefined_field_is_an_error_on_every_execution(rtl_config, field, value, what):
     cfg = rtl_config(SMALL)
-    p, img = undefined_mem_program()
+    p, img = with_undefined(field, value)
     for run in (functional.run, cycle.run):
-        with pytest.raises(UnknownOpcodeError, match="STORE mem 5 is unknown") as e:
+        with pytest.raises(UnknownOpcodeError, match=f"{what} is unknown") as e:
             run(p, img)
         assert e.value.insn_index == 1
     with pytest.raises(UnknownOpcodeError, match="the RTL stopped at an undefined instruction: "
-                                                 "instruction 1: STORE mem 5 is unknown") as e:
+                                                 f"instruction 1: {what} is unknown") as e:
         run_programs(cfg, [(p, img)])
-    assert e.value.insn_index == 1 and e.value.field == "mem"
+    assert e.value.insn_index == 1 and e.value.field == field
 
 
 def test_rtl_deadlock_is_found_at_once_and_located(rtl_config):
@@ -98,15 +107,15 @@ def test_device_wait_timeout_stops_the_rtl_run(rtl_config):
         assert dev.run_sync(dev.load(fits), timeout_s=120).cycles == cycle.run(fits).cycles
 
 
-def test_unwritten_sram_is_flagged_by_the_simulators_and_differs_on_the_rtl(rtl_config):
-    """SRAM contract: program 2 stores OUT entries it never wrote. The simulators start
-    from zeros and report the read with its instruction index; the RTL, run back to back,
-    stores what program 1 left (as ``functional_chain``, which carries the SRAMs, says)."""
+def test_unwritten_sram_reads_zeros_on_every_execution(rtl_config):
+    """SRAM contract: program 2 stores OUT entries it never wrote, after program 1 left
+    values there. Every execution starts a program from zeroed SRAMs (the RTL through the
+    driver's clear, ``driver.rtl.clear``): fsim, tsim and the RTL store zeros, and the
+    simulators report the read with its instruction index."""
     import numpy as np
 
-    from driver.rtl.reference import functional_chain
     from sim.errors import UnwrittenReadWarning
-    from vta_hw.isa import Alu, AluOp, Uop
+    from vta_hw.isa import AluOp, Uop
     cfg = rtl_config(SMALL)
     lay = DramLayout(cfg)
     acc = np.arange(2 * cfg.BATCH * cfg.BLOCK_OUT, dtype=np.int32).reshape(
@@ -123,12 +132,11 @@ def test_unwritten_sram_is_flagged_by_the_simulators_and_differs_on_the_rtl(rtl_
         Load(mem=MemId.UOP, push_next=True),
         Store(pop_prev=True, dram_base=lay.elem(o, "out"), y_size=1, x_size=2, x_stride=2),
         Finish()], [Uop(0, 0, 0), Uop(1, 0, 0)])
-    with pytest.warns(UnwrittenReadWarning, match="instruction 1: STORE reads 2 OUT entries"):
-        alone = functional.run(reads)
-    assert not reads.read(alone.dram, "out").any()
-    jobs = [(writes, None), (reads, None)]
-    with pytest.warns(UnwrittenReadWarning):
-        chained = functional_chain([(p, p.dram_image()) for p, _ in jobs])
-    got = run_programs(cfg, jobs)
-    assert np.array_equal(reads.read(got[1].dram, "out"), acc.astype(np.int8))
-    assert np.array_equal(got[1].dram, chained[1].dram)
+    sims = []
+    for run in (functional.run, cycle.run):
+        with pytest.warns(UnwrittenReadWarning, match="instruction 1: STORE reads 2 OUT entries"):
+            sims.append(run(reads).dram)
+    first, got = run_programs(cfg, [(writes, None), (reads, None)])
+    assert np.array_equal(first.dram, functional.run(writes).dram)
+    assert not reads.read(got.dram, "out").any()
+    assert np.array_equal(got.dram, sims[0]) and np.array_equal(got.dram, sims[1])

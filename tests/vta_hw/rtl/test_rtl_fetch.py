@@ -29,7 +29,7 @@ def _route(insn):
                                               (8, 6, 4096 - 40, True)])
 def test_fetch(bus, n, base, stall):
     t = DramTiming(latency=4, bytes_per_cycle=8, max_burst_beats=4, page_bytes=128)
-    dut = Fetch(bus, t.max_burst_beats, t.page_bytes)
+    dut = Fetch(bus, t.max_burst_beats, t.page_bytes, cfg=CFG)
     rng = random.Random(n)
     insns = [rng.choice(KINDS) for _ in range(n)]
     dram = np.zeros(base + 16 * n + 64, np.uint8)
@@ -67,4 +67,4 @@ def test_fetch(bus, n, base, stall):
 
 def test_wide_bus_rejected():
     assert_raises(ValueError, "the fetch unit needs BUS_WIDTH <= 128 bits, not 256",
-                  Fetch, 256, 16, 4096)
+                  Fetch, 256, 16, 4096, cfg=CFG)
