@@ -21,6 +21,7 @@ from compiler.topi.vta.environment import ACC_SCOPE, INP_SCOPE, SCOPE_MEM, WGT_S
 from vta_hw.config import MEMOP_PAD_BITS, MEMOP_SIZE_BITS
 from vta_hw.isa import Load, MemId, Store
 
+from .affine import affine_guards, comparisons, interval
 from .eval import CodegenError, element_index, evaluate, flat_offset
 from .tokens import Entry
 
@@ -128,6 +129,7 @@ class DmaMixin:
                 self._dma_outer(outer[1:], inner, st, {**env, f.var.name: v}, elem)
             return
         shape, grid, names = [], {**env, **(elem or {})}, []
+        at = dict(grid)                 # the inner loops at their first iteration
         for axis, f in enumerate([None] * (2 - len(inner)) + list(inner)):
             if f is None:
                 shape.append(1)
@@ -137,57 +139,35 @@ class DmaMixin:
             lo, n = int(evaluate(f.min, env)), int(evaluate(f.extent, env))
             shape.append(n)
             grid[f.var.name] = _axis(lo, n, axis)
+            at[f.var.name] = lo
         Y, X = shape
         if Y * X == 0:
             return
-        self._dma_2d(st, grid, Y, X, names)
+        self._dma_2d(st, grid, Y, X, names, at)
 
-    def _dma_2d(self, st: ir.Store, grid: dict, Y: int, X: int, names=(None, None)) -> None:
+    def _dma_2d(self, st: ir.Store, grid: dict, Y: int, X: int, names=(None, None),
+                at: dict | None = None) -> None:
         """One LOAD/STORE of ``Y`` rows of ``X`` elements; ``grid`` maps loop names to their
-        values (arrays shaped ``(Y, 1)`` / ``(1, X)``), ``names`` the row and element loops."""
-        value, cond = st.value, None
-        while value.op is Op.CAST:
-            value = value.src[0]
-        if value.op is Op.SELECT:
-            cond, value, other = value.src
-            while other.op in (Op.CAST, Op.BROADCAST):
-                other = other.src[0]
-            if not (other.op is Op.CONST and other.arg == 0):
-                raise CodegenError(f"copy stage {st.buffer.name!r} (loops {self._copy_loops}) pads "
-                                   f"with {other}; the LOAD pads with 0 only: write the padding "
-                                   "as te.if_then_else(cond, x, 0)")
-            while value.op is Op.CAST:
-                value = value.src[0]
-        if value.op is not Op.LOAD:
-            raise CodegenError(f"copy stage {st.buffer.name!r} (loops {self._copy_loops}) computes "
-                               f"{value!r:.200}, not a copy; a DMA moves values as they are: "
-                               "compute in another stage (env.alu or tensorize) and copy that")
-        dst, src = st.buffer, value.arg
-        yy = np.arange(Y)[:, None]
-        xx = np.arange(X)[None, :]
-        if dst.scope != "global" and src.scope == "global":
-            sram_buf, sram_idx, dram_buf, dram_idx, load = dst, st.indices, src, value.src, True
-        elif dst.scope == "global" and src.scope == ACC_SCOPE:
-            if cond is not None:
-                raise CodegenError(f"copy stage {dst.name!r} (loops {self._copy_loops}): a STORE "
-                                   "cannot pad; drop the select")
-            sram_buf, sram_idx, dram_buf, dram_idx, load = src, value.src, dst, st.indices, False
-        else:
-            raise CodegenError(f"copy stage {dst.name!r} (loops {self._copy_loops}) copies from "
-                               f"{src.name!r} ({src.scope}) to {dst.name!r} ({dst.scope}); VTA "
-                               "moves DRAM->INP/WGT/ACC SRAM and ACC(OUT)->DRAM: set the scopes "
-                               "so each copy has one side in DRAM")
+        values (arrays shaped ``(Y, 1)`` / ``(1, X)``), ``names`` the row and element loops,
+        ``at`` the loop names to their first values (ints): where both sides' indices are
+        affine in the two loops (``vta_affine``) three evaluations at ``at`` give them,
+        else (and for every error) they are evaluated over the grid."""
+        sides = self._sides.get(id(st))
+        if sides is None or sides[0] is not st:
+            sides = self._sides[id(st)] = (st, self._dma_sides(st))
+        cond, sram_buf, sram_idx, dram_buf, dram_idx, load = sides[1]
         if self._root(sram_buf.name) not in self.sram:
             raise CodegenError(f"copy stage {st.buffer.name!r} (loops {self._copy_loops}) uses SRAM "
                                f"buffer {sram_buf.name!r} outside its allocation; compute "
                                f"{sram_buf.name!r} at a loop around this copy")
+        if at is not None and self._dma_affine(st, sides[1], grid, Y, X, names, at):
+            return
+        yy = np.arange(Y)[:, None]
+        xx = np.arange(X)[None, :]
         ev = self.env_.elem_values(sram_buf.scope)
         s_idx = np.broadcast_to(element_index(sram_buf, sram_idx, ev, grid), (Y, X))
         d_idx = np.broadcast_to(element_index(dram_buf, dram_idx, ev, grid), (Y, X))
-        valid = None if cond is None else np.broadcast_to(
-            np.asarray(evaluate(cond, grid), bool), (Y, X))
-        if valid is not None and valid.all():
-            valid = None                # no padding: the whole copy is the rectangle
+        valid = self._valid(cond, grid, Y, X)
         if Y == 1 and X > 1 and _strided_not_contiguous(d_idx[0]):
             # one loop whose DRAM side strides (a copy computed at a reduction loop: one
             # element of each row): rows of one element, y_size X, x_size 1, the stride
@@ -200,16 +180,8 @@ class DmaMixin:
                                f"side ({sram_buf.name!r}) must be dense rows of {X} elements; got "
                                f"indices {s_idx.tolist()!r:.120}; keep the copy's axes in the "
                                f"order of {sram_buf.name!r}'s dimensions (no reorder)")
-        mem = SCOPE_MEM[sram_buf.scope] if load else MemId.OUT
-        eb = self.cfg.elem_bytes(mem.name.lower())
-        spec = self.dram[dram_buf.name]
-        if spec.offset % eb:
-            raise CodegenError(f"DRAM buffer {dram_buf.name!r} is not aligned to {eb}-byte elements")
-        if valid is None:               # no padding: the whole copy is the rectangle
-            rect = (0, Y, 0, X)
-        else:
-            rect = _valid_rect(valid, f"copy stage {st.buffer.name!r} (loops {self._copy_loops}) "
-                               f"into {sram_buf.name!r}")
+        mem, spec = self._dram_spec(load, sram_buf, dram_buf)
+        rect = self._rect(st, sram_buf, valid, Y, X)
         if rect is None:                # nothing valid: all rows are padding
             y0 = y1 = x0 = 0
             x1 = X
@@ -229,11 +201,180 @@ class DmaMixin:
                 raise CodegenError(f"copy stage {st.buffer.name!r} (loops {self._copy_loops}) reads/"
                                    f"writes {dram_buf.name!r} out of bounds; use split factors "
                                    "that divide the extents")
+        self._emit_dma(st, load, mem, sram_buf, base, dram_base, Y, X, (y0, y1, x0, x1),
+                       stride, pads)
+
+    def _dma_affine(self, st, sides, grid, Y, X, names, at) -> bool:
+        """``_dma_2d``'s work when both sides' flat offsets (and the padding condition's
+        comparisons) are affine in the copy's two loops (``vta_affine``): their base and
+        steps from three evaluations instead of arrays over the grid. Returns False,
+        having emitted nothing, where they are not or a check fails (``_dma_2d`` then
+        evaluates them over the grid and says why)."""
+        cond, sram_buf, sram_idx, dram_buf, dram_idx, load = sides
+        ny, nx = names
+        form = self._affine_forms.get(id(st))
+        if form is None or form[0] is not st:
+            inner = frozenset(n for n in names if n is not None)
+            offs = (flat_offset(sram_buf, tuple(sram_idx)), flat_offset(dram_buf, tuple(dram_idx)))
+            guards = [affine_guards(o, inner) for o in offs]
+            atoms = () if cond is None else comparisons(cond, inner)
+            ok = None not in guards and atoms is not None
+            form = self._affine_forms[id(st)] = (st, offs if ok else None, atoms,
+                                                 int(np.prod(dram_buf.shape)),
+                                                 sum(guards, ()) if ok else ())
+        if form[1] is None:
+            return False
+        at_y = {**at, ny: at[ny] + 1} if Y > 1 else None
+        at_x = {**at, nx: at[nx] + 1} if X > 1 else None
+
+        def steps(e):
+            if e.op is Op.CONST:
+                return int(e.arg), 0, 0
+            b = int(evaluate(e, at))
+            return (b, int(evaluate(e, at_y)) - b if at_y else 0,
+                    int(evaluate(e, at_x)) - b if at_x else 0)
+
+        for num, div in form[4]:        # each quotient one value over the copy's box
+            n0, ny_, nx_ = steps(num)
+            lo = n0 + min(0, ny_ * (Y - 1)) + min(0, nx_ * (X - 1))
+            hi = n0 + max(0, ny_ * (Y - 1)) + max(0, nx_ * (X - 1))
+            if lo // div != hi // div:
+                return False
+        ev = self.env_.elem_values(sram_buf.scope)
+        s, d = steps(form[1][0]), steps(form[1][1])
+        if any(v % ev for v in s + d):
+            return False
+        (sb, sy, sx), (db, dy, dx) = ((v // ev for v in s), (v // ev for v in d))
+        rect = (0, Y, 0, X)
+        for sign, shift, a, b in form[2]:    # the padding condition: a rectangle
+            (a0, ay, ax), (b0, by, bx) = steps(a), steps(b)
+            gy, gx, value = sign * (ay - by), sign * (ax - bx), sign * (a0 - b0) + shift
+            if gy and gx:
+                return False
+            y0, y1, x0, x1 = rect
+            if gx:
+                lo, hi = interval(gx, value, X)
+                rect = (y0, y1, max(x0, lo), min(x1, hi))
+            else:
+                lo, hi = interval(gy, value, Y)
+                rect = (max(y0, lo), min(y1, hi), x0, x1)
+        if rect[0] >= rect[1] or rect[2] >= rect[3]:
+            rect = None                 # nothing valid: all rows are padding
+        if Y == 1 and X > 1 and dx > 1:   # as _dma_2d: rows of one element
+            Y, X, sy, dy = X, 1, sx, dx
+            rect = None if rect is None else (rect[2], rect[3], 0, 1)
+        if not ((Y == 1 or sy == X) and (X == 1 or sx == 1)):
+            return False
+        mem, spec = self._dram_spec(load, sram_buf, dram_buf)
+        if rect is None:
+            y0 = y1 = x0 = 0
+            x1 = X
+            pads = (Y, 0, 0, 0)
+            dram_base, stride = self._elem_base(spec, mem), X
+        else:
+            y0, y1, x0, x1 = rect
+            pads = (y0, Y - y1, x0, X - x1)
+            h, w = y1 - y0, x1 - x0
+            d00 = db + dy * y0 + dx * x0
+            stride = dy if h > 1 else w
+            if (w > 1 and dx != 1) or stride < 0:
+                return False
+            last = d00 + (dy * (h - 1) if h > 1 else 0) + (w - 1)
+            if d00 < 0 or (last + 1) * ev > form[3]:
+                return False
+            dram_base = self._elem_base(spec, mem) + d00
+        self._emit_dma(st, load, mem, sram_buf, sb, dram_base, Y, X, (y0, y1, x0, x1),
+                       stride, pads)
+        return True
+
+    def _elem_base(self, spec, mem) -> int:
+        """``spec``'s offset in elements of ``mem`` (``DramLayout.elem``), once per pair."""
+        key = (spec.name, mem)
+        hit = self._elem_bases.get(key)
+        if hit is None:
+            hit = self._elem_bases[key] = self.layout.elem(spec, mem.name.lower())
+        return hit
+
+    def _dma_sides(self, st: ir.Store) -> tuple:
+        """``(cond, sram buffer, sram indices, dram buffer, dram indices, is_load)`` of a
+        copy's Store (``cond`` the padding condition or None).
+
+        Raises:
+            CodegenError: the Store is no copy between DRAM and an SRAM (message says why).
+        """
+        value, cond = st.value, None
+        while value.op is Op.CAST:
+            value = value.src[0]
+        if value.op is Op.SELECT:
+            cond, value, other = value.src
+            while other.op in (Op.CAST, Op.BROADCAST):
+                other = other.src[0]
+            if not (other.op is Op.CONST and other.arg == 0):
+                raise CodegenError(f"copy stage {st.buffer.name!r} (loops {self._copy_loops}) pads "
+                                   f"with {other}; the LOAD pads with 0 only: write the padding "
+                                   "as te.if_then_else(cond, x, 0)")
+            while value.op is Op.CAST:
+                value = value.src[0]
+        if value.op is not Op.LOAD:
+            raise CodegenError(f"copy stage {st.buffer.name!r} (loops {self._copy_loops}) computes "
+                               f"{value!r:.200}, not a copy; a DMA moves values as they are: "
+                               "compute in another stage (env.alu or tensorize) and copy that")
+        dst, src = st.buffer, value.arg
+        if dst.scope != "global" and src.scope == "global":
+            return cond, dst, st.indices, src, value.src, True
+        if dst.scope == "global" and src.scope == ACC_SCOPE:
+            if cond is not None:
+                raise CodegenError(f"copy stage {dst.name!r} (loops {self._copy_loops}): a STORE "
+                                   "cannot pad; drop the select")
+            return cond, src, value.src, dst, st.indices, False
+        raise CodegenError(f"copy stage {dst.name!r} (loops {self._copy_loops}) copies from "
+                           f"{src.name!r} ({src.scope}) to {dst.name!r} ({dst.scope}); VTA "
+                           "moves DRAM->INP/WGT/ACC SRAM and ACC(OUT)->DRAM: set the scopes "
+                           "so each copy has one side in DRAM")
+
+    @staticmethod
+    def _valid(cond, grid: dict, Y: int, X: int):
+        """Where the padding condition holds (bool, Y x X), or None where it always does."""
+        if cond is None:
+            return None
+        valid = np.broadcast_to(np.asarray(evaluate(cond, grid), bool), (Y, X))
+        return None if valid.all() else valid
+
+    def _dram_spec(self, load: bool, sram_buf, dram_buf):
+        """``(memory id, DRAM buffer spec)`` of a copy.
+
+        Raises:
+            CodegenError: the DRAM buffer is not aligned to the memory's elements.
+        """
+        mem = SCOPE_MEM[sram_buf.scope] if load else MemId.OUT
+        spec = self.dram[dram_buf.name]
+        eb = self.cfg.elem_bytes(mem.name.lower())
+        if spec.offset % eb:
+            raise CodegenError(f"DRAM buffer {dram_buf.name!r} is not aligned to {eb}-byte elements")
+        return mem, spec
+
+    def _rect(self, st, sram_buf, valid, Y: int, X: int):
+        """The valid rectangle ``(y0, y1, x0, x1)`` of a copy, None if nothing is valid."""
+        if valid is None:               # no padding: the whole copy is the rectangle
+            return 0, Y, 0, X
+        return _valid_rect(valid, f"copy stage {st.buffer.name!r} (loops {self._copy_loops}) "
+                           f"into {sram_buf.name!r}")
+
+    def _emit_dma(self, st, load, mem, sram_buf, base, dram_base, Y, X, rect, stride,
+                  pads) -> None:
+        """Append the LOAD/STORE: ``base`` the SRAM element within the buffer, ``rect``
+        ``(y0, y1, x0, x1)`` the part moved, the rest ``pads``.
+
+        Raises:
+            CodegenError: a pad wider than its field.
+        """
+        y0, y1, x0, x1 = rect
         if max(pads) > _PAD_MAX:
             raise CodegenError(f"copy stage {st.buffer.name!r} (loops {self._copy_loops}) needs pads "
                                f"{pads}; each pad field holds at most {_PAD_MAX} (reduce the "
                                "padding or tile it)")
-        sram_base = self.sram[self._root(sram_buf.name)] + base
+        root = self._root(sram_buf.name)
+        sram_base = self.sram[root] + base
         if stride == x1 - x0 == X and not any(pads) and 1 < Y * X <= _SIZE_MAX:
             # rows back to back in DRAM (and dense in SRAM): one row, so the memory port
             # moves it in long bursts instead of one burst, and one latency, per row
@@ -243,11 +384,11 @@ class DmaMixin:
             insn = Load(mem=mem, sram_base=sram_base, dram_base=dram_base, y_size=y1 - y0,
                         x_size=x1 - x0, x_stride=stride, y_pad_0=pads[0], y_pad_1=pads[1],
                         x_pad_0=pads[2], x_pad_1=pads[3])
-            self.entries.append(Entry(insn, writes=frozenset({self._root(sram_buf.name)})))
+            self.entries.append(Entry(insn, writes=frozenset({root})))
         else:
             insn = Store(mem=MemId.OUT, sram_base=sram_base, dram_base=dram_base, y_size=Y,
                          x_size=X, x_stride=stride)
-            self.entries.append(Entry(insn, reads=frozenset({self._root(sram_buf.name)})))
+            self.entries.append(Entry(insn, reads=frozenset({root})))
 
     # ------------------------------------------------------------------ GEMM / ALU kernels
 
