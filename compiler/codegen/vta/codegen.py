@@ -106,6 +106,7 @@ class _Gen(DmaMixin):
         self.alias = inplace_aliases(func.body)
         self._group_entries: dict[int, int] = {}  # id(Allocate) -> entries of its group
         self._split: dict[int, tuple] = {}         # id(stmt) -> (stmt, its per-thread parts)
+        self._copies: dict[int, tuple] = {}        # id(copy nest) -> (nest, loops, leaf)
         self._sides: dict[int, tuple] = {}         # id(copy Store) -> (Store, its two sides)
         self._affine_forms: dict[int, tuple] = {}  # id(copy Store) -> (Store, offsets, cond)
         self._elem_bases: dict[tuple, int] = {}    # (DRAM buffer, memory) -> base element

@@ -57,18 +57,10 @@ class DmaMixin:
             else:
                 self.dma(s.body, env)
             return
-        loops, leaf = [], s
-        while isinstance(leaf, ir.For):
-            loops.append(leaf)
-            leaf = leaf.body
-        if (isinstance(leaf, ir.IfThenElse) and isinstance(leaf.then_case, ir.Store)
-                and isinstance(leaf.else_case, ir.Store)
-                and leaf.then_case.buffer == leaf.else_case.buffer
-                and leaf.then_case.indices == leaf.else_case.indices):
-            # padding as te lowers if_then_else: the same element, a value or zero
-            t, e = leaf.then_case, leaf.else_case
-            leaf = ir.Store(t.buffer, ir.Expr(Op.SELECT, t.value.dtype, (leaf.cond, t.value, e.value)),
-                            t.indices)
+        hit = self._copies.get(id(s))
+        if hit is None or hit[0] is not s:
+            hit = self._copies[id(s)] = (s,) + _copy_nest(s)
+        loops, leaf = list(hit[1]), hit[2]
         self._copy_loops = ", ".join(repr(f.var.name) for f in loops) or "none"
         if not isinstance(leaf, ir.Store):
             raise CodegenError(f"a dma_copy pragma must hold a loop nest around one Store, found "
@@ -221,7 +213,7 @@ class DmaMixin:
             ok = None not in guards and atoms is not None
             form = self._affine_forms[id(st)] = (st, offs if ok else None, atoms,
                                                  int(np.prod(dram_buf.shape)),
-                                                 sum(guards, ()) if ok else ())
+                                                 tuple(guards) if ok else ())
         if form[1] is None:
             return False
         at_y = {**at, ny: at[ny] + 1} if Y > 1 else None
@@ -234,14 +226,15 @@ class DmaMixin:
             return (b, int(evaluate(e, at_y)) - b if at_y else 0,
                     int(evaluate(e, at_x)) - b if at_x else 0)
 
-        for num, div in form[4]:        # each quotient one value over the copy's box
-            n0, ny_, nx_ = steps(num)
-            lo = n0 + min(0, ny_ * (Y - 1)) + min(0, nx_ * (X - 1))
-            hi = n0 + max(0, ny_ * (Y - 1)) + max(0, nx_ * (X - 1))
-            if lo // div != hi // div:
-                return False
         ev = self.env_.elem_values(sram_buf.scope)
         s, d = steps(form[1][0]), steps(form[1][1])
+        for off, guards, (b, by, bx) in zip(form[1], form[4], (s, d)):
+            if not all(_one_quotient(steps(num), div, Y, X) for num, div in guards):
+                # a quotient changes inside the copy (a fused axis: (x // 3) * 48 +
+                # (x % 3) * 16 is still x * 16): the offsets over the grid decide
+                got = np.broadcast_to(evaluate(off, grid), (Y, X))
+                if not np.array_equal(got, b + by * _axis(0, Y, 0) + bx * _axis(0, X, 1)):
+                    return False
         if any(v % ev for v in s + d):
             return False
         (sb, sy, sx), (db, dy, dx) = ((v // ev for v in s), (v // ev for v in d))
@@ -391,6 +384,33 @@ class DmaMixin:
             self.entries.append(Entry(insn, reads=frozenset({root})))
 
     # ------------------------------------------------------------------ GEMM / ALU kernels
+
+
+def _copy_nest(s: ir.Stmt) -> tuple[tuple, ir.Stmt]:
+    """The loops of copy nest ``s`` and its leaf, a padded copy written as te lowers
+    ``if_then_else`` (the same element, a value or zero) turned into one Store of a
+    ``select``."""
+    loops, leaf = [], s
+    while isinstance(leaf, ir.For):
+        loops.append(leaf)
+        leaf = leaf.body
+    if (isinstance(leaf, ir.IfThenElse) and isinstance(leaf.then_case, ir.Store)
+            and isinstance(leaf.else_case, ir.Store)
+            and leaf.then_case.buffer == leaf.else_case.buffer
+            and leaf.then_case.indices == leaf.else_case.indices):
+        t, e = leaf.then_case, leaf.else_case
+        leaf = ir.Store(t.buffer, ir.Expr(Op.SELECT, t.value.dtype, (leaf.cond, t.value, e.value)),
+                        t.indices)
+    return tuple(loops), leaf
+
+
+def _one_quotient(num: tuple, div: int, Y: int, X: int) -> bool:
+    """Whether ``(n0 + ny*y + nx*x) // div`` is one value for ``y < Y``, ``x < X``
+    (``num`` is ``(n0, ny, nx)``)."""
+    n0, ny, nx = num
+    lo = n0 + min(0, ny * (Y - 1)) + min(0, nx * (X - 1))
+    hi = n0 + max(0, ny * (Y - 1)) + max(0, nx * (X - 1))
+    return lo // div == hi // div
 
 
 def _valid_rect(valid: np.ndarray, what: str) -> tuple[int, int, int, int] | None:

@@ -58,6 +58,7 @@ CASES = [  # (preset, data shape, kernel shape, stride, padding, tiling)
     (SMALL, (1, 8, 9, 9), (8, 8, 3, 3), 1, 1, Tiling(th=1, tw=4, toc=1, tic=1, tkh=1, vt=2)),
     (MID, (1, 16, 14, 14), (16, 16, 3, 3), 2, 1, None),
     (MID, (1, 8, 11, 11), (8, 8, 1, 1), 1, 0, None),
+    (MID, (1, 64, 4, 4), (64, 64, 3, 3), 1, 1, None),   # weight rows across kernel rows
     ("1x16_i8w8a32_15_15_18_17", (1, 32, 15, 15), (32, 32, 3, 3), 1, 2, None),
 ]
 
@@ -76,11 +77,14 @@ def _programs(monkeypatch, affine: bool):
 
 
 def test_affine_path_emits_the_grid_path_s_instructions(monkeypatch):
-    taken = []
-    real = dma.DmaMixin._dma_affine
+    taken, quotients = [], []
+    real, one = dma.DmaMixin._dma_affine, dma._one_quotient
     monkeypatch.setattr(dma.DmaMixin, "_dma_affine",
                         lambda self, *args: taken.append(real(self, *args)) or taken[-1])
+    monkeypatch.setattr(dma, "_one_quotient",
+                        lambda *args: quotients.append(one(*args)) or quotients[-1])
     fast = _programs(monkeypatch, True)
-    assert sum(taken) > 0.9 * len(taken)     # the convolutions' copies are all affine
+    assert all(taken)                        # every copy of these kernels is affine
+    assert True in quotients and False in quotients   # both kinds of fused copy met
     monkeypatch.undo()
     assert _programs(monkeypatch, False) == fast
