@@ -108,8 +108,7 @@ class _Gen(DmaMixin):
         self._split: dict[int, tuple] = {}         # id(stmt) -> (stmt, its per-thread parts)
         self._copies: dict[int, tuple] = {}        # id(copy nest) -> (nest, loops, leaf)
         self._sides: dict[int, tuple] = {}         # id(copy Store) -> (Store, its two sides)
-        self._affine_forms: dict[int, tuple] = {}  # id(copy Store) -> (Store, offsets, cond)
-        self._elem_bases: dict[tuple, int] = {}    # (DRAM buffer, memory) -> base element
+        self._affine_forms: dict[int, tuple] = {}  # id(copy Store) -> (Store, _affine_form)
         self._inputs: dict[int, tuple] = {}        # id(kernel) -> (kernel, its outer inputs)
         self._kernels: dict[tuple, list] = {}      # kernel key -> its instructions (vta_memo)
 

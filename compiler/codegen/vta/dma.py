@@ -22,7 +22,7 @@ from vta_hw.config import MEMOP_PAD_BITS, MEMOP_SIZE_BITS
 from vta_hw.isa import Load, MemId, Store
 
 from .affine import affine_guards, comparisons, interval
-from .eval import CodegenError, element_index, evaluate, flat_offset
+from .eval import CodegenError, compiled_tuple, element_index, evaluate, flat_offset
 from .tokens import Entry
 
 _PAD_MAX = (1 << MEMOP_PAD_BITS) - 1
@@ -199,37 +199,30 @@ class DmaMixin:
     def _dma_affine(self, st, sides, grid, Y, X, names, at) -> bool:
         """``_dma_2d``'s work when both sides' flat offsets (and the padding condition's
         comparisons) are affine in the copy's two loops (``vta_affine``): their base and
-        steps from three evaluations instead of arrays over the grid. Returns False,
-        having emitted nothing, where they are not or a check fails (``_dma_2d`` then
-        evaluates them over the grid and says why)."""
+        steps from evaluations at three points instead of arrays over the grid. Returns
+        False, having emitted nothing, where they are not or a check fails (``_dma_2d``
+        then evaluates them over the grid and says why)."""
         cond, sram_buf, sram_idx, dram_buf, dram_idx, load = sides
-        ny, nx = names
         form = self._affine_forms.get(id(st))
         if form is None or form[0] is not st:
-            inner = frozenset(n for n in names if n is not None)
-            offs = (flat_offset(sram_buf, tuple(sram_idx)), flat_offset(dram_buf, tuple(dram_idx)))
-            guards = [affine_guards(o, inner) for o in offs]
-            atoms = () if cond is None else comparisons(cond, inner)
-            ok = None not in guards and atoms is not None
-            form = self._affine_forms[id(st)] = (st, offs if ok else None, atoms,
-                                                 int(np.prod(dram_buf.shape)),
-                                                 tuple(guards) if ok else ())
-        if form[1] is None:
+            form = self._affine_forms[id(st)] = (st,) + self._affine_form(sides, names)
+        _, fn, offs, guards, atoms, n_values, (mem, spec, base0) = form
+        if fn is None:
             return False
-        at_y = {**at, ny: at[ny] + 1} if Y > 1 else None
-        at_x = {**at, nx: at[nx] + 1} if X > 1 else None
-
-        def steps(e):
-            if e.op is Op.CONST:
-                return int(e.arg), 0, 0
-            b = int(evaluate(e, at))
-            return (b, int(evaluate(e, at_y)) - b if at_y else 0,
-                    int(evaluate(e, at_x)) - b if at_x else 0)
-
+        ny, nx = names
+        v0 = fn(at)
+        vy = fn({**at, ny: at[ny] + 1}) if Y > 1 else v0
+        vx = fn({**at, nx: at[nx] + 1}) if X > 1 else v0
+        steps = [(int(a), int(b) - int(a), int(c) - int(a)) for a, b, c in zip(v0, vy, vx)]
         ev = self.env_.elem_values(sram_buf.scope)
-        s, d = steps(form[1][0]), steps(form[1][1])
-        for off, guards, (b, by, bx) in zip(form[1], form[4], (s, d)):
-            if not all(_one_quotient(steps(num), div, Y, X) for num, div in guards):
+        s, d = steps[0], steps[1]
+        k = 2
+        for off, side_guards, (b, by, bx) in zip(offs, guards, (s, d)):
+            one = True
+            for div in side_guards:
+                one = one and _one_quotient(steps[k], div, Y, X)
+                k += 1
+            if not one:
                 # a quotient changes inside the copy (a fused axis: (x // 3) * 48 +
                 # (x % 3) * 16 is still x * 16): the offsets over the grid decide
                 got = np.broadcast_to(evaluate(off, grid), (Y, X))
@@ -239,8 +232,9 @@ class DmaMixin:
             return False
         (sb, sy, sx), (db, dy, dx) = ((v // ev for v in s), (v // ev for v in d))
         rect = (0, Y, 0, X)
-        for sign, shift, a, b in form[2]:    # the padding condition: a rectangle
-            (a0, ay, ax), (b0, by, bx) = steps(a), steps(b)
+        for sign, shift in atoms:            # the padding condition: a rectangle
+            (a0, ay, ax), (b0, by, bx) = steps[k], steps[k + 1]
+            k += 2
             gy, gx, value = sign * (ay - by), sign * (ax - bx), sign * (a0 - b0) + shift
             if gy and gx:
                 return False
@@ -258,12 +252,13 @@ class DmaMixin:
             rect = None if rect is None else (rect[2], rect[3], 0, 1)
         if not ((Y == 1 or sy == X) and (X == 1 or sx == 1)):
             return False
-        mem, spec = self._dram_spec(load, sram_buf, dram_buf)
+        if mem is None:                 # the DRAM buffer is not aligned: _dma_2d says so
+            return False
         if rect is None:
             y0 = y1 = x0 = 0
             x1 = X
             pads = (Y, 0, 0, 0)
-            dram_base, stride = self._elem_base(spec, mem), X
+            dram_base, stride = base0, X
         else:
             y0, y1, x0, x1 = rect
             pads = (y0, Y - y1, x0, X - x1)
@@ -273,20 +268,36 @@ class DmaMixin:
             if (w > 1 and dx != 1) or stride < 0:
                 return False
             last = d00 + (dy * (h - 1) if h > 1 else 0) + (w - 1)
-            if d00 < 0 or (last + 1) * ev > form[3]:
+            if d00 < 0 or (last + 1) * ev > n_values:
                 return False
-            dram_base = self._elem_base(spec, mem) + d00
+            dram_base = base0 + d00
         self._emit_dma(st, load, mem, sram_buf, sb, dram_base, Y, X, (y0, y1, x0, x1),
                        stride, pads)
         return True
 
-    def _elem_base(self, spec, mem) -> int:
-        """``spec``'s offset in elements of ``mem`` (``DramLayout.elem``), once per pair."""
-        key = (spec.name, mem)
-        hit = self._elem_bases.get(key)
-        if hit is None:
-            hit = self._elem_bases[key] = self.layout.elem(spec, mem.name.lower())
-        return hit
+    def _affine_form(self, sides, names) -> tuple:
+        """What ``_dma_affine`` needs of a copy, once per statement: ``(function of env
+        giving the values of the offsets, guard numerators and comparison operands
+        (or None: not affine), the two offsets, each side's guard divisors, each
+        comparison's (sign, shift), the DRAM buffer's values, (memory id, DRAM spec,
+        its base element) or Nones where the DRAM buffer is misaligned)``."""
+        cond, sram_buf, sram_idx, dram_buf, dram_idx, load = sides
+        inner = frozenset(n for n in names if n is not None)
+        offs = (flat_offset(sram_buf, tuple(sram_idx)), flat_offset(dram_buf, tuple(dram_idx)))
+        guards = [affine_guards(o, inner) for o in offs]
+        atoms = () if cond is None else comparisons(cond, inner)
+        try:
+            mem, spec = self._dram_spec(load, sram_buf, dram_buf)
+            where = (mem, spec, self.layout.elem(spec, mem.name.lower()))
+        except CodegenError:
+            where = (None, None, None)
+        n_values = int(np.prod(dram_buf.shape))
+        if None in guards or atoms is None:
+            return None, offs, (), (), n_values, where
+        exprs = (list(offs) + [num for g in guards for num, _ in g]
+                 + [x for _, _, a, b in atoms for x in (a, b)])
+        return (compiled_tuple(tuple(exprs)), offs, tuple(tuple(d for _, d in g) for g in guards),
+                tuple((sign, shift) for sign, shift, _, _ in atoms), n_values, where)
 
     def _dma_sides(self, st: ir.Store) -> tuple:
         """``(cond, sram buffer, sram indices, dram buffer, dram indices, is_load)`` of a
