@@ -116,30 +116,30 @@ class DmaMixin:
     def _dma_outer(self, outer, inner, st, env, elem=None):
         if outer:
             f = outer[0]
-            lo, n = int(evaluate(f.min, env)), int(evaluate(f.extent, env))
+            lo, n = _int(f.min, env), _int(f.extent, env)
             for v in range(lo, lo + n):
                 self._dma_outer(outer[1:], inner, st, {**env, f.var.name: v}, elem)
             return
-        shape, grid, names = [], {**env, **(elem or {})}, []
-        at = dict(grid)                 # the inner loops at their first iteration
+        shape, names, axes = [], [], []
+        at = {**env, **(elem or {})}    # the inner loops at their first iteration
         for axis, f in enumerate([None] * (2 - len(inner)) + list(inner)):
             if f is None:
                 shape.append(1)
                 names.append(None)
                 continue
             names.append(f.var.name)
-            lo, n = int(evaluate(f.min, env)), int(evaluate(f.extent, env))
+            lo, n = _int(f.min, env), _int(f.extent, env)
             shape.append(n)
-            grid[f.var.name] = _axis(lo, n, axis)
+            axes.append((f.var.name, lo, n, axis))
             at[f.var.name] = lo
         Y, X = shape
         if Y * X == 0:
             return
-        self._dma_2d(st, grid, Y, X, names, at)
+        self._dma_2d(st, lambda: {**at, **{v: _axis(lo, n, a) for v, lo, n, a in axes}},
+                     Y, X, names, at)
 
-    def _dma_2d(self, st: ir.Store, grid: dict, Y: int, X: int, names=(None, None),
-                at: dict | None = None) -> None:
-        """One LOAD/STORE of ``Y`` rows of ``X`` elements; ``grid`` maps loop names to their
+    def _dma_2d(self, st: ir.Store, grid, Y: int, X: int, names, at: dict) -> None:
+        """One LOAD/STORE of ``Y`` rows of ``X`` elements; ``grid()`` maps loop names to their
         values (arrays shaped ``(Y, 1)`` / ``(1, X)``), ``names`` the row and element loops,
         ``at`` the loop names to their first values (ints): where both sides' indices are
         affine in the two loops (``vta_affine``) three evaluations at ``at`` give them,
@@ -152,8 +152,9 @@ class DmaMixin:
             raise CodegenError(f"copy stage {st.buffer.name!r} (loops {self._copy_loops}) uses SRAM "
                                f"buffer {sram_buf.name!r} outside its allocation; compute "
                                f"{sram_buf.name!r} at a loop around this copy")
-        if at is not None and self._dma_affine(st, sides[1], grid, Y, X, names, at):
+        if self._dma_affine(st, sides[1], grid, Y, X, names, at):
             return
+        grid = grid()
         yy = np.arange(Y)[:, None]
         xx = np.arange(X)[None, :]
         ev = self.env_.elem_values(sram_buf.scope)
@@ -225,7 +226,7 @@ class DmaMixin:
             if not one:
                 # a quotient changes inside the copy (a fused axis: (x // 3) * 48 +
                 # (x % 3) * 16 is still x * 16): the offsets over the grid decide
-                got = np.broadcast_to(evaluate(off, grid), (Y, X))
+                got = np.broadcast_to(evaluate(off, grid()), (Y, X))
                 if not np.array_equal(got, b + by * _axis(0, Y, 0) + bx * _axis(0, X, 1)):
                     return False
         if any(v % ev for v in s + d):
@@ -395,6 +396,11 @@ class DmaMixin:
             self.entries.append(Entry(insn, reads=frozenset({root})))
 
     # ------------------------------------------------------------------ GEMM / ALU kernels
+
+
+def _int(e: ir.Expr, env: dict) -> int:
+    """The value of integer expression ``e`` (a loop bound) under ``env``."""
+    return int(e.arg) if e.op is Op.CONST else int(evaluate(e, env))
 
 
 def _copy_nest(s: ir.Stmt) -> tuple[tuple, ir.Stmt]:
