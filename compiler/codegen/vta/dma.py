@@ -1,12 +1,15 @@
 """DMA copies: ``pragma_dma_copy`` loop nests -> 2-D LOAD/STORE instructions with padding.
 
 A mixin of the VTA code generator (``compiler.codegen.vta``); see its module
-docstring for the forms accepted. Each copy nest is evaluated over its whole
-iteration grid with numpy (``vta_eval``): the SRAM side must be dense rows,
-the DRAM side rows of contiguous elements at a fixed stride, and where a
-padding condition is false (a ``select`` or an ``if``/``else`` of the value
-and zero) the valid part must be a rectangle, whose surround becomes the
-LOAD's pad fields.
+docstring for the forms accepted. The SRAM side must be dense rows, the DRAM
+side rows of contiguous elements at a fixed stride, and where a padding
+condition is false (a ``select`` or an ``if``/``else`` of the value and zero)
+the valid part must be a rectangle, whose surround becomes the LOAD's pad
+fields. Where both sides' offsets and the condition's comparisons are affine
+in the copy's two loops (``vta_affine``), bases and steps come from one
+compiled function run at three points (``_dma_affine``); otherwise, and to
+report every error, the copy nest is evaluated over its whole iteration grid
+with numpy (``vta_eval``).
 """
 from __future__ import annotations
 
