@@ -3,10 +3,11 @@
 A DMA copy's two innermost loops (``dma.py``) become one 2-D LOAD/STORE when both
 sides' element indices are affine in them. Where an index is built from the loop
 variables only by ``+``, ``-`` and ``*`` with a factor free of them (anything else,
-such as ``//``, ``%``, ``min`` or ``select``, reads none of them), it *is* affine for
-every value of the other variables, so three evaluations at scalar points give its
-base and its two steps exactly, and the code generator skips evaluating it over
-the copy's whole iteration grid.
+such as ``//``, ``%``, ``min`` or ``select``, reads none of them, or its quotients
+cancel as a fused axis's do), it *is* affine for every value of the other
+variables, so three evaluations at scalar points give its base and its two steps
+exactly, and the code generator skips evaluating it over the copy's whole
+iteration grid.
 """
 from __future__ import annotations
 
@@ -26,16 +27,12 @@ def _reads(e: ir.Expr, names: frozenset) -> bool:
 
 
 @functools.lru_cache(maxsize=1 << 12)
-def affine_guards(e: ir.Expr, names: frozenset) -> tuple | None:
+def is_affine(e: ir.Expr, names: frozenset) -> bool:
     """Whether integer expression ``e`` is affine in the variables ``names`` (module
     docstring): for fixed values of its other variables, ``e(v + d) == e(v) + sum of
-    step_k * d_k``. None: not shown affine (a sufficient test, not a complete one).
-    Else the *guards*: ``(numerator, divisor)`` of each ``//`` or ``%`` by a positive
-    constant whose numerator reads ``names`` (innermost first); ``e`` is affine over a
-    box of values of ``names`` where each guard's quotient is one value over the box
-    (``% c`` is then ``numerator - c * quotient``). ``()``: affine everywhere."""
-    guards: list = []
-
+    step_k * d_k`` for all integer ``v`` and ``d``. A sufficient test, not a complete
+    one: ``names`` reached only through ``+``, ``-`` and ``*`` by factors free of them,
+    or through quotients and remainders that cancel (``_quotients_cancel``)."""
     def go(x: ir.Expr) -> bool:
         if not x.dtype.startswith(("int", "uint")):
             return not _reads(x, names)
@@ -48,19 +45,54 @@ def affine_guards(e: ir.Expr, names: frozenset) -> tuple | None:
             return (go(a) and not _reads(b, names)) or (go(b) and not _reads(a, names))
         if x.op is Op.CAST:             # evaluate ignores casts
             return go(x.src[0])
+        return not _reads(x, names)
+    return go(e) or _quotients_cancel(e, names)
+
+
+def _quotients_cancel(e: ir.Expr, names: frozenset) -> bool:
+    """Whether ``e`` is an integer combination of ``names``, of quotients ``n // c`` and of
+    remainders ``n % c`` (``c`` a positive constant) in which, with ``n % c`` written
+    ``n - c * (n // c)``, every quotient reading ``names`` has coefficient 0: ``e`` is
+    then affine in ``names`` everywhere (a fused axis: ``(x // 3) * 48 + (x % 3) * 16``
+    is ``x * 16``)."""
+    def lin(x: ir.Expr) -> dict | None:
         if not _reads(x, names):
-            return True
+            return {}
+        if x.op is Op.VAR:
+            return {x.arg: 1}
+        if x.op is Op.CAST:
+            return lin(x.src[0])
+        if x.op in _LINEAR or x.op is Op.MUL:
+            a, b = x.src
+            if x.op is Op.MUL:
+                if b.op is Op.CONST and type(b.arg) is int:
+                    a, b = b, a
+                la = lin(b)
+                if not (a.op is Op.CONST and type(a.arg) is int) or la is None:
+                    return None
+                return {k: v * a.arg for k, v in la.items()}
+            la, lb = lin(a), lin(b)
+            if la is None or lb is None:
+                return None
+            sign = 1 if x.op is Op.ADD else -1
+            out = dict(la)
+            for k, v in lb.items():
+                out[k] = out.get(k, 0) + sign * v
+            return out
         if (x.op in (Op.FLOORDIV, Op.FLOORMOD) and x.src[1].op is Op.CONST
-                and type(x.src[1].arg) is int and x.src[1].arg > 0 and go(x.src[0])):
-            guards.append((x.src[0], x.src[1].arg))
-            return True
-        return False
-    return tuple(guards) if go(e) else None
-
-
-def is_affine(e: ir.Expr, names: frozenset) -> bool:
-    """Whether ``e`` is affine in ``names`` everywhere (``affine_guards`` without guards)."""
-    return affine_guards(e, names) == ()
+                and type(x.src[1].arg) is int and x.src[1].arg > 0):
+            q = (x.src[0], x.src[1].arg)
+            if x.op is Op.FLOORDIV:
+                return {q: 1}
+            out = lin(x.src[0])
+            if out is None:
+                return None
+            out = dict(out)
+            out[q] = out.get(q, 0) - x.src[1].arg
+            return out
+        return None
+    form = lin(e)
+    return form is not None and all(v == 0 for k, v in form.items() if isinstance(k, tuple))
 
 
 #: comparison -> (sign, shift): ``a OP b`` holds iff ``sign * (a - b) + shift < 0`` (ints)

@@ -24,7 +24,7 @@ from compiler.topi.vta.environment import ACC_SCOPE, INP_SCOPE, SCOPE_MEM, WGT_S
 from vta_hw.config import MEMOP_PAD_BITS, MEMOP_SIZE_BITS
 from vta_hw.isa import Load, MemId, Store
 
-from .affine import affine_guards, comparisons, interval
+from .affine import comparisons, interval, is_affine
 from .eval import CodegenError, compiled_tuple, element_index, evaluate, flat_offset
 from .tokens import Entry
 
@@ -155,7 +155,7 @@ class DmaMixin:
             raise CodegenError(f"copy stage {st.buffer.name!r} (loops {self._copy_loops}) uses SRAM "
                                f"buffer {sram_buf.name!r} outside its allocation; compute "
                                f"{sram_buf.name!r} at a loop around this copy")
-        if self._dma_affine(st, sides[1], grid, Y, X, names, at):
+        if self._dma_affine(st, sides[1], Y, X, names, at):
             return
         grid = grid()
         yy = np.arange(Y)[:, None]
@@ -200,7 +200,7 @@ class DmaMixin:
         self._emit_dma(st, load, mem, sram_buf, base, dram_base, Y, X, (y0, y1, x0, x1),
                        stride, pads)
 
-    def _dma_affine(self, st, sides, grid, Y, X, names, at) -> bool:
+    def _dma_affine(self, st, sides, Y, X, names, at) -> bool:
         """``_dma_2d``'s work when both sides' flat offsets (and the padding condition's
         comparisons) are affine in the copy's two loops (``vta_affine``): their base and
         steps from evaluations at three points instead of arrays over the grid. Returns
@@ -210,7 +210,7 @@ class DmaMixin:
         form = self._affine_forms.get(id(st))
         if form is None or form[0] is not st:
             form = self._affine_forms[id(st)] = (st,) + self._affine_form(sides, names)
-        _, fn, offs, guards, atoms, n_values, (mem, spec, base0) = form
+        _, fn, atoms, n_values, (mem, spec, base0) = form
         if fn is None:
             return False
         ny, nx = names
@@ -221,17 +221,6 @@ class DmaMixin:
         ev = self.env_.elem_values(sram_buf.scope)
         s, d = steps[0], steps[1]
         k = 2
-        for off, side_guards, (b, by, bx) in zip(offs, guards, (s, d)):
-            one = True
-            for div in side_guards:
-                one = one and _one_quotient(steps[k], div, Y, X)
-                k += 1
-            if not one:
-                # a quotient changes inside the copy (a fused axis: (x // 3) * 48 +
-                # (x % 3) * 16 is still x * 16): the offsets over the grid decide
-                got = np.broadcast_to(evaluate(off, grid()), (Y, X))
-                if not np.array_equal(got, b + by * _axis(0, Y, 0) + bx * _axis(0, X, 1)):
-                    return False
         if any(v % ev for v in s + d):
             return False
         (sb, sy, sx), (db, dy, dx) = ((v // ev for v in s), (v // ev for v in d))
@@ -281,14 +270,12 @@ class DmaMixin:
 
     def _affine_form(self, sides, names) -> tuple:
         """What ``_dma_affine`` needs of a copy, once per statement: ``(function of env
-        giving the values of the offsets, guard numerators and comparison operands
-        (or None: not affine), the two offsets, each side's guard divisors, each
-        comparison's (sign, shift), the DRAM buffer's values, (memory id, DRAM spec,
-        its base element) or Nones where the DRAM buffer is misaligned)``."""
+        giving the values of the two offsets and of the comparisons' operands (None: not
+        affine), each comparison's (sign, shift), the DRAM buffer's values, (memory id,
+        DRAM spec, its base element) or Nones where the DRAM buffer is misaligned)``."""
         cond, sram_buf, sram_idx, dram_buf, dram_idx, load = sides
         inner = frozenset(n for n in names if n is not None)
         offs = (flat_offset(sram_buf, tuple(sram_idx)), flat_offset(dram_buf, tuple(dram_idx)))
-        guards = [affine_guards(o, inner) for o in offs]
         atoms = () if cond is None else comparisons(cond, inner)
         try:
             mem, spec = self._dram_spec(load, sram_buf, dram_buf)
@@ -296,12 +283,11 @@ class DmaMixin:
         except CodegenError:
             where = (None, None, None)
         n_values = int(np.prod(dram_buf.shape))
-        if None in guards or atoms is None:
-            return None, offs, (), (), n_values, where
-        exprs = (list(offs) + [num for g in guards for num, _ in g]
-                 + [x for _, _, a, b in atoms for x in (a, b)])
-        return (compiled_tuple(tuple(exprs)), offs, tuple(tuple(d for _, d in g) for g in guards),
-                tuple((sign, shift) for sign, shift, _, _ in atoms), n_values, where)
+        if not all(is_affine(o, inner) for o in offs) or atoms is None:
+            return None, (), n_values, where
+        exprs = list(offs) + [x for _, _, a, b in atoms for x in (a, b)]
+        return (compiled_tuple(tuple(exprs)), tuple((sign, shift) for sign, shift, _, _ in atoms),
+                n_values, where)
 
     def _dma_sides(self, st: ir.Store) -> tuple:
         """``(cond, sram buffer, sram indices, dram buffer, dram indices, is_load)`` of a
@@ -422,15 +408,6 @@ def _copy_nest(s: ir.Stmt) -> tuple[tuple, ir.Stmt]:
         leaf = ir.Store(t.buffer, ir.Expr(Op.SELECT, t.value.dtype, (leaf.cond, t.value, e.value)),
                         t.indices)
     return tuple(loops), leaf
-
-
-def _one_quotient(num: tuple, div: int, Y: int, X: int) -> bool:
-    """Whether ``(n0 + ny*y + nx*x) // div`` is one value for ``y < Y``, ``x < X``
-    (``num`` is ``(n0, ny, nx)``)."""
-    n0, ny, nx = num
-    lo = n0 + min(0, ny * (Y - 1)) + min(0, nx * (X - 1))
-    hi = n0 + max(0, ny * (Y - 1)) + max(0, nx * (X - 1))
-    return lo // div == hi // div
 
 
 def _valid_rect(valid: np.ndarray, what: str) -> tuple[int, int, int, int] | None:

@@ -27,6 +27,8 @@ YX = frozenset({"y", "x"})
     ((y * 4 + x) // 2, False),
     (ir.min_(y, 3) + x, False),
     (ir.select(a < 2, y, x), False),
+    ((a + x // 3) * 48 + (x % 3) * 16, True),   # a fused axis: x * 16
+    ((a + x // 3) * 48 + (x % 3) * 8, False),
 ])
 def test_is_affine(e, affine):
     assert is_affine(e, YX) is affine
@@ -58,7 +60,7 @@ CASES = [  # (preset, data shape, kernel shape, stride, padding, tiling)
     (SMALL, (1, 8, 9, 9), (8, 8, 3, 3), 1, 1, Tiling(th=1, tw=4, toc=1, tic=1, tkh=1, vt=2)),
     (MID, (1, 16, 14, 14), (16, 16, 3, 3), 2, 1, None),
     (MID, (1, 8, 11, 11), (8, 8, 1, 1), 1, 0, None),
-    (MID, (1, 64, 4, 4), (64, 64, 3, 3), 1, 1, None),   # weight rows across kernel rows
+    (MID, (1, 64, 4, 4), (64, 64, 3, 3), 1, 1, None),   # fused kernel rows: x // 3, x % 3
     ("1x16_i8w8a32_15_15_18_17", (1, 32, 15, 15), (32, 32, 3, 3), 1, 2, None),
 ]
 
@@ -77,14 +79,11 @@ def _programs(monkeypatch, affine: bool):
 
 
 def test_affine_path_emits_the_grid_path_s_instructions(monkeypatch):
-    taken, quotients = [], []
-    real, one = dma.DmaMixin._dma_affine, dma._one_quotient
+    taken = []
+    real = dma.DmaMixin._dma_affine
     monkeypatch.setattr(dma.DmaMixin, "_dma_affine",
                         lambda self, *args: taken.append(real(self, *args)) or taken[-1])
-    monkeypatch.setattr(dma, "_one_quotient",
-                        lambda *args: quotients.append(one(*args)) or quotients[-1])
     fast = _programs(monkeypatch, True)
     assert all(taken)                        # every copy of these kernels is affine
-    assert True in quotients and False in quotients   # both kinds of fused copy met
     monkeypatch.undo()
     assert _programs(monkeypatch, False) == fast
