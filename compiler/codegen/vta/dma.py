@@ -280,7 +280,7 @@ class DmaMixin:
         try:
             mem, spec = self._dram_spec(load, sram_buf, dram_buf)
             where = (mem, spec, self.layout.elem(spec, mem.name.lower()))
-        except CodegenError:
+        except (CodegenError, KeyError):  # _dma_2d reports it where the grid path would
             where = (None, None, None)
         n_values = int(np.prod(dram_buf.shape))
         if not all(is_affine(o, inner) for o in offs) or atoms is None:
