@@ -86,6 +86,20 @@ def compiled(e: ir.Expr):
     Raises:
         CodegenError: ``e`` holds an operation that is not index arithmetic.
     """
+    return _compile((e,), False)
+
+
+def compiled_tuple(exprs: tuple):
+    """``exprs`` as one Python function of ``env`` returning their values as a tuple
+    (``compiled``'s meaning, subexpressions shared across them).
+
+    Raises:
+        CodegenError: as ``compiled``; when it runs, a variable missing from ``env``.
+    """
+    return _compile(tuple(exprs), True)
+
+
+def _compile(roots: tuple, as_tuple: bool):
     lines: list[str] = []
     consts: dict[str, object] = {}
     seen: dict[tuple, str] = {}
@@ -124,11 +138,23 @@ def compiled(e: ir.Expr):
         seen[key] = name
         return name
 
-    result = go(e, ())
+    results = [go(e, ()) for e in roots]
+    result = f"({', '.join(results)},)" if as_tuple else results[0]
     src = "def _f(env):\n" + "\n".join(lines) + f"\n    return {result}\n"
     space = {**_HELPERS, **consts}
     exec(compile(src, "<vta index expression>", "exec"), space)
-    return space["_f"]
+    f = space["_f"]
+    if not as_tuple:
+        return f
+
+    def run(env):
+        try:
+            return f(env)
+        except KeyError as k:
+            raise CodegenError(f"index variable {k.args[0]!r} is not bound by an enclosing "
+                               "loop or let; VTA code needs every index computable at "
+                               "compile time") from None
+    return run
 
 
 @functools.lru_cache(maxsize=1 << 12)

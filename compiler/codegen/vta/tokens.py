@@ -93,7 +93,8 @@ def insert_tokens(entries: list[Entry]) -> list:
             last_r[(m, b)] = li
         for b in e.writes:
             last_w[(m, b)] = li
-    out = [dataclasses.replace(e.insn, **{f: True for f in fl}) for e, fl in zip(entries, flags)]
+    out = [dataclasses.replace(e.insn, **dict.fromkeys(fl, True)) if fl else e.insn
+           for e, fl in zip(entries, flags)]
     fin = set()
     for src in ("load", "store"):
         if local[src] and len(local[src]) - 1 > done[(src, "compute")]:
