@@ -22,7 +22,7 @@ unknown option, or a triple LLVM has no backend for.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import llvmlite.binding as llvm
 from vta_hw.errors import ArgumentError
@@ -69,7 +69,7 @@ class Target:
     cpu: str
     features: str
     is_host: bool
-    mattr: "str | None" = None
+    mattr: "str | None" = field(default=None, compare=False)   # spelling, not identity
 
     @property
     def arch(self) -> str:
