@@ -19,11 +19,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
-from timing import timed
+from timing import child_figures, timed
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, ROOT)
@@ -100,13 +99,9 @@ def main() -> None:
     print(f"load average before: {os.getloadavg()}", flush=True)
     fig: dict = {"size": a.size}
     for t in (int(s) for s in a.threads.split(",")):
-        env = dict(os.environ, OMP_NUM_THREADS=str(t))
         argv = [sys.executable, __file__, "--child", str(t), "--size", str(a.size),
                 "--repeat", str(a.repeat), "--rounds", str(a.rounds)]
-        lines = subprocess.run(argv, env=env, stdout=subprocess.PIPE, text=True,
-                               check=True).stdout.strip().splitlines()
-        print("\n".join(lines[:-1]), flush=True)
-        fig.update(json.loads(lines[-1]))
+        fig.update(child_figures(argv, t))
     load = os.getloadavg()
     print(f"load average after: {load}", flush=True)
     fig["load_avg_1min_after"] = round(load[0], 2)

@@ -15,3 +15,32 @@ def timed(fn, repeat: int) -> list:
         fn()
         out.append(time.perf_counter() - t)
     return out
+
+
+#: wall-time limit of one child measurement process, seconds
+CHILD_LIMIT_S = 3600.0
+
+
+def child_figures(argv, threads: int, *, cwd=None, env_extra=None) -> dict:
+    """Run one bench child (``argv``, a Python command) with ``OMP_NUM_THREADS=threads``
+    under ``vta_hw.tool.run_tool``'s time limit; echo its lines but the last, and return
+    the last, a JSON object of its figures.
+
+    Raises:
+        SystemExit: the child failed (its exit status) or ran past ``CHILD_LIMIT_S``.
+    """
+    import json
+    import os
+
+    from vta_hw.tool import ToolError, run_tool
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads), **(env_extra or {}))
+    try:
+        proc = run_tool(argv, timeout_s=CHILD_LIMIT_S, what=f"the {threads}-thread run",
+                        stdout=-1, text=True, env=env, cwd=cwd)
+    except ToolError as e:
+        raise SystemExit(str(e)) from None
+    if proc.returncode != 0:
+        raise SystemExit(f"the {threads}-thread run failed (exit {proc.returncode})")
+    lines = proc.stdout.strip().splitlines()
+    print("\n".join(lines[:-1]), flush=True)
+    return json.loads(lines[-1])

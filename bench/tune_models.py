@@ -38,11 +38,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
-from timing import timed
+from timing import child_figures, timed
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, ROOT)
@@ -256,17 +255,13 @@ def main() -> None:
     fig = {"size": a.size, "load_avg_1min_before": round(load0[0], 2)}
     per_thread = [p for p in a.parts.split(",") if p in ("models", "layers", "matmul")]
     for t in ([int(x) for x in a.threads.split(",")] if per_thread else []):
-        env = dict(os.environ, OMP_NUM_THREADS=str(t), PYTHONPATH=ROOT)
-        env.setdefault("OMP_WAIT_POLICY", "passive")
         argv = [sys.executable, __file__, "--child-threads", str(t), "--size", str(a.size),
                 "--repeat", str(a.repeat), "--rounds", str(a.rounds), "--parts", ",".join(per_thread),
                 "--matmul-n", str(a.matmul_n)] + (["--tuning-log", a.tuning_log] if a.tuning_log else [])
-        proc = subprocess.run(argv, env=env, cwd=ROOT, stdout=subprocess.PIPE, text=True)
-        if proc.returncode != 0:
-            raise SystemExit(f"the {t}-thread run failed (exit {proc.returncode})")
-        lines = proc.stdout.strip().splitlines()
-        print("\n".join(lines[:-1]))
-        fig.update(json.loads(lines[-1]))
+        extra = {"PYTHONPATH": ROOT}
+        if "OMP_WAIT_POLICY" not in os.environ:
+            extra["OMP_WAIT_POLICY"] = "passive"
+        fig.update(child_figures(argv, t, cwd=ROOT, env_extra=extra))
     if "session" in a.parts.split(","):
         # the session's end-to-end figure is at 1 thread; this process has not started
         # libgomp yet (every timing above ran in a child), so the setting takes effect
