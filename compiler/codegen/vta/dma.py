@@ -62,9 +62,11 @@ class DmaMixin:
             return
         hit = self._copies.get(id(s))
         if hit is None or hit[0] is not s:
-            hit = self._copies[id(s)] = (s,) + _copy_nest(s)
+            loops, leaf = _copy_nest(s)
+            hit = self._copies[id(s)] = (s, loops, leaf,
+                                         ", ".join(repr(f.var.name) for f in loops) or "none")
         loops, leaf = list(hit[1]), hit[2]
-        self._copy_loops = ", ".join(repr(f.var.name) for f in loops) or "none"
+        self._copy_loops = hit[3]
         if not isinstance(leaf, ir.Store):
             raise CodegenError(f"a dma_copy pragma must hold a loop nest around one Store, found "
                                f"{type(leaf).__name__} under loops ({self._copy_loops}): "
@@ -77,8 +79,9 @@ class DmaMixin:
         # loops of one iteration (a 1x1 kernel's kh, kw; one input-channel block) are bound
         # to their start, so the two innermost loops that move data make the 2-D rows: a
         # weight tile of ``toc`` output blocks is one LOAD of ``toc`` rows, not ``toc`` LOADs
-        units = [f for f in loops if _one_iteration(f, env)]
-        loops = [f for f in loops if f not in units]
+        once = [_one_iteration(f, env) for f in loops]
+        units = [f for f, o in zip(loops, once) if o]
+        loops = [f for f, o in zip(loops, once) if not o]
         outer, inner = loops[:-2], loops[-2:]
         self._dma_outer(outer, inner, leaf, env, elem, units)
 
@@ -123,10 +126,12 @@ class DmaMixin:
 
     def _dma_outer(self, outer, inner, st, env, elem=None, units=()):
         if outer:
-            f = outer[0]
+            f, rest = outer[0], outer[1:]
             lo, n = _int(f.min, env), _int(f.extent, env)
+            env, name = dict(env), f.var.name   # one copy per level, rebound per iteration
             for v in range(lo, lo + n):
-                self._dma_outer(outer[1:], inner, st, {**env, f.var.name: v}, elem, units)
+                env[name] = v
+                self._dma_outer(rest, inner, st, env, elem, units)
             return
         shape, names, axes = [], [], []
         at = {**env, **(elem or {})}    # the inner loops at their first iteration

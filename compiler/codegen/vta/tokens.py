@@ -28,6 +28,7 @@ order, flags must exist on their module, and every queue must end empty.
 from __future__ import annotations
 
 import dataclasses
+import operator
 
 from vta_hw.isa import (DEP_FLAGS, FLAG_QUEUES, LINKS, MODULES, POP_FLAGS, PUSH_FLAGS, QUEUES,
                         Finish, module_of)
@@ -68,21 +69,21 @@ def insert_tokens(entries: list[Entry]) -> list:
             flags[k].add(pop)
             done[(src, dst)] = req
 
+    srcs = {m: [src for (src, dst) in LINKS if dst == m] for m in MODULES}
+    others = {"load": "store", "store": "load"}
     for k, e in enumerate(entries):
         m = mod[k]
-        for (src, dst) in LINKS:
-            if dst != m:
-                continue
+        touched = e.reads | e.writes
+        for src in srcs[m]:
             req = -1
-            for b in e.reads | e.writes:
+            for b in touched:
                 req = max(req, last_w.get((src, b), -1))
             for b in e.writes:
                 req = max(req, last_r.get((src, b), -1))
-            need(k, src, dst, req)
-        other = {"load": "store", "store": "load"}.get(m)
+            need(k, src, m, req)
+        other = others.get(m)
         if other:
-            clash = [b for b in e.reads | e.writes
-                     if (other, b) in last_w or (other, b) in last_r]
+            clash = [b for b in touched if (other, b) in last_w or (other, b) in last_r]
             if clash:
                 raise TokenError(f"{m} instruction {k} and an earlier {other} instruction both "
                                  f"touch buffer {clash[0]!r}; no token queue joins load and "
@@ -117,7 +118,10 @@ def verify_tokens(insns: list) -> dict[str, int]:
     """
     count = {q: 0 for q in QUEUES}
     peak = dict(count)
+    flags_of = operator.attrgetter(*DEP_FLAGS)
     for k, insn in enumerate(insns):
+        if not any(flags_of(insn)):
+            continue                    # no flags: nothing to check or count
         m = module_of(insn)
         for flag in DEP_FLAGS:
             if getattr(insn, flag) and (m, flag) not in FLAG_QUEUES:
