@@ -106,7 +106,7 @@ class _Gen(DmaMixin):
         self.alias = inplace_aliases(func.body)
         self._group_entries: dict[int, int] = {}  # id(Allocate) -> entries of its group
         self._split: dict[int, tuple] = {}         # id(stmt) -> (stmt, its per-thread parts)
-        self._copies: dict[int, tuple] = {}        # id(nest) -> (nest, loops, leaf, names)
+        self._copies: dict[int, tuple] = {}        # id(nest) -> (nest, loops, leaf, names, once)
         self._sides: dict[int, tuple] = {}         # id(copy Store) -> (Store, its two sides)
         self._affine_forms: dict[int, tuple] = {}  # id(copy Store) -> (Store, _affine_form)
         self._inputs: dict[int, tuple] = {}        # id(kernel) -> (kernel, its outer inputs)

@@ -64,7 +64,8 @@ class DmaMixin:
         if hit is None or hit[0] is not s:
             loops, leaf = _copy_nest(s)
             hit = self._copies[id(s)] = (s, loops, leaf,
-                                         ", ".join(repr(f.var.name) for f in loops) or "none")
+                                         ", ".join(repr(f.var.name) for f in loops) or "none",
+                                         [_const_extent(f) for f in loops])
         loops, leaf = list(hit[1]), hit[2]
         self._copy_loops = hit[3]
         if not isinstance(leaf, ir.Store):
@@ -79,7 +80,7 @@ class DmaMixin:
         # loops of one iteration (a 1x1 kernel's kh, kw; one input-channel block) are bound
         # to their start, so the two innermost loops that move data make the 2-D rows: a
         # weight tile of ``toc`` output blocks is one LOAD of ``toc`` rows, not ``toc`` LOADs
-        once = [_one_iteration(f, env) for f in loops]
+        once = [o if o is not None else _one_iteration(f, env) for f, o in zip(loops, hit[4])]
         units = [f for f, o in zip(loops, once) if o]
         loops = [f for f, o in zip(loops, once) if not o]
         outer, inner = loops[:-2], loops[-2:]
@@ -226,9 +227,15 @@ class DmaMixin:
         if fn is None:
             return False
         ny, nx = names
-        v0 = fn(at)
-        vy = fn({**at, ny: at[ny] + 1}) if Y > 1 else v0
-        vx = fn({**at, nx: at[nx] + 1}) if X > 1 else v0
+        v0 = vy = vx = fn(at)
+        if Y > 1:                       # ``at`` is the caller's own: step it and restore
+            at[ny] += 1
+            vy = fn(at)
+            at[ny] -= 1
+        if X > 1:
+            at[nx] += 1
+            vx = fn(at)
+            at[nx] -= 1
         steps = [(int(a), int(b) - int(a), int(c) - int(a)) for a, b, c in zip(v0, vy, vx)]
         ev = self.env_.elem_values(sram_buf.scope)
         s, d = steps[0], steps[1]
@@ -440,6 +447,12 @@ def _valid_rect(valid: np.ndarray, what: str) -> tuple[int, int, int, int] | Non
                            "pads can only surround it: pad in rows and columns of the two "
                            "innermost copy loops only")
     return y0, y1, x0, x1
+
+
+def _const_extent(f: ir.For) -> bool | None:
+    """Whether loop ``f`` runs once when its extent is a constant, else None
+    (``_one_iteration`` decides under the loop's environment)."""
+    return int(f.extent.arg) == 1 if f.extent.op is Op.CONST else None
 
 
 def _one_iteration(f: ir.For, env: dict) -> bool:
