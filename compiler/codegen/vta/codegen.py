@@ -125,8 +125,10 @@ class _Gen(DmaMixin):
                     self.auto_kernel(part, env)
                 return
             lo, n = int(evaluate(s.min, env)), int(evaluate(s.extent, env))
+            inner, name = dict(env), s.var.name   # one copy, the variable rebound per iteration
             for v in range(lo, lo + n):
-                self.stmt(s.body, {**env, s.var.name: v})
+                inner[name] = v
+                self.stmt(s.body, inner)
         elif isinstance(s, ir.IfThenElse):
             if evaluate(s.cond, env):
                 self.stmt(s.then_case, env)
@@ -202,8 +204,10 @@ class _Gen(DmaMixin):
         if self.kernel(s, env, self.cfg.uop_depth // 2):
             return
         lo, n = int(evaluate(s.min, env)), int(evaluate(s.extent, env))
+        inner, name = dict(env), s.var.name
         for v in range(lo, lo + n):
-            self.auto_kernel(s.body, {**env, s.var.name: v})
+            inner[name] = v
+            self.auto_kernel(s.body, inner)
 
     def kernel(self, s: ir.Stmt, env: dict, max_uops: int | None = None) -> bool:
         """Emit the instructions of one uop scope ``s`` (a loop nest around one intrinsic),
