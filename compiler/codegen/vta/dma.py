@@ -80,6 +80,7 @@ class DmaMixin:
         # loops of one iteration (a 1x1 kernel's kh, kw; one input-channel block) are bound
         # to their start, so the two innermost loops that move data make the 2-D rows: a
         # weight tile of ``toc`` output blocks is one LOAD of ``toc`` rows, not ``toc`` LOADs
+        # (hit[4] is per loop of the nest; the element loops dropped above are its last)
         once = [o if o is not None else _one_iteration(f, env) for f, o in zip(loops, hit[4])]
         units = [f for f, o in zip(loops, once) if o]
         loops = [f for f, o in zip(loops, once) if not o]
