@@ -106,11 +106,12 @@ class _Gen(DmaMixin):
         self.alias = inplace_aliases(func.body)
         self._group_entries: dict[int, int] = {}  # id(Allocate) -> entries of its group
         self._split: dict[int, tuple] = {}         # id(stmt) -> (stmt, its per-thread parts)
-        self._copies: dict[int, tuple] = {}        # id(copy nest) -> (nest, loops, leaf)
+        self._copies: dict[int, tuple] = {}        # id(nest) -> (nest, loops, leaf, names, once)
         self._sides: dict[int, tuple] = {}         # id(copy Store) -> (Store, its two sides)
         self._affine_forms: dict[int, tuple] = {}  # id(copy Store) -> (Store, _affine_form)
         self._inputs: dict[int, tuple] = {}        # id(kernel) -> (kernel, its outer inputs)
         self._kernels: dict[tuple, list] = {}      # kernel key -> its instructions (vta_memo)
+        self._placed: dict[tuple, object] = {}     # (id(kernel insn), uop_bgn) -> placed insn
 
     # ------------------------------------------------------------------ walking
     def stmt(self, s: ir.Stmt, env: dict) -> None:
@@ -124,8 +125,10 @@ class _Gen(DmaMixin):
                     self.auto_kernel(part, env)
                 return
             lo, n = int(evaluate(s.min, env)), int(evaluate(s.extent, env))
+            inner, name = dict(env), s.var.name   # one copy, the variable rebound per iteration
             for v in range(lo, lo + n):
-                self.stmt(s.body, {**env, s.var.name: v})
+                inner[name] = v
+                self.stmt(s.body, inner)
         elif isinstance(s, ir.IfThenElse):
             if evaluate(s.cond, env):
                 self.stmt(s.then_case, env)
@@ -201,8 +204,10 @@ class _Gen(DmaMixin):
         if self.kernel(s, env, self.cfg.uop_depth // 2):
             return
         lo, n = int(evaluate(s.min, env)), int(evaluate(s.extent, env))
+        inner, name = dict(env), s.var.name
         for v in range(lo, lo + n):
-            self.auto_kernel(s.body, {**env, s.var.name: v})
+            inner[name] = v
+            self.auto_kernel(s.body, inner)
 
     def kernel(self, s: ir.Stmt, env: dict, max_uops: int | None = None) -> bool:
         """Emit the instructions of one uop scope ``s`` (a loop nest around one intrinsic),
@@ -216,7 +221,9 @@ class _Gen(DmaMixin):
                tuple(int(evaluate(e, env)) for e in hit[1]))
         out = self._kernels.get(key)
         if out is None:
-            out = self._kernels[key] = self._build_kernel(s, env)
+            out = self._kernels[key] = [
+                (insn, uops, frozenset(map(self._root, reads)), frozenset(map(self._root, writes)))
+                for insn, uops, reads, writes in self._build_kernel(s, env)]
         if max_uops is not None and any(len(uops) > max_uops for _, uops, _, _ in out):
             return False
         for insn in out:
@@ -347,13 +354,18 @@ class _Gen(DmaMixin):
         reads = set() if reset else {ops_by[INP_SCOPE][0].name, ops_by[WGT_SCOPE][0].name}
         return insn, uops, reads, {acc_b.name}
 
-    def _emit(self, insn, uops, reads, writes) -> None:
+    def _emit(self, insn, uops, reads: frozenset, writes: frozenset) -> None:
+        """Append ``insn`` (a GEMM/ALU of a built kernel, kept alive by ``_kernels``) with
+        its uops placed; ``reads``/``writes`` are root buffer names."""
         bgn, uload = self.uops.place(uops)
         if uload is not None:
             self.entries.append(Entry(uload))
-        insn = dataclasses.replace(insn, uop_bgn=bgn, uop_end=bgn + len(uops))
-        self.entries.append(Entry(insn, frozenset(map(self._root, reads)),
-                                  frozenset(map(self._root, writes))))
+        key = (id(insn), bgn)    # the same kernel at the same uops: one record, shared
+        placed = self._placed.get(key)
+        if placed is None:
+            placed = self._placed[key] = dataclasses.replace(insn, uop_bgn=bgn,
+                                                             uop_end=bgn + len(uops))
+        self.entries.append(Entry(placed, reads, writes))
 
     def _root(self, name: str) -> str:
         while name in self.alias:

@@ -62,9 +62,12 @@ class DmaMixin:
             return
         hit = self._copies.get(id(s))
         if hit is None or hit[0] is not s:
-            hit = self._copies[id(s)] = (s,) + _copy_nest(s)
+            loops, leaf = _copy_nest(s)
+            hit = self._copies[id(s)] = (s, loops, leaf,
+                                         ", ".join(repr(f.var.name) for f in loops) or "none",
+                                         [_const_extent(f) for f in loops])
         loops, leaf = list(hit[1]), hit[2]
-        self._copy_loops = ", ".join(repr(f.var.name) for f in loops) or "none"
+        self._copy_loops = hit[3]
         if not isinstance(leaf, ir.Store):
             raise CodegenError(f"a dma_copy pragma must hold a loop nest around one Store, found "
                                f"{type(leaf).__name__} under loops ({self._copy_loops}): "
@@ -77,8 +80,10 @@ class DmaMixin:
         # loops of one iteration (a 1x1 kernel's kh, kw; one input-channel block) are bound
         # to their start, so the two innermost loops that move data make the 2-D rows: a
         # weight tile of ``toc`` output blocks is one LOAD of ``toc`` rows, not ``toc`` LOADs
-        units = [f for f in loops if _one_iteration(f, env)]
-        loops = [f for f in loops if f not in units]
+        # (hit[4] is per loop of the nest; the element loops dropped above are its last)
+        once = [o if o is not None else _one_iteration(f, env) for f, o in zip(loops, hit[4])]
+        units = [f for f, o in zip(loops, once) if o]
+        loops = [f for f, o in zip(loops, once) if not o]
         outer, inner = loops[:-2], loops[-2:]
         self._dma_outer(outer, inner, leaf, env, elem, units)
 
@@ -123,10 +128,12 @@ class DmaMixin:
 
     def _dma_outer(self, outer, inner, st, env, elem=None, units=()):
         if outer:
-            f = outer[0]
+            f, rest = outer[0], outer[1:]
             lo, n = _int(f.min, env), _int(f.extent, env)
+            env, name = dict(env), f.var.name   # one copy per level, rebound per iteration
             for v in range(lo, lo + n):
-                self._dma_outer(outer[1:], inner, st, {**env, f.var.name: v}, elem, units)
+                env[name] = v
+                self._dma_outer(rest, inner, st, env, elem, units)
             return
         shape, names, axes = [], [], []
         at = {**env, **(elem or {})}    # the inner loops at their first iteration
@@ -221,9 +228,15 @@ class DmaMixin:
         if fn is None:
             return False
         ny, nx = names
-        v0 = fn(at)
-        vy = fn({**at, ny: at[ny] + 1}) if Y > 1 else v0
-        vx = fn({**at, nx: at[nx] + 1}) if X > 1 else v0
+        v0 = vy = vx = fn(at)
+        if Y > 1:                       # ``at`` is the caller's own: step it and restore
+            at[ny] += 1
+            vy = fn(at)
+            at[ny] -= 1
+        if X > 1:
+            at[nx] += 1
+            vx = fn(at)
+            at[nx] -= 1
         steps = [(int(a), int(b) - int(a), int(c) - int(a)) for a, b, c in zip(v0, vy, vx)]
         ev = self.env_.elem_values(sram_buf.scope)
         s, d = steps[0], steps[1]
@@ -435,6 +448,12 @@ def _valid_rect(valid: np.ndarray, what: str) -> tuple[int, int, int, int] | Non
                            "pads can only surround it: pad in rows and columns of the two "
                            "innermost copy loops only")
     return y0, y1, x0, x1
+
+
+def _const_extent(f: ir.For) -> bool | None:
+    """Whether loop ``f`` runs once when its extent is a constant, else None
+    (``_one_iteration`` decides under the loop's environment)."""
+    return int(f.extent.arg) == 1 if f.extent.op is Op.CONST else None
 
 
 def _one_iteration(f: ir.For, env: dict) -> bool:

@@ -75,8 +75,10 @@ class UopCache:
     def __init__(self, cfg: VTAConfig):
         self.cfg = cfg
         self.dram: list[Uop] = []          # every distinct sequence, once
-        self._dram_at: dict[tuple, int] = {}
-        self._sram_at: dict[tuple, int] = {}
+        self._dram_at: dict[int, int] = {}   # sequence number -> its first uop in DRAM
+        self._sram_at: dict[int, int] = {}   # sequence number -> its first uop in SRAM
+        self._seq: dict[tuple, int] = {}     # distinct sequence -> its number
+        self._by_id: dict[int, tuple] = {}   # id(uops list) -> (the list, its number)
         self._top = 0
         self.loads = 0
 
@@ -88,16 +90,20 @@ class UopCache:
         Raises:
             CodegenError: the sequence is longer than the uop SRAM.
         """
-        key = tuple(uops)
+        hit = self._by_id.get(id(uops))   # a kernel's list comes back on every replay:
+        if hit is None or hit[0] is not uops:   # hash its uops once, not per placement
+            hit = self._by_id[id(uops)] = (uops, self._seq.setdefault(tuple(uops),
+                                                                       len(self._seq)))
+        key = hit[1]
         if key in self._sram_at:
             return self._sram_at[key], None
-        n = len(key)
+        n = len(uops)
         if n > self.cfg.uop_depth:
             raise CodegenError(f"a kernel needs {n} uops but the uop buffer holds "
                                f"{self.cfg.uop_depth} on {self.cfg.name}; use smaller tiles")
         if key not in self._dram_at:
             self._dram_at[key] = len(self.dram)
-            self.dram.extend(key)
+            self.dram.extend(uops)
         if self._top + n > self.cfg.uop_depth:
             self._sram_at.clear()
             self._top = 0

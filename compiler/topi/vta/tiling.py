@@ -150,12 +150,15 @@ def _caps(cfg: VTAConfig) -> dict[str, int]:
 def fits(t: Tiling, s: Conv2dShape, cfg: VTAConfig, bias: int = 1) -> bool:
     """Whether every virtual thread's tiles of ``t`` fit its share of the buffers (resident
     weights: one WGT buffer shared by the threads)."""
-    caps_all = _caps(cfg)
-    caps = {k: (c // t.vt if k != "uop" else c) for k, c in caps_all.items()}
-    need = t.buffers(s, bias)
-    if t.wres and need["wgt"] > caps_all["wgt"]:
-        return False
-    return not any(need[k] > caps[k] for k in caps if not (t.wres and k == "wgt"))
+    return _fits(t, s, bias, _caps(cfg))
+
+
+def _fits(t: Tiling, s: Conv2dShape, bias: int, caps: dict[str, int]) -> bool:
+    """``fits`` with the buffers' entries ``caps`` (``_caps``) computed once per search."""
+    need, vt = t.buffers(s, bias), t.vt
+    return (need["inp"] <= caps["inp"] // vt and need["acc"] <= caps["acc"] // vt
+            and need["uop"] <= caps["uop"]
+            and need["wgt"] <= (caps["wgt"] if t.wres else caps["wgt"] // vt))
 
 
 def candidates(s: Conv2dShape, cfg: VTAConfig, bias: int = 1, vt: int = 2,
@@ -180,7 +183,7 @@ def _ranked(s: Conv2dShape, cfg: VTAConfig, bias: int, vt: int, dram: DramTiming
                 _cands(s.OH), _cands(s.OW), _cands(s.OB), _cands(s.CB), _cands(s.KH),
                 (False, True)):
             t = Tiling(th, tw, toc, tic, tkh, v, wres)
-            if fits(t, s, cfg, bias):
+            if _fits(t, s, bias, caps_all):
                 ranked.append(((estimate(t, s, cfg, bias, dram), -th * tw * toc * tic * tkh), t))
         if ranked:
             ranked.sort(key=lambda p: p[0])
