@@ -61,11 +61,11 @@ def _conv(o, c=8, groups=1):
     (_conv(8, groups=2), "group_conv2d_nchw", {"ow_vec": 16}, 4),
     (make(Op.CONV2D_TRANSPOSE, input_node("x", (1, 4, 5, 5)), input_node("w", (4, 2, 3, 3))),
      "conv2d_transpose_nchw", {"ow_vec": 16}, 4),
-    # dense_block: 16, 8 or 1 as topi.dense.dense_block; mr 4; par "tiles"
+    # M < 64 rows: dense_block 16, 8 or 1 as topi.dense.dense_block; mr 4; par "tiles"
     (make(Op.DENSE, input_node("x", (2, 8)), input_node("w", (40, 8))), "dense",
-     {"dense_block": 8, "mr": 4, "par": "tiles"}, 4 * 4 * 2),
+     {"dense_block": 8, "mr": 4, "par": "tiles"}, 4 * 4 * 3),
     (make(Op.MATMUL, input_node("a", (2, 8)), input_node("b", (8, 10))), "matmul_dense",
-     {"dense_block": 1, "mr": 4, "par": "tiles"}, 2 * 4 * 2),
+     {"dense_block": 1, "mr": 4, "par": "tiles"}, 2 * 4 * 3),
     (make(Op.MATMUL, input_node("a", (2, 8)), input_node("b", (8, 10))), "batch_matmul",
      {"mr": 4, "nb": 16}, 4 * 4),
     (make(Op.MAX_POOL, input_node("x", (1, 2, 4, 4)), kernel=(2, 2)), "pool2d_nchw",
