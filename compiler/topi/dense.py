@@ -112,21 +112,70 @@ def schedule_dense(s, acc, out, mr: int = 4, par: str = "tiles"):
     return s
 
 
+#: name prefix of the stage that packs B at run time (:func:`pack_batch_b`)
+BPACK = "bpack"
+
+
+def pack_batch_b(b_fn, shape, nb: int, name: str = BPACK):
+    """The run-time packing of an activation B: ``bp[B, N/nb, K, nb] = b(bb, k, jo*nb + ji)``.
+
+    ``b_fn(bb, k, j)`` reads B[B, K, N] (``shape``); the packed copy lets the micro-kernel
+    read ``nb`` columns contiguously at every k, as the dense weight packed at compile time.
+
+    Raises:
+        ValueError: N is not a multiple of ``nb``.
+    """
+    B, K, N = shape
+    if N % nb:
+        raise ValueError(f"pack_batch_b: N ({N}) must be a multiple of the panel width nb ({nb})")
+    if not name.startswith(BPACK):
+        raise ValueError(f"pack_batch_b: the stage name must start with {BPACK!r}, not {name!r}")
+    return te.compute((B, N // nb, K, nb), lambda bb, jo, k, ji: b_fn(bb, k, jo * nb + ji),
+                      name=name)
+
+
+def batch_matmul_packed(a_fn, bp, M: int, name="matmul"):
+    """``a(bb, i, k)`` of ``[B, M, K]`` times the packed ``bp[B, N/nb, K, nb]`` -> ``out[B, M, N]``."""
+    B, Nb, K, nb = bp.shape
+    k = te.reduce_axis(K, "k")
+    return te.compute((B, M, Nb * nb),
+                      lambda bb, i, j: te.sum(a_fn(bb, i, k) * bp[bb, j // nb, k, j % nb], axis=k),
+                      name=name)
+
+
+def _packed_b(acc):
+    return next((t for t in acc.op.reads() if t.op.name.startswith(BPACK)), None)
+
+
 def schedule_batch_matmul(s, acc, out, mr: int = 4, nb: int = 16):
-    """Schedule :func:`batch_matmul` (``acc``) with its epilogue ``out[B, M, N]`` (may be ``acc``)."""
+    """Schedule :func:`batch_matmul` or :func:`batch_matmul_packed` (``acc``) with its
+    epilogue ``out[B, M, N]`` (may be ``acc``): ``mr x nb`` register tiles (caps: divisors
+    of M and N at most them; a packed B fixes nb to its panel width). Unpacked: (batch, row
+    tile) in parallel. Packed: the packing runs in parallel over (batch, panel), then the
+    tiles in panel order (see :func:`schedule_dense`'s ``"panels"``)."""
     B, M, N = acc.shape
+    packed = _packed_b(acc)
     if out is acc:
         acc = s.cache_write(acc, "local")
     m_tile = _divisor_at_most(M, mr)
-    n_tile = _divisor_at_most(N, nb)
+    n_tile = packed.shape[-1] if packed is not None else _divisor_at_most(N, nb)
     b, i, j = s[out].op.axis
     io, ii = s[out].split(i, factor=m_tile)
     jo, ji = s[out].split(j, factor=n_tile)
-    s[out].reorder(b, io, jo, ii, ji)
+    if packed is None:
+        s[out].reorder(b, io, jo, ii, ji)
+        s[out].parallel(s[out].fuse(b, io))
+        tile = jo
+    else:
+        s[out].reorder(b, jo, io, ii, ji)
+        tile = s[out].fuse(b, jo, io)
+        s[out].parallel(tile)
+        pb, pj, _, pi = s[packed].op.axis
+        s[packed].parallel(s[packed].fuse(pb, pj))
+        s[packed].vectorize(pi)
     s[out].unroll(ii)
     s[out].vectorize(ji)
-    s[out].parallel(s[out].fuse(b, io))
-    s[acc].compute_at(s[out], jo)
+    s[acc].compute_at(s[out], tile)
     ab, ai, aj = s[acc].op.axis
     (k,) = s[acc].op.reduce_axis
     s[acc].reorder(k, ab, ai, aj)

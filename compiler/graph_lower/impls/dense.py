@@ -5,7 +5,8 @@
 * ``matmul_dense``: numpy ``matmul`` whose right operand is a 2-D constant:
   the same kernel with the weight packed from ``[K, N]``.
 * ``batch_matmul``: any other ``matmul`` (two activations, numpy broadcasting
-  over the batch axes), flattened to ``[B, M, K] @ [B, K, N]``.
+  over the batch axes), flattened to ``[B, M, K] @ [B, K, N]``; with ``pack_b`` the
+  right operand is packed into ``[B, N/nb, K, nb]`` panels in the kernel first.
 
 Knobs (defaults are the hand-picked schedule): ``dense_block`` (nb, a divisor of
 N), ``mr`` (rows per register tile, a cap: a divisor of M at most it), ``par``
@@ -122,8 +123,21 @@ def _matmul_dense(b, n, a, cfg):
     return _lead_view(acc, n.shape), acc
 
 
+def _batch_matmul_space(w) -> ConfigSpace:
+    """mr, nb (caps) and ``pack_b`` (pack B into ``[B, N/nb, K, nb]`` panels at run time,
+    where nb divides N). Default: the GEMM tile of :func:`_gemm_block` with packing for
+    M >= ``GEMM_MIN_ROWS`` on AVX-512, else the historical 4 x 16 unpacked."""
+    sa, sb = w.node.src[0].shape, w.node.src[1].shape
+    M = sa[-2] if len(sa) > 1 else 1
+    N = sb[-1] if len(sb) > 1 else 1
+    gemm = _gemm_block(N, w.target.vector_lanes(32)) if M >= GEMM_MIN_ROWS else None
+    nb, mr, pack = (gemm + (True,)) if gemm else (16, 4, False)
+    return ConfigSpace((Knob("mr", _MR.candidates, mr), Knob("nb", (4, 8, 16, 32, 64), nb),
+                        Knob("pack_b", (False, True), pack)))
+
+
 @register(Op.MATMUL, "batch_matmul", kind=MasterKind.BATCH_MATMUL,
-          space=lambda w: ConfigSpace((_MR, Knob("nb", (4, 8, 16, 32), 16))),
+          space=_batch_matmul_space,
           schedule=lambda s, acc, out, cfg: tdense.schedule_batch_matmul(s, acc, out, cfg["mr"],
                                                                          cfg["nb"]))
 def _batch_matmul(b, n, a, cfg):
@@ -146,6 +160,11 @@ def _batch_matmul(b, n, a, cfg):
             return inj.broadcast_read(x, full, list(idx) + [i, j])
         return Lazy((B,) + tuple(shape[-2:]), x.dtype, f)
     A3, B3 = operand(xa, sa), operand(xb, sb)
+    if cfg["pack_b"] and N % cfg["nb"] == 0:
+        bp = tdense.pack_batch_b(B3, (B, K, N), cfg["nb"], name=b.fresh(tdense.BPACK))
+        b.workspace.append(bp)
+        acc = tdense.batch_matmul_packed(A3, bp, M, name=b.fresh("matmul"))
+        return inj.reshape(Lazy.of(acc), n.shape), acc
     k = te.reduce_axis(K, "k")
     acc = te.compute((B, M, N), lambda bb, i, j: te.sum(A3(bb, i, k) * B3(bb, k, j), axis=k),
                      name=b.fresh("matmul"))

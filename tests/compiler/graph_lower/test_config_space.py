@@ -67,7 +67,7 @@ def _conv(o, c=8, groups=1):
     (make(Op.MATMUL, input_node("a", (2, 8)), input_node("b", (8, 10))), "matmul_dense",
      {"dense_block": 1, "mr": 4, "par": "tiles"}, 2 * 4 * 3),
     (make(Op.MATMUL, input_node("a", (2, 8)), input_node("b", (8, 10))), "batch_matmul",
-     {"mr": 4, "nb": 16}, 4 * 4),
+     {"mr": 4, "nb": 16, "pack_b": False}, 4 * 5 * 2),
     (make(Op.MAX_POOL, input_node("x", (1, 2, 4, 4)), kernel=(2, 2)), "pool2d_nchw",
      {"par_depth": 3}, 2),
     (make(Op.SOFTMAX, input_node("x", (2, 4)), axis=1), "softmax", {}, 1),

@@ -73,3 +73,29 @@ def test_dense_with_bias_in_panel_order_matches_numpy():
     m.run()
     want = np.maximum(x @ w.T + bias, 0)
     np.testing.assert_allclose(m.get_output(0), want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
+
+
+def test_activation_product_default_packs_b():
+    node = make(Op.MATMUL, input_node("a", (2, 128, 8)), input_node("b", (2, 8, 96)))
+    assert _space(node, "batch_matmul", AVX512).default.as_dict() == {
+        "mr": 8, "nb": 32, "pack_b": True}
+    assert _space(node, "batch_matmul", AVX2).default.as_dict() == {
+        "mr": 4, "nb": 16, "pack_b": False}
+
+
+@pytest.mark.parametrize("sa,sb", [
+    ((2, 128, 33), (2, 33, 64)),      # packed 4 x 64 tiles, two batches
+    ((3, 100, 20), (20, 96)),         # broadcast right operand, 8 x 32 tile capped to 5 rows
+    ((70, 16), (16, 40)),             # N = 40: no panel, the unpacked kernel
+])
+def test_activation_product_matches_numpy(sa, sb):
+    rng = np.random.default_rng(len(sa) * 10 + sb[-1])
+    a = rng.standard_normal(sa).astype(np.float32)
+    b = rng.standard_normal(sb).astype(np.float32)
+    xa, xb = input_node("a", sa), input_node("b", sb)
+    m = load_module(build_model(Graph((xa, xb), (make(Op.MATMUL, xa, xb),), ("y",))))
+    m.set_input("a", a)
+    m.set_input("b", b)
+    m.run()
+    want = a @ b
+    np.testing.assert_allclose(m.get_output(0), want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
