@@ -9,7 +9,7 @@ patterns, so a bf16 kernel reads its weights already rounded.
 ======================  ==========================  =====================================
 kind                    from                        to
 ======================  ==========================  =====================================
-``conv``                OIHW float32                ``[O/ob, I, KH, KW, ob]`` float32
+``conv``                OIHW float32                ``[ceil(O/ob), I, KH, KW, ob]`` float32
 ``dense``               ``[N, K]``                  ``[N/nb, K, nb]``
 ``dense_t``             ``[K, N]``                  ``[N/nb, K, nb]``
 ``dense_bf16``          ``[N, K]`` float32          ``[ceil(N/16), ceil(K/2), 16, 2]`` int16
@@ -17,11 +17,13 @@ kind                    from                        to
                                                     int16
 ``wino2``, ``wino4``    OIHW float32, 3x3           ``[a, a, O/ob, I, ob]`` float32, a = m + 2:
                                                     the Winograd F(mxm, 3x3) weight transform
+                                                    (O padded up to a multiple of ob)
                                                     G g G^T (``compiler.topi.winograd``)
 ======================  ==========================  =====================================
 
-(the bf16 layouts: ``compiler.topi.x86_bf16``; ``ob``/``nb`` must divide O/N for the
-fp32 ones, the bf16 ones pad with zeros and take the block 16.)
+(the bf16 layouts: ``compiler.topi.x86_bf16``; ``nb`` must divide N for the fp32 dense
+ones; the conv ones and the bf16 ones pad the output channels with zeros, the bf16 ones
+take the block 16.)
 """
 from __future__ import annotations
 
@@ -58,7 +60,7 @@ def _bf16_conv_shape(shape, b):
 #: packing kind -> :class:`Packing`
 PACKINGS: dict[str, Packing] = {
     "conv": Packing(tconv.pack_conv_kernel,
-                    lambda s, b: (s[0] // b, s[1], s[2], s[3], b)),
+                    lambda s, b: (_ceil(s[0], b), s[1], s[2], s[3], b)),
     "dense": Packing(tdense.pack_dense_weight, lambda s, b: (s[0] // b, s[1], b)),
     "dense_t": Packing(lambda v, b: tdense.pack_dense_weight(np.ascontiguousarray(v.T), b),
                        lambda s, b: (s[1] // b, s[0], b)),
@@ -67,9 +69,9 @@ PACKINGS: dict[str, Packing] = {
     "conv_bf16": Packing(lambda v, b: x86_bf16.pack_bf16_conv_weight(v),
                          _bf16_conv_shape, "int16"),
     "wino2": Packing(lambda v, b: twino.transform_weight(v, 2, b),
-                     lambda s, b: (4, 4, s[0] // b, s[1], b)),
+                     lambda s, b: (4, 4, _ceil(s[0], b), s[1], b)),
     "wino4": Packing(lambda v, b: twino.transform_weight(v, 4, b),
-                     lambda s, b: (6, 6, s[0] // b, s[1], b)),
+                     lambda s, b: (6, 6, _ceil(s[0], b), s[1], b)),
 }
 
 

@@ -56,16 +56,19 @@ def _check_m(m) -> None:
 
 def transform_weight(weight: np.ndarray, m: int, ob: int) -> np.ndarray:
     """numpy, at compile time: OIHW ``[O, C, 3, 3]`` float32 -> ``G g G^T`` packed as
-    ``[alpha, alpha, O/ob, C, ob]`` float32 (computed in float64).
+    ``[alpha, alpha, ceil(O/ob), C, ob]`` float32 (computed in float64; zero channels
+    past O).
 
     Raises:
-        ValueError: ``m`` not 2 or 4, a kernel that is not 3x3, or ``ob`` not dividing O.
+        ValueError: ``m`` not 2 or 4, or a kernel that is not 3x3.
     """
+    from .conv2d import pad_out_channels
     _check_m(m)
+    if tuple(weight.shape[2:]) != (3, 3):
+        raise ValueError(f"Winograd weight transform: kernel {weight.shape} needs a 3x3 kernel "
+                         "(F(m x m, 3x3) transforms only those; use the direct conv)")
+    weight = pad_out_channels(weight, ob)       # zero channels up to a multiple of ob
     O, C, KH, KW = weight.shape
-    if (KH, KW) != (3, 3) or O % ob:
-        raise ValueError(f"Winograd weight transform: kernel {weight.shape} with block {ob}; "
-                         "needs a 3x3 kernel and a block that divides the output channels")
     G = np.array(MATRICES[m][1], dtype=np.float64)
     u = np.einsum("ak,ockl,bl->aboc", G, weight.astype(np.float64), G)   # [a, a, O, C]
     a = m + 2

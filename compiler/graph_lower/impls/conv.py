@@ -2,7 +2,9 @@
 
 Shapes and layouts as in ``compiler.topi.conv2d``. Knobs (defaults are the
 hand-picked schedule): ``conv_out_block`` (output channels per packed weight
-block, a divisor of O: the channel block, 4 = one 128-bit fp32 vector),
+block, a divisor of O: the channel block, 4 = one 128-bit fp32 vector; where no
+vector block divides O, also 16 with O padded up to a multiple of 16, the default:
+``topi.conv2d.padded_out_block``),
 ``ow_tile`` (output columns per register tile, a cap: ``topi.conv2d`` picks a
 divisor of OW near it), ``ow_vec`` (columns per vector of the depthwise-style
 schedules, 4 = 128-bit), ``par_depth`` (outer axes fused into the parallel loop:
@@ -17,6 +19,7 @@ from compiler import te
 from compiler.graph import Op
 from compiler.topi import conv2d as tconv
 from compiler.topi import winograd as twino
+from compiler.tir import ir
 from compiler.topi.injective import Lazy
 
 from ..builder import view
@@ -59,11 +62,14 @@ def _winograd_applies(w) -> bool:
 def _conv_space(w):
     O = w.node.src[1].shape[0]
     blocks = tuple(b for b in (16, 8, 4, 2, 1) if O % b == 0)
+    padded = tconv.padded_out_block(O)
+    if padded:                     # O no vector block divides: pad it up to one
+        blocks = (padded,) + blocks
     if w.target.arch.startswith("wasm"):
         pair = 2 * w.target.vector_lanes(32)
-        block = pair if O % pair == 0 else tconv.conv_out_block(O)
+        block = pair if O % pair == 0 else (padded or tconv.conv_out_block(O))
         return ConfigSpace((Knob("conv_out_block", blocks, block), _OW_TILE_WASM, _PAR))
-    knobs = (Knob("conv_out_block", blocks, tconv.conv_out_block(O)), _OW_TILE, _PAR)
+    knobs = (Knob("conv_out_block", blocks, padded or tconv.conv_out_block(O)), _OW_TILE, _PAR)
     if not _winograd_applies(w):
         return ConfigSpace(knobs)
     return ConfigSpace(knobs + (_ALGORITHM,))
@@ -104,8 +110,12 @@ def _conv2d_nchw(b, n, a, cfg):
         ob = cfg["conv_out_block"]
         wt = b.tensor_of(a[1], "w")
         O, I, KH, KW = wt.shape
-        w = te.compute((O // ob, I, KH, KW, ob),
-                       lambda oc, i, kh, kw, oi: wt[oc * ob + oi, i, kh, kw], name=b.fresh("wpack"))
+        zero = ir.const(0.0, wt.dtype)
+
+        def wpack(oc, i, kh, kw, oi):      # zero channels past O (a padded block)
+            o = oc * ob + oi
+            return wt[o, i, kh, kw] if O % ob == 0 else te.if_then_else(o < O, wt[o, i, kh, kw], zero)
+        w = te.compute((-(-O // ob), I, KH, KW, ob), wpack, name=b.fresh("wpack"))
         b.workspace.append(w)
     acc, _ = tconv.conv2d_nchw(x, w, *_window(n), name=name)
     ob = w.shape[-1]
