@@ -22,9 +22,10 @@ Parts (``--parts``, comma-separated; all by default):
   cost model needed to reach random search's final best (summed over tasks).
 * ``vta``: the ResNet-18 convs the accelerator runs (default preset), tuned on the
   cycle model with ``--vta-trials`` per task: cycles before and after (bar: <= 7.0 M).
-* ``matmul``: 1024^3 fp32, a graph MatMul with a constant right operand through
-  ``build_model`` (the ``matmul_dense`` implementation, tuned by the log) against numpy
-  at each thread count (bar: >= 1.1x numpy).
+* ``matmul``: 1024^3 fp32 through ``build_model``, a graph MatMul with a constant right
+  operand (the ``matmul_dense`` implementation) and one of two activations
+  (``batch_matmul``, B packed in the kernel), against numpy (OpenBLAS limited to the same
+  threads by threadpoolctl), interleaved rounds, at each thread count (bar: >= 1.1x numpy).
 
 The load average is printed before and after (timings on a loaded machine are not
 figures). The last line is one JSON object of every figure (units in the names).
@@ -49,7 +50,8 @@ sys.path.insert(0, ROOT)
 #: odd layers: (name, C, O, H, kernel, stride)
 LAYERS = [("conv_c24_56", 24, 24, 56, 3, 1), ("conv_c40_28", 40, 40, 28, 3, 1),
           ("conv_o255_13", 256, 255, 13, 1, 1), ("conv_small_7", 64, 64, 7, 3, 1),
-          ("conv1x1_c24_o144", 24, 144, 28, 1, 1), ("conv1x1_s2", 64, 128, 28, 1, 2)]
+          ("conv1x1_c24_o144", 24, 144, 28, 1, 1), ("conv1x1_s2", 64, 128, 28, 1, 2),
+          ("conv_o21_14", 64, 21, 14, 3, 1), ("conv1x1_o75_7", 96, 75, 7, 1, 1)]
 
 
 def _ort(path, threads):
@@ -146,22 +148,53 @@ def one_thread_count(a, threads: int) -> dict:
                       f"{r * 1e6:9.1f} us  ratio {o / r:5.2f}x", flush=True)
                 fig[f"{name}_t{threads}_ratio_vs_ort"] = round(o / r, 3)
         if "matmul" in parts:
-            from compiler import build_model
-            from compiler.graph import Graph, Op, input_node, make, param_node
-            from driver.runtime import load_module
-            n = a.matmul_n
-            rng = np.random.default_rng(0)
-            A = rng.standard_normal((n, n)).astype(np.float32)
-            B = rng.standard_normal((n, n)).astype(np.float32)
-            x = input_node("a", (n, n))
-            g = Graph((x,), (make(Op.MATMUL, x, param_node("b", B)),), ("y",))
-            m = load_module(build_model(g, params={"b": B}, tuning_log=a.tuning_log))
-            m.set_input("a", A)
-            ours = min(timed(m.run, a.repeat))
-            ref = min(timed(lambda: A @ B, a.repeat))
-            print(f"matmul {n}^3     {threads}T  ours {ours * 1e3:8.2f} ms  numpy {ref * 1e3:8.2f} ms"
-                  f"  speed-up {ref / ours:5.2f}x", flush=True)
-            fig[f"matmul{n}_t{threads}_speedup_vs_numpy"] = round(ref / ours, 3)
+            fig.update(_matmul(a, threads))
+    return fig
+
+
+def _matmul(a, threads: int) -> dict:
+    """1024^3 fp32: ``A @ B`` with B a constant (packed at compile time) and ``A @ B`` of two
+    activations (B packed in the kernel), against numpy with ``threads`` OpenBLAS threads
+    (threadpoolctl), interleaved over ``--rounds`` rounds; best of all calls."""
+    import numpy as np
+    from threadpoolctl import threadpool_limits
+
+    from compiler import build_model
+    from compiler.graph import Graph, Op, input_node, make, param_node
+    from driver.runtime import load_module
+    n = a.matmul_n
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((n, n)).astype(np.float32)
+    B = rng.standard_normal((n, n)).astype(np.float32)
+    x, y = input_node("a", (n, n)), input_node("b", (n, n))
+    const = load_module(build_model(Graph((x,), (make(Op.MATMUL, x, param_node("b", B)),), ("y",)),
+                                    params={"b": B}, tuning_log=a.tuning_log))
+    act = load_module(build_model(Graph((x, y), (make(Op.MATMUL, x, y),), ("y",)),
+                                  tuning_log=a.tuning_log))
+    const.set_input("a", A)
+    act.set_input("a", A)
+    act.set_input("b", B)
+    want = A @ B
+    fig = {}
+    for name, m in (("", const), ("_act", act)):
+        m.run()
+        fig[f"matmul{n}{name}_max_rel_err"] = float(np.abs(m.get_output(0) - want).max()
+                                                    / np.abs(want).max())
+    out = np.empty_like(want)
+    times: dict = {"numpy": [], "": [], "_act": []}
+    with threadpool_limits(threads):
+        for _ in range(a.rounds):
+            times["numpy"] += timed(lambda: np.matmul(A, B, out=out), a.repeat)
+            times[""] += timed(const.run, a.repeat)
+            times["_act"] += timed(act.run, a.repeat)
+    ref = min(times["numpy"])
+    for name, what in (("", "B constant"), ("_act", "two activations")):
+        ours = min(times[name])
+        print(f"matmul {n}^3 {what:15s} {threads}T  ours {ours * 1e3:8.2f} ms  numpy "
+              f"{ref * 1e3:8.2f} ms  speed-up {ref / ours:5.2f}x", flush=True)
+        fig[f"matmul{n}{name}_t{threads}_ours_ms"] = round(ours * 1e3, 3)
+        fig[f"matmul{n}{name}_t{threads}_speedup_vs_numpy"] = round(ref / ours, 3)
+    fig[f"matmul{n}_t{threads}_numpy_ms"] = round(ref * 1e3, 3)
     return fig
 
 
