@@ -291,7 +291,8 @@ def schedule_conv2d_nchw(s, conv, out, ow_tile: int = 14, parallel_pad: bool = T
     epilogue stage that reads it (the unpacking and any elementwise consumers inlined).
 
     Per (n, oc block, row) in parallel (``par_depth`` 3; 2: per (n, oc block), the rows
-    serial inside) and per column tile: an ``ow_tile x ob``
+    serial inside; 0: all on the calling thread, no fork-join, the padded copy too) and
+    per column tile: an ``ow_tile x ob``
     accumulator (unrolled over columns, vectorised over the ``ob`` output
     channels) runs over the reduction (ic, kh, kw); the epilogue stores it
     channel by channel, vectorised along the columns. The zero-padded input is
@@ -306,13 +307,14 @@ def schedule_conv2d_nchw(s, conv, out, ow_tile: int = 14, parallel_pad: bool = T
     s[out].reorder(n, oo, oh, owo, oi, owi)
     s[out].unroll(oi)
     s[out].vectorize(owi)
-    _parallel_outer(s, out, (n, oo, oh), par_depth)
+    if par_depth:
+        _parallel_outer(s, out, (n, oo, oh), par_depth)
     s[conv].compute_at(s[out], owo)
     an, ao, aoh, aow, aoi = s[conv].op.axis
     s[conv].reorder(*s[conv].op.reduce_axis, aow, aoi)
     s[conv].unroll(aow)
     s[conv].vectorize(aoi)
-    if parallel_pad:
+    if parallel_pad and par_depth:
         _schedule_pad(s, conv)
     return s
 

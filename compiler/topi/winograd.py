@@ -153,7 +153,7 @@ def schedule_winograd_nchw(s, acc, out, tile: int = 8, par_depth: int = 3):
       tile (unrolled tiles x vectorised output channels) over the input channels;
     * output transform at each ``m x m`` tile of the epilogue, vectorised over the ``ob``
       output channels; the epilogue parallel over (n, channel block, tile row)
-      (``par_depth`` 3; 2: (n, channel block)).
+      (``par_depth`` 3; 2: (n, channel block); 0: serial).
     """
     M = acc.op.reads()[0]
     V = M.op.reads()[0]
@@ -193,9 +193,10 @@ def schedule_winograd_nchw(s, acc, out, tile: int = 8, par_depth: int = 3):
     s[out].unroll(hi)
     s[out].vectorize(wi)
     axes = (n, oo, ho)
-    if par_depth not in (2, 3):
-        raise ValueError(f"par_depth must be 2 or 3, not {par_depth!r}")
-    s[out].parallel(s[out].fuse(*axes[:par_depth]))
+    if par_depth not in (0, 2, 3):
+        raise ValueError(f"par_depth must be 0, 2 or 3, not {par_depth!r}")
+    if par_depth:
+        s[out].parallel(s[out].fuse(*axes[:par_depth]))
     s[acc].compute_at(s[out], wo)
     an, aoc, ah, aw, aoi = s[acc].op.axis
     s[acc].reorder(ah, aw, aoi)

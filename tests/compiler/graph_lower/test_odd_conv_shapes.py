@@ -1,6 +1,7 @@
-"""Convs whose output channels no vector block divides (21, 75, 255...) run on a padded
-16-channel block (``topi.conv2d.padded_out_block``): against onnxruntime at 1e-4, and the
-padded block's other paths (Winograd, a weight computed in the graph) against numpy."""
+"""Odd conv shapes. Output channels no vector block divides (21, 75, 255...) run on a
+padded 16-channel block (``topi.conv2d.padded_out_block``): against onnxruntime at 1e-4,
+and the padded block's other paths (Winograd, a weight computed in the graph) against
+numpy. Convs under ``SERIAL_MACS`` default to one thread (``par_depth`` 0)."""
 from __future__ import annotations
 
 import numpy as np
@@ -76,4 +77,15 @@ def test_padded_block_with_winograd_matches_numpy():
 def test_padded_block_with_a_computed_weight_matches_numpy():
     g, space, params = _group(21, const_weight=False)
     assert space.default["conv_out_block"] == 16
+    run_group(g, params, config=space.default)
+
+
+@pytest.mark.parametrize("c,o,h,par", [(8, 21, 9, 0), (64, 64, 7, 0), (64, 64, 14, 3)])
+def test_small_convs_default_to_one_thread(c, o, h, par):
+    m = Model()
+    x = m.input("x", (1, c, h, h))
+    g, params = m.group(make(Op.CONV2D, x, m.param("w", (o, c, 3, 3)), pads=(1, 1, 1, 1)))
+    impl, work = master_of(g, host_target())
+    space = impl.space(work)
+    assert space.default["par_depth"] == par
     run_group(g, params, config=space.default)
