@@ -25,7 +25,8 @@ Parts (``--parts``, comma-separated; all by default):
 * ``matmul``: 1024^3 fp32 through ``build_model``, a graph MatMul with a constant right
   operand (the ``matmul_dense`` implementation) and one of two activations
   (``batch_matmul``, B packed in the kernel), against numpy (OpenBLAS limited to the same
-  threads by threadpoolctl), interleaved rounds, at each thread count (bar: >= 1.1x numpy).
+  threads by threadpoolctl), interleaved rounds, at each thread count (bar: >= 1.1x numpy);
+  at 1 thread also by the thread's CPU time (``_cpu`` figures: steady on a loaded machine).
 
 The load average is printed before and after (timings on a loaded machine are not
 figures). The last line is one JSON object of every figure (units in the names).
@@ -42,7 +43,7 @@ import os
 import sys
 import tempfile
 
-from timing import child_figures, timed
+from timing import child_figures, timed, timed_thread_cpu
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, ROOT)
@@ -181,20 +182,26 @@ def _matmul(a, threads: int) -> dict:
         fig[f"matmul{n}{name}_max_rel_err"] = float(np.abs(m.get_output(0) - want).max()
                                                     / np.abs(want).max())
     out = np.empty_like(want)
-    times: dict = {"numpy": [], "": [], "_act": []}
+    calls = {"numpy": lambda: np.matmul(A, B, out=out), "": const.run, "_act": act.run}
+    # wall time; at 1 thread also the calling thread's CPU time, which other processes on
+    # a loaded machine do not inflate (both libraries then run on the calling thread)
+    clocks = {"": timed, "_cpu": timed_thread_cpu} if threads == 1 else {"": timed}
+    times = {(c, k): [] for c in clocks for k in calls}
     with threadpool_limits(threads):
         for _ in range(a.rounds):
-            times["numpy"] += timed(lambda: np.matmul(A, B, out=out), a.repeat)
-            times[""] += timed(const.run, a.repeat)
-            times["_act"] += timed(act.run, a.repeat)
-    ref = min(times["numpy"])
-    for name, what in (("", "B constant"), ("_act", "two activations")):
-        ours = min(times[name])
-        print(f"matmul {n}^3 {what:15s} {threads}T  ours {ours * 1e3:8.2f} ms  numpy "
-              f"{ref * 1e3:8.2f} ms  speed-up {ref / ours:5.2f}x", flush=True)
-        fig[f"matmul{n}{name}_t{threads}_ours_ms"] = round(ours * 1e3, 3)
-        fig[f"matmul{n}{name}_t{threads}_speedup_vs_numpy"] = round(ref / ours, 3)
-    fig[f"matmul{n}_t{threads}_numpy_ms"] = round(ref * 1e3, 3)
+            for c, clock in clocks.items():
+                for k, call in calls.items():
+                    times[c, k] += clock(call, a.repeat)
+    for c in clocks:
+        ref = min(times[c, "numpy"])
+        for name, what in (("", "B constant"), ("_act", "two activations")):
+            ours = min(times[c, name])
+            print(f"matmul {n}^3 {what:15s} {threads}T {'cpu' if c else 'wall'}  ours "
+                  f"{ours * 1e3:8.2f} ms  numpy {ref * 1e3:8.2f} ms  speed-up {ref / ours:5.2f}x",
+                  flush=True)
+            fig[f"matmul{n}{name}_t{threads}{c}_ours_ms"] = round(ours * 1e3, 3)
+            fig[f"matmul{n}{name}_t{threads}{c}_speedup_vs_numpy"] = round(ref / ours, 3)
+        fig[f"matmul{n}_t{threads}{c}_numpy_ms"] = round(ref * 1e3, 3)
     return fig
 
 
