@@ -60,6 +60,14 @@ def _divisor_at_most(n: int, cap: int) -> int:
     return 1
 
 
+def _row_tile(M: int, mr: int) -> int:
+    """Rows per register tile: the largest divisor of M at most ``mr`` if it is at least
+    ``mr / 2``, else ``mr`` itself and a partial last tile (the lowering peels it off the
+    full ones): M = 1021 (prime) with mr 4 runs 4-row tiles, not 1-row ones at half speed."""
+    d = _divisor_at_most(M, mr)
+    return d if 2 * d >= mr else min(mr, M)
+
+
 #: parallel loop orders of :func:`schedule_dense`
 DENSE_PAR = ("tiles", "rows", "panels")
 
@@ -67,9 +75,9 @@ DENSE_PAR = ("tiles", "rows", "panels")
 def schedule_dense(s, acc, out, mr: int = 4, par: str = "tiles"):
     """Schedule :func:`dense` (``acc``) with its epilogue stage ``out[M, N]`` (may be ``acc``).
 
-    ``mr`` rows x ``nb`` columns per register tile (``mr * nb / 16`` zmm accumulators
-    on AVX-512: 4 x 64 or 8 x 32 keep 16 of the 32 registers busy, leaving room for the
-    B vectors and A broadcasts). ``par`` (one of :data:`DENSE_PAR`):
+    ``mr`` rows (a cap, :func:`_row_tile`) x ``nb`` columns per register tile
+    (``mr * nb / 16`` zmm accumulators on AVX-512: 4 x 64 or 8 x 32 keep 16 of the 32
+    registers busy, leaving room for the B vectors and A broadcasts). ``par`` (one of :data:`DENSE_PAR`):
 
     * ``"tiles"``: the (row tile, column block) pairs in parallel, row tile outer: each
       row tile sweeps every packed column panel of B;
@@ -90,7 +98,7 @@ def schedule_dense(s, acc, out, mr: int = 4, par: str = "tiles"):
     nb = nb if N % nb == 0 else 1
     if out is acc:
         acc = s.cache_write(acc, "local")
-    m_tile = _divisor_at_most(M, mr)
+    m_tile = _row_tile(M, mr)
     i, j = s[out].op.axis
     io, ii = s[out].split(i, factor=m_tile)
     jo, ji = s[out].split(j, factor=nb)
@@ -157,7 +165,7 @@ def schedule_batch_matmul(s, acc, out, mr: int = 4, nb: int = 16):
     packed = _packed_b(acc)
     if out is acc:
         acc = s.cache_write(acc, "local")
-    m_tile = _divisor_at_most(M, mr)
+    m_tile = _row_tile(M, mr)
     n_tile = packed.shape[-1] if packed is not None else _divisor_at_most(N, nb)
     b, i, j = s[out].op.axis
     io, ii = s[out].split(i, factor=m_tile)

@@ -52,7 +52,8 @@ def _run_matmul(M, K, N):
     (128, 64, 128),     # aligned: 4 x 64 tiles
     (200, 37, 192),     # K odd, M a multiple of the 4-row tile only
     (100, 50, 96),      # 8 x 32 tile capped to 5 rows (a divisor of 100)
-    (67, 17, 64),       # M prime: one-row tiles
+    (67, 17, 64),       # M prime: 4-row tiles and a 3-row tail
+    (1021, 8, 64),      # M prime, many tiles in parallel and the tail
     (72, 9, 80),        # N no multiple of 32: the one-vector block
 ])
 def test_gemm_matches_numpy(M, K, N):
@@ -60,8 +61,9 @@ def test_gemm_matches_numpy(M, K, N):
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
 
 
-def test_dense_with_bias_in_panel_order_matches_numpy():
-    M, K, N = 96, 40, 64
+@pytest.mark.parametrize("M", [96, 97])
+def test_dense_with_bias_in_panel_order_matches_numpy(M):
+    K, N = 40, 64
     rng = np.random.default_rng(3)
     x = rng.standard_normal((M, K)).astype(np.float32)
     w = rng.standard_normal((N, K)).astype(np.float32)
@@ -87,6 +89,7 @@ def test_activation_product_default_packs_b():
     ((2, 128, 33), (2, 33, 64)),      # packed 4 x 64 tiles, two batches
     ((3, 100, 20), (20, 96)),         # broadcast right operand, 8 x 32 tile capped to 5 rows
     ((70, 16), (16, 40)),             # N = 40: no panel, the unpacked kernel
+    ((2, 67, 5), (2, 5, 64)),         # M prime: a partial row tile per batch
 ])
 def test_activation_product_matches_numpy(sa, sb):
     rng = np.random.default_rng(len(sa) * 10 + sb[-1])
