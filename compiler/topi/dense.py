@@ -77,7 +77,8 @@ def schedule_dense(s, acc, out, mr: int = 4, par: str = "tiles"):
 
     ``mr`` rows (a cap, :func:`_row_tile`) x ``nb`` columns per register tile
     (``mr * nb / 16`` zmm accumulators on AVX-512: 4 x 64 or 8 x 32 keep 16 of the 32
-    registers busy, leaving room for the B vectors and A broadcasts). ``par`` (one of :data:`DENSE_PAR`):
+    registers busy, leaving room for the B vectors and A broadcasts). ``par``, one of
+    :data:`DENSE_PAR`:
 
     * ``"tiles"``: the (row tile, column block) pairs in parallel, row tile outer: each
       row tile sweeps every packed column panel of B;
@@ -143,7 +144,8 @@ def pack_batch_b(b_fn, shape, nb: int, name: str = BPACK):
 
 
 def batch_matmul_packed(a_fn, bp, M: int, name="matmul"):
-    """``a(bb, i, k)`` of ``[B, M, K]`` times the packed ``bp[B, N/nb, K, nb]`` -> ``out[B, M, N]``."""
+    """``a(bb, i, k)`` of ``[B, M, K]`` times the packed ``bp[B, N/nb, K, nb]``
+    (:func:`pack_batch_b`) -> ``out[B, M, N]``, float32 accumulation."""
     B, Nb, K, nb = bp.shape
     k = te.reduce_axis(K, "k")
     return te.compute((B, M, Nb * nb),
@@ -157,8 +159,9 @@ def _packed_b(acc):
 
 def schedule_batch_matmul(s, acc, out, mr: int = 4, nb: int = 16):
     """Schedule :func:`batch_matmul` or :func:`batch_matmul_packed` (``acc``) with its
-    epilogue ``out[B, M, N]`` (may be ``acc``): ``mr x nb`` register tiles (caps: divisors
-    of M and N at most them; a packed B fixes nb to its panel width). Unpacked: (batch, row
+    epilogue ``out[B, M, N]`` (may be ``acc``): ``mr x nb`` register tiles (caps: rows as
+    :func:`_row_tile`, columns a divisor of N at most nb; a packed B fixes nb to its panel
+    width). Unpacked: (batch, row
     tile) in parallel. Packed: the packing runs in parallel over (batch, panel), then the
     tiles in panel order (see :func:`schedule_dense`'s ``"panels"``)."""
     B, M, N = acc.shape

@@ -132,7 +132,9 @@ def _conv2d_nchw(b, n, a, cfg):
 
         def wpack(oc, i, kh, kw, oi):      # zero channels past O (a padded block)
             o = oc * ob + oi
-            return wt[o, i, kh, kw] if O % ob == 0 else te.if_then_else(o < O, wt[o, i, kh, kw], zero)
+            if O % ob == 0:
+                return wt[o, i, kh, kw]
+            return te.if_then_else(o < O, wt[o, i, kh, kw], zero)
         w = te.compute((-(-O // ob), I, KH, KW, ob), wpack, name=b.fresh("wpack"))
         b.workspace.append(w)
     acc, _ = tconv.conv2d_nchw(x, w, *_window(n), name=name)

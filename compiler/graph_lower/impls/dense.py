@@ -9,7 +9,7 @@
   right operand is packed into ``[B, N/nb, K, nb]`` panels in the kernel first.
 
 Knobs (defaults are the hand-picked schedule): ``dense_block`` (nb, a divisor of
-N), ``mr`` (rows per register tile, a cap: a divisor of M at most it), ``par``
+N), ``mr`` (rows per register tile, a cap: ``topi.dense._row_tile``), ``par``
 (``topi.dense.DENSE_PAR``: ``"tiles"``, ``"rows"`` or ``"panels"``), ``nb``
 (batch_matmul columns per register tile, a cap likewise).
 
@@ -17,8 +17,9 @@ Default point: for a matrix-vector-like product (M < ``GEMM_MIN_ROWS`` rows) the
 historical one, a one-vector block (``topi.dense.dense_block``), mr 4, ``"tiles"``.
 For a GEMM (M >= ``GEMM_MIN_ROWS``) a register tile of 16 accumulator vectors,
 ``mr x nb`` = 4 x 4 vectors or 8 x 2 (:func:`_gemm_block`), in ``"panels"`` order:
-1024^3 fp32 on one Zen 4 core ran 19.0 ms against 20.0 ms for the 4 x 16 tile and
-21.7 ms for numpy/OpenBLAS (``bench/tune_models.py --parts matmul``).
+1024^3 fp32 on one Zen 4 core took 19.1-19.6 ms of CPU time against 19.4-20.5 ms for
+the 4 x 16 tile and 21.1-22.2 ms for numpy/OpenBLAS, in one run (``bench/tune_models.py
+--parts matmul`` gives the ratio to numpy).
 """
 from __future__ import annotations
 
