@@ -10,8 +10,8 @@ patterns, so a bf16 kernel reads its weights already rounded.
 kind                    from                        to
 ======================  ==========================  =====================================
 ``conv``                OIHW float32                ``[ceil(O/ob), I, KH, KW, ob]`` float32
-``dense``               ``[N, K]``                  ``[N/nb, K, nb]``
-``dense_t``             ``[K, N]``                  ``[N/nb, K, nb]``
+``dense``               ``[N, K]``                  ``[ceil(N/nb), K, nb]``
+``dense_t``             ``[K, N]``                  ``[ceil(N/nb), K, nb]``
 ``dense_bf16``          ``[N, K]`` float32          ``[ceil(N/16), ceil(K/2), 16, 2]`` int16
 ``conv_bf16``           OIHW float32                ``[ceil(O/16), ceil(I/2), KH, KW, 16, 2]``
                                                     int16
@@ -21,9 +21,9 @@ kind                    from                        to
                                                     G g G^T (``compiler.topi.winograd``)
 ======================  ==========================  =====================================
 
-(the bf16 layouts: ``compiler.topi.x86_bf16``; ``nb`` must divide N for the fp32 dense
-ones; the conv ones and the bf16 ones pad the output channels with zeros, the bf16 ones
-take the block 16.)
+(the bf16 layouts: ``compiler.topi.x86_bf16``; where the block does not divide the
+output channels / columns, every packing pads them with zeros; the bf16 ones take the
+block 16.)
 """
 from __future__ import annotations
 
@@ -61,9 +61,9 @@ def _bf16_conv_shape(shape, b):
 PACKINGS: dict[str, Packing] = {
     "conv": Packing(tconv.pack_conv_kernel,
                     lambda s, b: (_ceil(s[0], b), s[1], s[2], s[3], b)),
-    "dense": Packing(tdense.pack_dense_weight, lambda s, b: (s[0] // b, s[1], b)),
+    "dense": Packing(tdense.pack_dense_weight, lambda s, b: (_ceil(s[0], b), s[1], b)),
     "dense_t": Packing(lambda v, b: tdense.pack_dense_weight(np.ascontiguousarray(v.T), b),
-                       lambda s, b: (s[1] // b, s[0], b)),
+                       lambda s, b: (_ceil(s[1], b), s[0], b)),
     "dense_bf16": Packing(lambda v, b: x86_bf16.pack_bf16_weight(v),
                           lambda s, b: (_ceil(s[0], b), _ceil(s[1], 2), b, 2), "int16"),
     "conv_bf16": Packing(lambda v, b: x86_bf16.pack_bf16_conv_weight(v),

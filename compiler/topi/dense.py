@@ -27,9 +27,12 @@ def dense_block(n: int) -> int:
 
 
 def pack_dense_weight(w: np.ndarray, nb: int) -> np.ndarray:
-    """numpy: ``w[N, K]`` -> ``[N/nb, K, nb]``."""
+    """numpy: ``w[N, K]`` -> ``[ceil(N/nb), K, nb]`` (rows past N, where ``nb`` does not
+    divide N, are zero)."""
     N, K = w.shape
-    return np.ascontiguousarray(w.reshape(N // nb, nb, K).transpose(0, 2, 1))
+    if N % nb:
+        w = np.concatenate([w, np.zeros((-N % nb, K), w.dtype)])
+    return np.ascontiguousarray(w.reshape(-1, nb, K).transpose(0, 2, 1))
 
 
 def dense(x, w_packed, name="dense"):
@@ -72,13 +75,16 @@ def _row_tile(M: int, mr: int) -> int:
 DENSE_PAR = ("tiles", "rows", "panels")
 
 
-def schedule_dense(s, acc, out, mr: int = 4, par: str = "tiles"):
+def schedule_dense(s, acc, out, mr: int = 4, par: str = "tiles", nb: "int | None" = None):
     """Schedule :func:`dense` (``acc``) with its epilogue stage ``out[M, N]`` (may be ``acc``).
 
     ``mr`` rows (a cap, :func:`_row_tile`) x ``nb`` columns per register tile
     (``mr * nb / 16`` zmm accumulators on AVX-512: 4 x 64 or 8 x 32 keep 16 of the 32
     registers busy, leaving room for the B vectors and A broadcasts). ``par``, one of
-    :data:`DENSE_PAR`:
+    :data:`DENSE_PAR`. ``nb``: the packed weight's block (default: read off ``acc``'s second
+    operand, 1 if it does not divide N). A zero-padded weight's ``acc`` has every packed
+    column, ``[M, ceil(N/nb)*nb]``, and ``out`` the first N: only the stores of the last
+    column panel are guarded.
 
     * ``"tiles"``: the (row tile, column block) pairs in parallel, row tile outer: each
       row tile sweeps every packed column panel of B;
@@ -94,9 +100,10 @@ def schedule_dense(s, acc, out, mr: int = 4, par: str = "tiles"):
     """
     if par not in DENSE_PAR:
         raise ValueError(f"dense par must be one of {DENSE_PAR}, not {par!r}")
-    M, N = acc.shape
-    nb = acc.op.reads()[1].shape[-1] if len(acc.op.reads()) > 1 else 16
-    nb = nb if N % nb == 0 else 1
+    M, N = out.shape
+    if nb is None:
+        nb = acc.op.reads()[1].shape[-1] if len(acc.op.reads()) > 1 else 16
+        nb = nb if N % nb == 0 else 1
     if out is acc:
         acc = s.cache_write(acc, "local")
     m_tile = _row_tile(M, mr)
@@ -126,26 +133,33 @@ BPACK = "bpack"
 
 
 def pack_batch_b(b_fn, shape, nb: int, name: str = BPACK):
-    """The run-time packing of an activation B: ``bp[B, N/nb, K, nb] = b(bb, k, jo*nb + ji)``.
+    """The run-time packing of an activation B: ``bp[B, ceil(N/nb), K, nb] =
+    b(bb, k, jo*nb + ji)``, zero past column N.
 
     ``b_fn(bb, k, j)`` reads B[B, K, N] (``shape``); the packed copy lets the micro-kernel
     read ``nb`` columns contiguously at every k, as the dense weight packed at compile time.
 
     Raises:
-        ValueError: N is not a multiple of ``nb``.
+        ValueError: a stage name that does not start with :data:`BPACK` (the schedule
+            finds the packing by it).
     """
+    from compiler.tir import ir
     B, K, N = shape
-    if N % nb:
-        raise ValueError(f"pack_batch_b: N ({N}) must be a multiple of the panel width nb ({nb})")
     if not name.startswith(BPACK):
         raise ValueError(f"pack_batch_b: the stage name must start with {BPACK!r}, not {name!r}")
-    return te.compute((B, N // nb, K, nb), lambda bb, jo, k, ji: b_fn(bb, k, jo * nb + ji),
-                      name=name)
+    zero = ir.const(0.0, "float32")
+
+    def f(bb, jo, k, ji):
+        if N % nb == 0:
+            return b_fn(bb, k, jo * nb + ji)
+        return te.if_then_else(jo * nb + ji < N, b_fn(bb, k, jo * nb + ji), zero)
+    return te.compute((B, -(-N // nb), K, nb), f, name=name)
 
 
 def batch_matmul_packed(a_fn, bp, M: int, name="matmul"):
-    """``a(bb, i, k)`` of ``[B, M, K]`` times the packed ``bp[B, N/nb, K, nb]``
-    (:func:`pack_batch_b`) -> ``out[B, M, N]``, float32 accumulation."""
+    """``a(bb, i, k)`` of ``[B, M, K]`` times the packed ``bp[B, ceil(N/nb), K, nb]``
+    (:func:`pack_batch_b`) -> ``out[B, M, ceil(N/nb)*nb]`` (every packed column, so no
+    register tile has a tail; the consumer reads the first N), float32 accumulation."""
     B, Nb, K, nb = bp.shape
     k = te.reduce_axis(K, "k")
     return te.compute((B, M, Nb * nb),
@@ -164,7 +178,7 @@ def schedule_batch_matmul(s, acc, out, mr: int = 4, nb: int = 16):
     width). Unpacked: (batch, row
     tile) in parallel. Packed: the packing runs in parallel over (batch, panel), then the
     tiles in panel order (see :func:`schedule_dense`'s ``"panels"``)."""
-    B, M, N = acc.shape
+    B, M, N = out.shape
     packed = _packed_b(acc)
     if out is acc:
         acc = s.cache_write(acc, "local")

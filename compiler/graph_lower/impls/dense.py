@@ -6,12 +6,13 @@
   the same kernel with the weight packed from ``[K, N]``.
 * ``batch_matmul``: any other ``matmul`` (two activations, numpy broadcasting
   over the batch axes), flattened to ``[B, M, K] @ [B, K, N]``; with ``pack_b`` the
-  right operand is packed into ``[B, N/nb, K, nb]`` panels in the kernel first.
+  right operand is packed into ``[B, ceil(N/nb), K, nb]`` panels in the kernel first.
 
 Knobs (defaults are the hand-picked schedule): ``dense_block`` (nb, a divisor of
-N), ``mr`` (rows per register tile, a cap: ``topi.dense._row_tile``), ``par``
+N, or for a GEMM its panel width, the weight zero-padded up to a multiple), ``mr``
+(rows per register tile, a cap: ``topi.dense._row_tile``), ``par``
 (``topi.dense.DENSE_PAR``: ``"tiles"``, ``"rows"`` or ``"panels"``), ``nb``
-(batch_matmul columns per register tile, a cap likewise).
+(batch_matmul columns per register tile, a cap likewise), ``pack_b``.
 
 Default point: for a matrix-vector-like product (M < ``GEMM_MIN_ROWS`` rows) the
 historical one, a one-vector block (``topi.dense.dense_block``), mr 4, ``"tiles"``.
@@ -27,6 +28,7 @@ import numpy as np
 
 from compiler import te
 from compiler.graph import Op
+from compiler.tir import ir
 from compiler.topi import dense as tdense
 from compiler.topi import injective as inj
 from compiler.topi.injective import Lazy
@@ -43,21 +45,21 @@ GEMM_MIN_ROWS = 64
 
 def _gemm_block(N: int, lanes: int) -> "tuple[int, int] | None":
     """(nb, mr) of a 16-accumulator register tile on AVX-512 (``lanes`` 16: 32 vector
-    registers), the widest panel that divides N (4 vectors x 4 rows, else 2 x 8); None
-    if neither does or the target has narrower vectors (16 registers: the old tile)."""
-    if lanes < 16:
+    registers): 4 vectors x 4 rows or 2 x 8, whichever pads N less (N = 1000: 64, one
+    partial panel of 40; N = 80: 32), 4 x 4 on a tie; None for N under 2 vectors or on
+    targets with narrower vectors (16 registers: the old tile)."""
+    if lanes < 16 or N < 2 * lanes:
         return None
-    for vecs, mr in ((4, 4), (2, 8)):
-        if N % (vecs * lanes) == 0:
-            return vecs * lanes, mr
-    return None
+    tiles = ((4 * lanes, 4), (2 * lanes, 8))
+    return min(tiles, key=lambda t: -(-N // t[0]) * t[0])
 
 
 def _dense_space(w, M: int, N: int) -> ConfigSpace:
     lanes = w.target.vector_lanes(32)
-    blocks = tuple(b for b in (4 * lanes, 2 * lanes, 16, 8, 4, 2, 1) if N % b == 0)
-    blocks = tuple(dict.fromkeys(blocks))
     gemm = _gemm_block(N, lanes) if M >= GEMM_MIN_ROWS else None
+    blocks = tuple(b for b in (4 * lanes, 2 * lanes, 16, 8, 4, 2, 1)
+                   if N % b == 0 or (gemm and b == gemm[0]))
+    blocks = tuple(dict.fromkeys(blocks))
     nb, mr, par = (gemm + ("panels",)) if gemm else (tdense.dense_block(N), 4, "tiles")
     return ConfigSpace((Knob("dense_block", blocks, nb), Knob("mr", _MR.candidates, mr),
                         Knob("par", tdense.DENSE_PAR, par)))
@@ -68,15 +70,18 @@ def _rows(shape) -> int:
 
 
 def _schedule_dense(s, acc, out, cfg):
-    tdense.schedule_dense(s, acc, out, cfg["mr"], cfg["par"])
+    tdense.schedule_dense(s, acc, out, cfg["mr"], cfg["par"], cfg["dense_block"])
 
 
 def _lead_view(acc, shape):
-    """Graph-shaped Lazy over a 2-D [M, N] accumulator (leading axes flattened into M)."""
-    return inj.reshape(Lazy.of(acc), shape)
+    """Graph-shaped Lazy over a 2-D [M, N'] accumulator (leading axes flattened into M;
+    N' >= N, the graph's last axis: the columns past N are a padded panel's)."""
+    M, N = acc.shape[0], shape[-1]
+    return inj.reshape(Lazy((M, N), acc.dtype, lambda i, j: acc[i, j]), shape)
 
 
 def _dense_compute(x2: Lazy, w, name):
+    """[M, ceil(N/nb)*nb]: every column of the packed weight, so no tile has a tail."""
     M, K = x2.shape
     Nb, _, nb = w.shape
     k = te.reduce_axis(K, "k")
@@ -98,7 +103,13 @@ def _dense(b, n, a, cfg):
         wt = b.tensor_of(a[1], "w")
         N = wt.shape[0]
         nb = cfg["dense_block"]
-        w = te.compute((N // nb, K, nb), lambda jo, k, ji: wt[jo * nb + ji, k], name=b.fresh("wpack"))
+        zero = ir.const(0.0, wt.dtype)
+
+        def wpack(jo, k, ji):              # zero rows past N (a padded block)
+            if N % nb == 0:
+                return wt[jo * nb + ji, k]
+            return te.if_then_else(jo * nb + ji < N, wt[jo * nb + ji, k], zero)
+        w = te.compute((-(-N // nb), K, nb), wpack, name=b.fresh("wpack"))
         b.workspace.append(w)
     acc = _dense_compute(x2, w, b.fresh("dense"))
     return _lead_view(acc, n.shape), acc
@@ -125,8 +136,8 @@ def _matmul_dense(b, n, a, cfg):
 
 
 def _batch_matmul_space(w) -> ConfigSpace:
-    """mr, nb (caps) and ``pack_b`` (pack B into ``[B, N/nb, K, nb]`` panels at run time,
-    where nb divides N). Default: the GEMM tile of :func:`_gemm_block` with packing for
+    """mr, nb (caps) and ``pack_b`` (pack B into ``[B, ceil(N/nb), K, nb]`` panels at run
+    time, zero-padded). Default: the GEMM tile of :func:`_gemm_block` with packing for
     M >= ``GEMM_MIN_ROWS`` on AVX-512, else the historical 4 x 16 unpacked."""
     sa, sb = w.node.src[0].shape, w.node.src[1].shape
     M = sa[-2] if len(sa) > 1 else 1
@@ -161,11 +172,12 @@ def _batch_matmul(b, n, a, cfg):
             return inj.broadcast_read(x, full, list(idx) + [i, j])
         return Lazy((B,) + tuple(shape[-2:]), x.dtype, f)
     A3, B3 = operand(xa, sa), operand(xb, sb)
-    if cfg["pack_b"] and N % cfg["nb"] == 0:
+    if cfg["pack_b"]:
         bp = tdense.pack_batch_b(B3, (B, K, N), cfg["nb"], name=b.fresh(tdense.BPACK))
         b.workspace.append(bp)
         acc = tdense.batch_matmul_packed(A3, bp, M, name=b.fresh("matmul"))
-        return inj.reshape(Lazy.of(acc), n.shape), acc
+        view = Lazy((B, M, N), acc.dtype, lambda bb, i, j: acc[bb, i, j])   # padded columns off
+        return inj.reshape(view, n.shape), acc
     k = te.reduce_axis(K, "k")
     acc = te.compute((B, M, N), lambda bb, i, j: te.sum(A3(bb, i, k) * B3(bb, k, j), axis=k),
                      name=b.fresh("matmul"))

@@ -28,7 +28,9 @@ def _mm(M, K, N):
 @pytest.mark.parametrize("M,N,target,default", [
     (128, 128, AVX512, {"dense_block": 64, "mr": 4, "par": "panels"}),   # 4 rows x 4 zmm
     (128, 96, AVX512, {"dense_block": 32, "mr": 8, "par": "panels"}),    # 8 rows x 2 zmm
-    (128, 80, AVX512, {"dense_block": 16, "mr": 4, "par": "tiles"}),     # no 32-wide panel
+    (128, 80, AVX512, {"dense_block": 32, "mr": 8, "par": "panels"}),    # 96 = 80 padded
+    (128, 1000, AVX512, {"dense_block": 64, "mr": 4, "par": "panels"}),  # 1024 = 1000 padded
+    (128, 16, AVX512, {"dense_block": 16, "mr": 4, "par": "tiles"}),     # under 2 vectors
     (GEMM_MIN_ROWS - 1, 128, AVX512, {"dense_block": 16, "mr": 4, "par": "tiles"}),
     (128, 128, AVX2, {"dense_block": 16, "mr": 4, "par": "tiles"}),      # 16 registers
 ])
@@ -54,16 +56,18 @@ def _run_matmul(M, K, N):
     (100, 50, 96),      # 8 x 32 tile capped to 5 rows (a divisor of 100)
     (67, 17, 64),       # M prime: 4-row tiles and a 3-row tail
     (1021, 8, 64),      # M prime, many tiles in parallel and the tail
-    (72, 9, 80),        # N no multiple of 32: the one-vector block
+    (72, 9, 80),        # N no multiple of 32: a padded 32-wide panel, a 16-wide tail
+    (64, 8, 1000),      # 15 panels of 64 and a 40-wide tail
+    (64, 8, 24),        # N under 2 vectors: the one-vector block
 ])
 def test_gemm_matches_numpy(M, K, N):
     got, want = _run_matmul(M, K, N)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
 
 
-@pytest.mark.parametrize("M", [96, 97])
-def test_dense_with_bias_in_panel_order_matches_numpy(M):
-    K, N = 40, 64
+@pytest.mark.parametrize("M,N", [(96, 64), (97, 100)])
+def test_dense_with_bias_in_panel_order_matches_numpy(M, N):
+    K = 40
     rng = np.random.default_rng(3)
     x = rng.standard_normal((M, K)).astype(np.float32)
     w = rng.standard_normal((N, K)).astype(np.float32)
@@ -88,7 +92,8 @@ def test_activation_product_default_packs_b():
 @pytest.mark.parametrize("sa,sb", [
     ((2, 128, 33), (2, 33, 64)),      # packed 4 x 64 tiles, two batches
     ((3, 100, 20), (20, 96)),         # broadcast right operand, 8 x 32 tile capped to 5 rows
-    ((70, 16), (16, 40)),             # N = 40: no panel, the unpacked kernel
+    ((70, 16), (16, 40)),             # N = 40: one padded 64-wide panel
+    ((70, 16), (16, 24)),             # N under 2 vectors: the unpacked kernel
     ((2, 67, 5), (2, 5, 64)),         # M prime: a partial row tile per batch
 ])
 def test_activation_product_matches_numpy(sa, sb):
@@ -101,4 +106,18 @@ def test_activation_product_matches_numpy(sa, sb):
     m.set_input("b", b)
     m.run()
     want = a @ b
+    np.testing.assert_allclose(m.get_output(0), want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
+
+
+def test_dense_with_a_computed_weight_pads_it_in_the_kernel():
+    M, K, N = 80, 12, 100                # 100 columns: panels of 64 and a 36-wide tail
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((M, K)).astype(np.float32)
+    w = rng.standard_normal((N, K)).astype(np.float32)
+    xi, wi = input_node("x", (M, K)), input_node("w", (N, K))
+    m = load_module(build_model(Graph((xi, wi), (make(Op.DENSE, xi, wi),), ("y",))))
+    m.set_input("x", x)
+    m.set_input("w", w)
+    m.run()
+    want = x @ w.T
     np.testing.assert_allclose(m.get_output(0), want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
