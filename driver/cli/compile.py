@@ -223,6 +223,12 @@ def _bf16_report(model, target, shapes, cm) -> None:
             click.echo(f"  bf16: {n_bf16} of {len(mine)} {what} built in bf16"
                        + ("" if n_bf16 == len(mine) else
                           f" (the others stay fp32: {_BF16_NEEDS[op]})"))
+    rule = cm.stats.get("bf16")
+    if rule and rule["fp32_prefix"]:
+        click.echo(f"  bf16: the first {rule['fp32_prefix']} of {rule['candidates']} bf16-able "
+                   f"layers kept fp32 ({', '.join(rule['fp32_layers'])}): emulated cosine "
+                   f"{rule['emulated_cosine']:.6f} >= {rule['target_cosine']} "
+                   "(compiler.graph_lower.bf16_accuracy)")
     if not parse_target(target).is_host:
         click.echo(f"  bf16 accuracy check skipped: --target {target} does not run on this host")
         return
