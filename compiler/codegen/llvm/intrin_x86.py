@@ -125,13 +125,19 @@ def _tile_config(module: ir.Module) -> ir.GlobalVariable:
     return g
 
 
+def _configures_tiles(fn: ir.Function) -> bool:
+    """Whether ``fn``'s entry block loads the tile configuration."""
+    return bool(fn.blocks) and any(
+        getattr(getattr(i, "callee", None), "name", "") == "llvm.x86.ldtilecfg"
+        for i in fn.entry_basic_block.instructions)
+
+
 def _configure_tiles(b: ir.IRBuilder, module: ir.Module) -> None:
     """``ldtilecfg`` once per function, at the end of its entry block (which dominates every
     tile instruction). The tile configuration is per thread, and an outlined parallel body
     is a function of its own, so each thread that runs tile code configures first."""
     entry = b.function.entry_basic_block
-    if any(getattr(getattr(i, "callee", None), "name", "") == "llvm.x86.ldtilecfg"
-           for i in entry.instructions):
+    if _configures_tiles(b.function):
         return
     ptr = ir.IntType(8).as_pointer()
     eb = ir.IRBuilder(entry)
@@ -142,10 +148,14 @@ def _configure_tiles(b: ir.IRBuilder, module: ir.Module) -> None:
 
 
 def release_tiles(b: ir.IRBuilder, module: ir.Module) -> None:
-    """``tilerelease`` (tiles back to their initial state) where ``b`` stands, if the module
-    uses AMX tiles; the code generator calls it before a kernel returns. Release on a
-    thread without tile state is a no-op."""
-    if "llvm.x86.ldtilecfg" in module.globals:
+    """``tilerelease`` (tiles back to their initial state) where ``b`` stands, if the
+    function there or one of its outlined parallel bodies (``<name>.parallel<i>``) used AMX
+    tiles; the code generator calls it before a kernel returns. (The pool's other threads
+    keep their configuration until their next kernel; release where no tiles are
+    configured is a no-op.)"""
+    fn = b.function
+    if any(_configures_tiles(f) for f in module.functions
+           if f is fn or f.name.startswith(fn.name + ".parallel")):
         b.call(_declare(module, "llvm.x86.tilerelease", ir.VoidType(), []), [])
 
 
