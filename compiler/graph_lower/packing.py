@@ -23,8 +23,8 @@ kind                    from                        to
                                                     G g G^T (``compiler.topi.winograd``)
 ======================  ==========================  =====================================
 
-(the bf16 layouts: ``compiler.topi.x86_bf16``, ``compiler.topi.x86_amx``; ``ob``/``nb`` must divide O/N for the
-fp32 ones, the bf16 ones pad with zeros and take the block 16.)
+(the bf16 layouts: ``compiler.topi.x86_bf16``, ``compiler.topi.x86_amx``; ``ob``/``nb``
+must divide O/N for the fp32 ones, the bf16 ones pad with zeros and take the block 16.)
 """
 from __future__ import annotations
 

@@ -82,7 +82,8 @@ def test_amx_target_picks_tile_kernels(kind, tmp_path):
     if HOST_AMX:
         load_module(cm)(np.zeros((1, 3, 16, 16), np.float32))
         return
-    with pytest.raises(RuntimeModuleError, match=r"needs CPU feature amx-.*which this machine lacks"):
+    with pytest.raises(RuntimeModuleError,
+                       match=r"needs CPU feature amx-.*which this machine lacks"):
         load_module(cm)
     # past the feature check, the kernel refuses the tile state: driver.runtime.amx says so
     flags = {cpu_features.CPUINFO_NAME.get(f[1:], f[1:])
