@@ -4,8 +4,8 @@
 topological order with the op's numpy reference (`compiler.graph.opdefs`);
 FUSED nodes run their body recursively. An optional `args_hook(node, args) ->
 args` rewrites a node's input arrays before it runs (emulations of reduced
-precision use it: `compiler.graph_lower.bf16_accuracy`). Intermediate arrays are dropped once
-their last consumer ran, so peak memory follows the live set.
+precision use it: `compiler.graph_lower.bf16_accuracy`). Intermediate arrays are
+dropped once their last consumer ran, so peak memory follows the live set.
 """
 
 from __future__ import annotations
