@@ -10,7 +10,8 @@ accumulator row.
 
 :data:`INT8_PATHS` is the registry of CPU int8 implementations, highest priority first,
 each applicable where the target has its CPU features (``Target.features``, which the
-module manifest records): ``vnni512`` (AVX512-VNNI), ``vnni256`` (AVX-VNNI), and the plain
+module manifest records): ``amx`` (AMX tiles for the convs, ``compiler.quant.kernels_amx``;
+VNNI for the rest), ``vnni512`` (AVX512-VNNI), ``vnni256`` (AVX-VNNI), and the plain
 widening path of ``compiler.quant.kernels`` (every CPU). :func:`select` picks one.
 """
 from __future__ import annotations
@@ -23,7 +24,7 @@ import numpy as np
 from compiler import te
 from compiler.topi import x86_int8 as vnni
 
-from . import kernels
+from . import kernels, kernels_amx
 from .kernels import _clip8, _kernel, _out_table, _requant
 from .qgraph import QNode
 
@@ -112,6 +113,8 @@ def _vnni(lanes: int, name: str, features: tuple[str, ...]) -> Int8Path:
 
 #: CPU int8 paths, highest priority first; the last, plain widening, applies everywhere
 INT8_PATHS: tuple = (
+    Int8Path("amx", ("+amx-int8", "+amx-tile", "+avx512vnni", "+avx512f"), kernels_amx.conv2d,
+             lambda *a, name="dense": dense(*a, lanes=16, name=name)),
     _vnni(16, "vnni512", ("+avx512vnni", "+avx512f")),
     _vnni(8, "vnni256", ("+avxvnni",)),
     Int8Path("plain", (), kernels.conv2d, kernels.dense),

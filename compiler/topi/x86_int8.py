@@ -16,8 +16,9 @@ Layouts (``L`` = accumulator lanes: 16 for 512-bit, 8 for 256-bit):
     dense weight (O, C) int8 -> ``[ceil(O/L), ceil(C/4), L, 4]`` int8
     accumulator  ``[N, ceil(O/L), OH, OW, L]`` int32 (dense: ``[M, ceil(O/L), L]``)
 
-The requantizing epilogue is the caller's (``compiler.quant.kernels_x86``), computed per
-output row right after its accumulator tile (``compute_at``).
+The conv accumulator is ``compiler.topi.x86_dot.conv2d_acc`` (groups of 4, int32), shared
+with bf16. The requantizing epilogue is the caller's (``compiler.quant.kernels_x86``),
+computed per output row right after its accumulator tile (``compute_at``).
 """
 from __future__ import annotations
 
@@ -26,6 +27,8 @@ import numpy as np
 from compiler import te
 from compiler.codegen.llvm import intrin_x86  # noqa: F401  (registers the x86 call names)
 from compiler.tir import ir
+
+from .x86_dot import conv2d_acc  # noqa: F401  (int8 callers: conv2d_acc(xu, w, strides, name=))
 
 #: activation offset making int8 unsigned for vpdpbusd (u8 x s8)
 OFFSET = 128
@@ -116,19 +119,6 @@ def offset_input(x: te.Tensor, padding=(0, 0), name="xu") -> te.Tensor:
         v = shifted(x[n, c * 4 + ci, h - ph, w - pw])
         return te.if_then_else(ir.logical_and(*conds), v, one28) if conds else v
     return te.compute((N, -(-C // 4), H + 2 * ph, W + 2 * pw, 4), f, name=name)
-
-
-def conv2d_acc(xu: te.Tensor, w: te.Tensor, strides, name="conv_acc") -> te.Tensor:
-    """int32 ``[N, O/L, OH, OW, L]``: sum over (c, kh, kw, ci) of xu * w (layouts above)."""
-    N, C4, Hp, Wp, _ = xu.shape
-    Ob, _, KH, KW, L, _ = w.shape
-    sh, sw = strides
-    OH, OW = (Hp - KH) // sh + 1, (Wp - KW) // sw + 1
-    c, kh, kw, ci = (te.reduce_axis(C4, "c"), te.reduce_axis(KH, "kh"), te.reduce_axis(KW, "kw"),
-                     te.reduce_axis(4, "ci"))
-    return te.compute((N, Ob, OH, OW, L), lambda n, o, oh, ow, oi: te.sum(
-        te.cast(xu[n, c, oh * sh + kh, ow * sw + kw, ci], "int32")
-        * te.cast(w[o, c, kh, kw, oi, ci], "int32"), axis=(c, kh, kw, ci)), name=name)
 
 
 def dense_acc(xu: te.Tensor, w: te.Tensor, name="dense_acc") -> te.Tensor:
