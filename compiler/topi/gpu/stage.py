@@ -114,22 +114,50 @@ def _bind_threads(st, axes: list, t: Tensor, tile: int, threads: int):
     return ti
 
 
-def schedule_stage(out: Tensor, reductions: list, threads: int = 256, tile: int = 1):
+#: ``unroll`` values of the templates: which loops are unrolled
+UNROLL = ("tile", "none", "reduce")   # the per-thread tile (today); nothing; the tile and the
+                                      # innermost reduce loop of a per-thread reduction
+
+
+def _check_unroll(unroll: str) -> None:
+    if unroll not in UNROLL:
+        raise ValueError(f"unroll must be one of {UNROLL}, not {unroll!r}")
+
+
+def _unroll_reduction(sr, r: Tensor, unroll: str) -> None:
+    """Unroll the innermost reduce loop of stage ``sr`` (tensor ``r``) if ``unroll`` asks."""
+    if unroll == "reduce" and r.op.reduce_axis:
+        sr.unroll(r.op.reduce_axis[-1])
+
+
+def schedule_stage(out: Tensor, reductions: list, threads: int = 256, tile: int = 1,
+                   vector: int = 1, unroll: str = "tile"):
     """A schedule of ``out`` (one thread per output element, or ``tile`` output channels of a
-    packed conv per thread) with ``reductions`` computed per thread in registers."""
+    packed conv per thread) with ``reductions`` computed per thread in registers.
+
+    ``vector`` (1, 2 or 4): elements of the last axis per thread, as one vector access, for a
+    stage without reductions whose last axis it divides (other stages ignore it).
+    ``unroll``: one of :data:`UNROLL`. Raises ValueError for another ``unroll``."""
+    _check_unroll(unroll)
     if out.op.reduce_axis:     # a root reduction: accumulate in registers, one output a thread
-        return schedule_partial(out, threads, 1)
+        return schedule_partial(out, threads, 1, unroll)
     s = te.create_schedule(out)
     st = s[out]
     axes = list(out.op.axis)
-    inner = None
+    inner = vec = None
     if tile > 1:
         oo, inner = st.split(axes[1], factor=tile)
         st.reorder(axes[0], oo, axes[2], axes[3], inner)
         axes = [axes[0], oo, axes[2], axes[3]]
+    elif vector > 1 and not reductions and axes and axes[-1].extent % vector == 0:
+        lo, vec = st.split(axes[-1], factor=vector)
+        axes = axes[:-1] + [lo]
+        tile = vector
     ti = _bind_threads(st, axes, out, tile, threads)
-    if inner is not None:
+    if inner is not None and unroll != "none":
         st.unroll(inner)
+    if vec is not None:
+        st.vectorize(vec)
     for r in reductions:
         s[r].set_scope("local")
         s[r].compute_at(st, ti)
@@ -137,7 +165,9 @@ def schedule_stage(out: Tensor, reductions: list, threads: int = 256, tile: int 
             # reduce loops outside the channel block: one input load feeds `tile` accumulators
             sp, red = list(r.op.axis), list(r.op.reduce_axis)
             s[r].reorder(*sp[:-1], *red, sp[-1])
-            s[r].unroll(sp[-1])
+            if unroll != "none":
+                s[r].unroll(sp[-1])
+        _unroll_reduction(s[r], r, unroll)
     return s
 
 
@@ -191,10 +221,12 @@ def replace_reads(t: Tensor, old: Tensor, new: Tensor) -> Tensor:
     return ComputeOp(t.op.name, t.op.axis, t.op.reduce_axis, rewrite_expr(t.op.body, fn)).output
 
 
-def schedule_partial(partial: Tensor, threads: int = 256, tile: int = 1):
+def schedule_partial(partial: Tensor, threads: int = 256, tile: int = 1, unroll: str = "tile"):
     """A root reduction ``partial`` accumulated in registers (``cache_write`` "local",
     ``compute_at`` the thread loop) with ``tile`` elements of its last axis per thread and
-    the reduce loops outside them, so each loaded input feeds ``tile`` accumulators."""
+    the reduce loops outside them, so each loaded input feeds ``tile`` accumulators.
+    ``unroll``: one of :data:`UNROLL` (ValueError otherwise)."""
+    _check_unroll(unroll)
     s = te.create_schedule(partial)
     cache = s.cache_write(partial, "local")
     st = s[partial]
@@ -204,12 +236,13 @@ def schedule_partial(partial: Tensor, threads: int = 256, tile: int = 1):
         lo, inner = st.split(axes[-1], factor=tile)
         axes = axes[:-1] + [lo]
     ti = _bind_threads(st, axes, partial, tile, threads)
-    if inner is not None:
+    if inner is not None and unroll != "none":
         st.unroll(inner)
     sc = s[cache]
     sc.compute_at(st, ti)
     sp = list(cache.op.axis)
     sc.reorder(*sp[:-1], *cache.op.reduce_axis, sp[-1])
-    if tile > 1:
+    if tile > 1 and unroll != "none":
         sc.unroll(sp[-1])
+    _unroll_reduction(sc, cache, unroll)
     return s
