@@ -31,10 +31,11 @@ import time
 from dataclasses import dataclass
 
 from compiler import te
-from compiler.graph import Graph
+from compiler.graph import Graph, Op
 from compiler.te.tensor import PlaceholderOp, tensors_read
 
 from .build import CompiledModel, _nbytes, graph_outputs, plan_calls
+from .lower import signature
 from .gpu_space import AUTO, StageInfo, space_of, value
 from .space import Config, ConfigSpace
 
@@ -183,8 +184,12 @@ def _arg(x, index):
 
 
 def compile_graph_gpu(graph: Graph, params: dict, memory_plan, target: str = "cuda",
-                      progress=None) -> CompiledModel:
+                      progress=None, tuning=None) -> CompiledModel:
     """Lower every group to GPU kernels, print them into one source, compile it (cuda).
+
+    ``tuning`` (a ``compiler.autotune.TuningContext``, or None) gives each group the config
+    of the best record measured on this machine's device of ``target``'s kind
+    (``TuningContext.config_for_gpu``); other groups take the default point.
 
     Raises:
         ValueError: an unknown target, or a graph that is not fully fused.
@@ -195,11 +200,17 @@ def compile_graph_gpu(graph: Graph, params: dict, memory_plan, target: str = "cu
     kind, arch = parse_gpu_target(target)
     t0 = time.perf_counter()
     kernels, calls, out_params, _ = plan_calls(graph, params, memory_plan, progress)
-    todo = list(kernels.values())
+    device = None
+    if tuning:
+        from compiler.autotune.gpu_task import gpu_target_record
+        device = gpu_target_record(target)
+    node_of = {signature(n): n for n in graph.nodes() if n.op is Op.FUSED}
+    todo = list(kernels.items())
     it = progress(todo, len(todo), "lowering") if progress else todo
     stages, extras = {}, {}
-    for kname, kdef in it:
-        stages[kname], extras[kname] = gpu_stages(kdef, kname)
+    for sig, (kname, kdef) in it:
+        cfg = tuning.config_for_gpu(node_of[sig], kdef, device) if tuning is not None else None
+        stages[kname], extras[kname] = gpu_stages(kdef, kname, cfg)
     t2 = time.perf_counter()
     funcs = [st.func for sts in stages.values() for st in sts]
     if kind == "cuda":
