@@ -137,6 +137,8 @@ def gpu_stages(kdef, kname: str, config: "Config | None" = None) -> tuple[list, 
     index = {t: i for i, t in enumerate(args)}
     cut_stages, orig = _cut_stages(kdef)
     threads, unroll = value(config, "threads"), value(config, "unroll")
+    adapt = threads == AUTO
+    threads = 256 if adapt else threads
     tile_v, split_v, ptile_v = value(config, "tile"), value(config, "split_k"), value(config, "ptile")
     extra: list = []
     stages = []
@@ -169,10 +171,10 @@ def gpu_stages(kdef, kname: str, config: "Config | None" = None) -> tuple[list, 
                 total = replace_reads(total, partial, ph)
                 out, reds = replace_reads(out, acc, total), [total]
                 reads = placeholders([partial])
-                func = lower(schedule_partial(partial, threads, tile_p, unroll), reads + [partial],
+                func = lower(schedule_partial(partial, threads, tile_p, unroll, adapt), reads + [partial],
                              f"{kname}_s{j}p")
                 stages.append(GpuStage(func, [_arg(where(y), index) for y in reads] + [orig[ph]]))
-        s = schedule_stage(out, reds, threads, tile, value(config, "vector"), unroll)
+        s = schedule_stage(out, reds, threads, tile, value(config, "vector"), unroll, adapt)
         reads = placeholders([out, *reds])
         func = lower(s, reads + [out], f"{kname}_s{j}")
         stages.append(GpuStage(func, [_arg(where(y), index) for y in reads] + [index[t]]))

@@ -6,8 +6,8 @@ holds the knobs that apply to some of those stages, one value for the whole grou
 ==========  ==========================================================  ==========
 knob        what it sets                                                default
 ==========  ==========================================================  ==========
-threads     block tile: threads per block at most (``_bind_threads``      256
-            still halves it for small stages)
+threads     block tile: threads per block (at most the stage's threads);  "auto"
+            "auto" is 256, halved down to 64 for small grids
 tile        thread tile: output channels of a packed conv per thread     "auto"
 split_k     parts of a split-K reduction (1: none)                       "auto"
 ptile       thread tile of the split-K partial sums (last axis)          "auto"
@@ -16,8 +16,8 @@ unroll      ``topi.gpu.stage.UNROLL``: the tile loops, none, or the      "tile"
             tile and the innermost reduce loop as well
 ==========  ==========================================================  ==========
 
-``"auto"`` is today's heuristic for that stage (``conv_tile``, ``split_k_factor``,
-4 where the last axis allows it), so the default point prints today's kernels
+``"auto"`` is today's heuristic for that stage (``_bind_threads``'s adaptive block,
+``conv_tile``, ``split_k_factor``, 4 where the last axis allows it), so the default point prints today's kernels
 exactly. A knob appears only where the group has a stage it changes, with the
 candidates every such stage accepts. Each knob is one :class:`GpuKnob` entry of
 :data:`KNOBS`: a new knob is a new entry, and ``gpu_stages`` reads it by name.
@@ -84,7 +84,7 @@ class GpuKnob:
 
 
 def _threads(stages):
-    return (64, 128, 256, 512, 1024)
+    return (AUTO, 64, 128, 256, 512, 1024)
 
 
 def _tile(stages):
@@ -113,7 +113,7 @@ def _unroll(stages):
 
 #: the knobs, in the order of the space
 KNOBS = (
-    GpuKnob("threads", _threads, 256),
+    GpuKnob("threads", _threads, AUTO),
     GpuKnob("tile", _tile, AUTO),
     GpuKnob("split_k", _split_k, AUTO),
     GpuKnob("ptile", _ptile, AUTO),

@@ -92,10 +92,11 @@ def conv_tile(out: Tensor, reductions: list, min_threads: int = 32768) -> int:
     return max(t, 1)
 
 
-def _bind_threads(st, axes: list, t: Tensor, tile: int, threads: int):
+def _bind_threads(st, axes: list, t: Tensor, tile: int, threads: int, adapt: bool = True):
     """Fuse ``axes`` of stage ``st`` (of tensor ``t``, ``tile`` elements a thread) into one
     loop and bind it to ``blockIdx.x`` x ``threadIdx.x``: at most ``threads`` threads a
-    block, fewer (down to 64) while the grid would have under ``MIN_BLOCKS`` blocks.
+    block (no more than the stage has, rounded up to a power of two), and with ``adapt``
+    fewer (down to 64) while the grid would have under ``MIN_BLOCKS`` blocks.
     Returns the thread loop (where per-thread stages are computed at)."""
     n = 1
     for a in t.op.axis:
@@ -106,7 +107,7 @@ def _bind_threads(st, axes: list, t: Tensor, tile: int, threads: int):
                          "keep a reduced axis (keepdims=1) or compile for a CPU target")
     f = st.fuse(*axes) if len(axes) > 1 else axes[0]
     threads = min(threads, max(32, 1 << (n - 1).bit_length()))
-    while threads > 64 and -(-n // threads) < MIN_BLOCKS:   # spread small stages over more SMs
+    while adapt and threads > 64 and -(-n // threads) < MIN_BLOCKS:   # spread small stages
         threads //= 2
     bo, ti = st.split(f, factor=threads)
     st.bind(bo, te.thread_axis("blockIdx.x"))
@@ -131,16 +132,17 @@ def _unroll_reduction(sr, r: Tensor, unroll: str) -> None:
 
 
 def schedule_stage(out: Tensor, reductions: list, threads: int = 256, tile: int = 1,
-                   vector: int = 1, unroll: str = "tile"):
+                   vector: int = 1, unroll: str = "tile", adapt: bool = True):
     """A schedule of ``out`` (one thread per output element, or ``tile`` output channels of a
     packed conv per thread) with ``reductions`` computed per thread in registers.
 
     ``vector`` (1, 2 or 4): elements of the last axis per thread, as one vector access, for a
     stage without reductions whose last axis it divides (other stages ignore it).
-    ``unroll``: one of :data:`UNROLL`. Raises ValueError for another ``unroll``."""
+    ``unroll``: one of :data:`UNROLL`; ``adapt``: as ``_bind_threads`` (False: ``threads`` a
+    block whatever the grid). Raises ValueError for another ``unroll``."""
     _check_unroll(unroll)
     if out.op.reduce_axis:     # a root reduction: accumulate in registers, one output a thread
-        return schedule_partial(out, threads, 1, unroll)
+        return schedule_partial(out, threads, 1, unroll, adapt)
     s = te.create_schedule(out)
     st = s[out]
     axes = list(out.op.axis)
@@ -153,7 +155,7 @@ def schedule_stage(out: Tensor, reductions: list, threads: int = 256, tile: int 
         lo, vec = st.split(axes[-1], factor=vector)
         axes = axes[:-1] + [lo]
         tile = vector
-    ti = _bind_threads(st, axes, out, tile, threads)
+    ti = _bind_threads(st, axes, out, tile, threads, adapt)
     if inner is not None and unroll != "none":
         st.unroll(inner)
     if vec is not None:
@@ -221,11 +223,12 @@ def replace_reads(t: Tensor, old: Tensor, new: Tensor) -> Tensor:
     return ComputeOp(t.op.name, t.op.axis, t.op.reduce_axis, rewrite_expr(t.op.body, fn)).output
 
 
-def schedule_partial(partial: Tensor, threads: int = 256, tile: int = 1, unroll: str = "tile"):
+def schedule_partial(partial: Tensor, threads: int = 256, tile: int = 1, unroll: str = "tile",
+                     adapt: bool = True):
     """A root reduction ``partial`` accumulated in registers (``cache_write`` "local",
     ``compute_at`` the thread loop) with ``tile`` elements of its last axis per thread and
     the reduce loops outside them, so each loaded input feeds ``tile`` accumulators.
-    ``unroll``: one of :data:`UNROLL` (ValueError otherwise)."""
+    ``unroll``: one of :data:`UNROLL` (ValueError otherwise); ``adapt`` as ``_bind_threads``."""
     _check_unroll(unroll)
     s = te.create_schedule(partial)
     cache = s.cache_write(partial, "local")
@@ -235,7 +238,7 @@ def schedule_partial(partial: Tensor, threads: int = 256, tile: int = 1, unroll:
     if tile > 1:
         lo, inner = st.split(axes[-1], factor=tile)
         axes = axes[:-1] + [lo]
-    ti = _bind_threads(st, axes, partial, tile, threads)
+    ti = _bind_threads(st, axes, partial, tile, threads, adapt)
     if inner is not None and unroll != "none":
         st.unroll(inner)
     sc = s[cache]
