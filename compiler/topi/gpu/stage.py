@@ -20,7 +20,7 @@ from __future__ import annotations
 from ... import te
 from ...te.tensor import ComputeOp, PlaceholderOp, Tensor
 from ...tir.ops import Op
-from ...tir.visit import rewrite_expr, substitute
+from ...tir.visit import rewrite_expr, substitute, walk_expr
 
 MIN_BLOCKS = 264   # two blocks per SM of an H100/H200 (132 SMs)
 
@@ -136,8 +136,10 @@ def schedule_stage(out: Tensor, reductions: list, threads: int = 256, tile: int 
     """A schedule of ``out`` (one thread per output element, or ``tile`` output channels of a
     packed conv per thread) with ``reductions`` computed per thread in registers.
 
-    ``vector`` (1, 2 or 4): elements of the last axis per thread, as one vector access, for a
-    stage without reductions whose last axis it divides (other stages ignore it).
+    ``vector`` (1, 2 or 4): elements of the last axis per thread, for a stage without
+    reductions whose last axis it divides (other stages ignore it); one vector access where
+    the body allows (no branches such as padding or tail guards, no math calls), else an
+    unrolled loop.
     ``unroll``: one of :data:`UNROLL`; ``adapt``: as ``_bind_threads`` (False: ``threads`` a
     block whatever the grid). Raises ValueError for another ``unroll``."""
     _check_unroll(unroll)
@@ -158,8 +160,9 @@ def schedule_stage(out: Tensor, reductions: list, threads: int = 256, tile: int 
     ti = _bind_threads(st, axes, out, tile, threads, adapt)
     if inner is not None and unroll != "none":
         st.unroll(inner)
-    if vec is not None:
-        st.vectorize(vec)
+    if vec is not None:   # GPU printers have no vector math calls (exp, ...): unroll those
+        calls = any(e.op is Op.CALL for e in walk_expr(out.op.body))
+        (st.unroll if calls else st.vectorize)(vec)
     for r in reductions:
         s[r].set_scope("local")
         s[r].compute_at(st, ti)
