@@ -56,4 +56,4 @@ def test_a_damaged_tuning_log_line_is_one_clean_warning(tmp_path):
 
 def test_tuning_log_help_names_every_target_it_applies_to():
     r = run_cli("compile", "--help")
-    assert "LLVM targets and vta: apply, per workload" in " ".join(r.output.split())
+    assert "(CPU, preset or GPU device; others keep the default)" in " ".join(r.output.split())
