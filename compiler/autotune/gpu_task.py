@@ -124,7 +124,8 @@ def gpu_tasks(graph: Graph, target: str) -> list[Task]:
 
 def featurize_gpu(task, config) -> list[float]:
     """Loop-IR statistics summed over the group's kernels, then the knob values (log2 of
-    numbers, -2 for ``"auto"``, the index of an ``unroll`` choice), one slot per knob."""
+    numbers, -2 for ``"auto"``, -1 for 0, the index of an ``unroll`` choice), one slot per
+    knob."""
     from compiler.graph_lower.gpu import gpu_stages
     from compiler.graph_lower.gpu_space import AUTO, KNOBS, value
     from compiler.graph_lower.lower import lower_group

@@ -174,7 +174,8 @@ def gpu_stages(kdef, kname: str, config: "Config | None" = None) -> tuple[list, 
                 func = lower(schedule_partial(partial, threads, tile_p, unroll, adapt), reads + [partial],
                              f"{kname}_s{j}p")
                 stages.append(GpuStage(func, [_arg(where(y), index) for y in reads] + [orig[ph]]))
-        s = schedule_stage(out, reds, threads, tile, value(config, "vector"), unroll, adapt)
+        s = schedule_stage(out, reds, threads, tile, value(config, "vector"), unroll, adapt,
+                           value(config, "shared"))
         reads = placeholders([out, *reds])
         func = lower(s, reads + [out], f"{kname}_s{j}")
         stages.append(GpuStage(func, [_arg(where(y), index) for y in reads] + [index[t]]))

@@ -14,6 +14,8 @@ ptile       thread tile of the split-K partial sums (last axis)          "auto"
 vector      vector width of the stages without reductions (last axis)    1
 unroll      ``topi.gpu.stage.UNROLL``: the tile loops, none, or the      "tile"
             tile and the innermost reduce loop as well
+shared      shared-memory staging of a per-thread reduction's inputs,    0
+            this many iterations of its first reduce axis a step (0: off)
 ==========  ==========================================================  ==========
 
 ``"auto"`` is today's heuristic for that stage (``_bind_threads``'s adaptive block,
@@ -57,6 +59,14 @@ class StageInfo:
         from compiler.topi.gpu.stage import split_k_factor
         if len(self.reds) != 1 or split_k_factor(self.reds[0], 1, min_threads=1 << 62,
                                                  min_chunk=1) == 1:
+            return 0
+        return self.reds[0].op.reduce_axis[0].extent
+
+    @property
+    def staged_axis(self) -> int:
+        """Extent of the first reduce axis of the one reduction computed per thread, whose
+        inputs shared-memory staging would copy (0: the stage has no such reduction)."""
+        if len(self.reds) != 1 or self.out.op.reduce_axis or not self.reds[0].op.reduce_axis:
             return 0
         return self.reds[0].op.reduce_axis[0].extent
 
@@ -107,6 +117,11 @@ def _vector(stages):
     return _pow2_dividing(lasts, 4) if lasts else ()
 
 
+def _shared(stages):
+    ks = [s.staged_axis for s in stages if s.staged_axis]
+    return (0,) + tuple(c for c in (4, 8, 16) if all(k % c == 0 and k > c for k in ks)) if ks else ()
+
+
 def _unroll(stages):
     return UNROLL if any(s.reds or s.out.op.reduce_axis or s.conv_block for s in stages) else ()
 
@@ -119,6 +134,7 @@ KNOBS = (
     GpuKnob("ptile", _ptile, AUTO),
     GpuKnob("vector", _vector, 1),
     GpuKnob("unroll", _unroll, "tile"),
+    GpuKnob("shared", _shared, 0),
 )
 
 

@@ -51,8 +51,8 @@ def test_default_point_prints_the_untuned_kernels(groups):
 def test_spaces_offer_the_knobs_their_stages_use(groups):
     conv = gpu_space(groups["fused_conv2d_add_relu_reshape"][1])
     names = [k.name for k in conv.knobs]
-    assert names == ["threads", "tile", "split_k", "ptile", "vector", "unroll"]
-    assert [k.default for k in conv.knobs] == [AUTO, AUTO, AUTO, AUTO, 1, "tile"]
+    assert names == ["threads", "tile", "split_k", "ptile", "vector", "unroll", "shared"]
+    assert [k.default for k in conv.knobs] == [AUTO, AUTO, AUTO, AUTO, 1, "tile", 0]
     # 16 output channels per packed block: every power of two up to 16 per thread
     assert conv.knobs[1].candidates == (AUTO, 1, 2, 4, 8, 16)
     dense = gpu_space(groups["fused_dense_add"][1])
@@ -62,9 +62,11 @@ def test_spaces_offer_the_knobs_their_stages_use(groups):
 
 
 # one non-default value per knob, on the second conv (split-K applies there), with the
-# other knobs it needs to matter: ptile tiles the split-K partials, unroll=none the tile loops
+# other knobs it needs to matter: ptile tiles the split-K partials, unroll=none the tile loops,
+# shared stages the conv's inputs (without split-K: else it would stage the partial sums)
 KNOB_VALUES = [("threads", 128, {}), ("tile", 4, {}), ("split_k", 2, {}), ("ptile", 2, {"split_k": 4}),
-               ("vector", 2, {}), ("unroll", "reduce", {}), ("unroll", "none", {"tile": 4})]
+               ("vector", 2, {}), ("unroll", "reduce", {}), ("unroll", "none", {"tile": 4}),
+               ("shared", 4, {"split_k": 1}), ("shared", 4, {"split_k": 1, "tile": 4})]
 
 
 @needs_opencl
@@ -74,6 +76,9 @@ def test_each_knob_changes_the_source_and_keeps_the_values(groups, knob, value, 
     space = gpu_space(kdef)
     cfg = space.point(**{knob: value}, **extra)
     assert source(kdef, cfg) != source(kdef, space.point(**extra))
+    if knob == "shared":     # both inputs staged in __local arrays, with barriers around
+        code = source(kdef, cfg)
+        assert code.count("__local float") == 2 and "barrier(CLK_LOCAL_MEM_FENCE)" in code
     payload = {"node": node, "target": "opencl"}
     ref, cand = _Candidate(payload, None), _Candidate(payload, cfg)
     ref.run()
@@ -114,8 +119,13 @@ def test_a_tuned_model_matches_onnxruntime(tmp_path):
 @pytest.mark.skipif(not cuda.nvcc_path(), reason="no nvcc on PATH (CUDA toolkit)")
 def test_cuda_source_at_a_non_default_point_compiles_with_nvcc(groups):
     _, kdef = groups["fused_conv2d_add_relu_reshape"]
-    cfg = gpu_space(kdef).point(threads=128, tile=4, split_k=2, ptile=2, vector=2, unroll="reduce")
+    space = gpu_space(kdef)
+    cfg = space.point(threads=128, tile=4, split_k=2, ptile=2, vector=2, unroll="reduce")
     code = source(kdef, cfg, cuda.CUDAPrinter)
     assert "__launch_bounds__" in code
+    assert cuda.compile_source(code, "tuned", "sm_90", "cubin", compiler="nvcc")[:4] == b"\x7fELF"
+    cfg = space.point(threads=64, tile=2, split_k=1, shared=4)
+    code = source(kdef, cfg, cuda.CUDAPrinter)
+    assert "__shared__" in code and "__syncthreads()" in code
     cubin = cuda.compile_source(code, "tuned", "sm_90", "cubin", compiler="nvcc")
     assert cubin[:4] == b"\x7fELF"
