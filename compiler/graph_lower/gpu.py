@@ -171,8 +171,8 @@ def gpu_stages(kdef, kname: str, config: "Config | None" = None) -> tuple[list, 
                 total = replace_reads(total, partial, ph)
                 out, reds = replace_reads(out, acc, total), [total]
                 reads = placeholders([partial])
-                func = lower(schedule_partial(partial, threads, tile_p, unroll, adapt), reads + [partial],
-                             f"{kname}_s{j}p")
+                sp = schedule_partial(partial, threads, tile_p, unroll, adapt)
+                func = lower(sp, reads + [partial], f"{kname}_s{j}p")
                 stages.append(GpuStage(func, [_arg(where(y), index) for y in reads] + [orig[ph]]))
         s = schedule_stage(out, reds, threads, tile, value(config, "vector"), unroll, adapt,
                            value(config, "shared"))

@@ -6,7 +6,7 @@ holds the knobs that apply to some of those stages, one value for the whole grou
 ==========  ==========================================================  ==========
 knob        what it sets                                                default
 ==========  ==========================================================  ==========
-threads     block tile: threads per block (at most the stage's threads);  "auto"
+threads     block tile: threads per block (at most the stage's own);     "auto"
             "auto" is 256, halved down to 64 for small grids
 tile        thread tile: output channels of a packed conv per thread     "auto"
 split_k     parts of a split-K reduction (1: none)                       "auto"
@@ -15,12 +15,12 @@ vector      vector width of the stages without reductions (last axis)    1
 unroll      ``topi.gpu.stage.UNROLL``: the tile loops, none, or the      "tile"
             tile and the innermost reduce loop as well
 shared      shared-memory staging of a per-thread reduction's inputs,    0
-            this many iterations of its first reduce axis a step (0: off)
+            N iterations of its first reduce axis a step (0: off)
 ==========  ==========================================================  ==========
 
 ``"auto"`` is today's heuristic for that stage (``_bind_threads``'s adaptive block,
-``conv_tile``, ``split_k_factor``, 4 where the last axis allows it), so the default point prints today's kernels
-exactly. A knob appears only where the group has a stage it changes, with the
+``conv_tile``, ``split_k_factor``, 4 where the last axis allows it), so the default
+point prints today's kernels exactly. A knob appears only where the group has a stage it changes, with the
 candidates every such stage accepts. Each knob is one :class:`GpuKnob` entry of
 :data:`KNOBS`: a new knob is a new entry, and ``gpu_stages`` reads it by name.
 """
@@ -119,7 +119,9 @@ def _vector(stages):
 
 def _shared(stages):
     ks = [s.staged_axis for s in stages if s.staged_axis]
-    return (0,) + tuple(c for c in (4, 8, 16) if all(k % c == 0 and k > c for k in ks)) if ks else ()
+    if not ks:
+        return ()
+    return (0,) + tuple(c for c in (4, 8, 16) if all(k % c == 0 and k > c for k in ks))
 
 
 def _unroll(stages):
