@@ -114,13 +114,16 @@ def _route_cpu_int8(graph, consts, target, progress, opt_level, options):
 
 
 def _route_gpu(graph, consts, target, progress, opt_level, layout_block, options):
+    from compiler.autotune import load_tuning
     from compiler.graph import optimize
     from compiler.graph_lower.gpu import compile_graph_gpu
     t0 = time.perf_counter()
     opt = optimize(graph, consts, layout_block=layout_block)
     t1 = time.perf_counter()
-    cm = compile_graph_gpu(opt.graph, opt.params, opt.memory_plan, target, progress)
+    tuning = load_tuning(options.get("tuning_log") or ())
+    cm = compile_graph_gpu(opt.graph, opt.params, opt.memory_plan, target, progress, tuning)
     cm.stats["optimize_s"] = t1 - t0
+    cm.stats["tuning"] = tuning.report()
     return cm
 
 
@@ -173,9 +176,10 @@ def build_model(model, target: str = "llvm", params=None, input_shapes=None, pro
             into one C-callable function ``vtamod_run`` with the parameters as constant
             data and one workspace; files ``model.so`` on the host or ``model.o`` for a
             cross triple, and the C header ``model.h``; see ``docs/deploy.md``).
-        tuning_log: LLVM targets and vta: a tuning log path (or a list of them, ``vta
-            tune``); per workload the best record whose target matches this build's
-            exactly (CPU and features; for vta the preset) is applied, the others keep
+        tuning_log: a tuning log path (or a list of them, ``vta tune``); per workload the
+            best record whose target matches this build's exactly (CPU and features; for
+            vta the preset; for cuda/opencl the device of this machine, its name and
+            driver version) is applied, the others keep
             the default schedule. The logs shipped in
             ``compiler/autotune/logs/`` are applied in any case, under the same
             rule; ``stats["tuning"]`` says how many workloads the logs covered.
@@ -254,9 +258,6 @@ def build_model(model, target: str = "llvm", params=None, input_shapes=None, pro
                              "executor='graph' for GPUs and the accelerator")
         options = dict(options, executor=executor)
     if tuning_log is not None:
-        if kind not in ("llvm", "vta"):
-            raise ArgumentError(f"tuning_log applies to LLVM targets and 'vta', not {target!r} "
-                             "(the GPU templates have no tuning spaces yet)")
         options = {**options, "tuning_log": tuning_log}
     start = time.perf_counter()
     graph, consts = import_model(model, params, input_shapes, example_inputs)

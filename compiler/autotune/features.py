@@ -101,8 +101,13 @@ def _estimate(task, t) -> float:
     return estimate(t, s, cfg, 1 + int(not isinstance(p["shift"], int)))
 
 
+def _gpu(task, config: Config) -> list[float]:
+    from .gpu_task import featurize_gpu
+    return featurize_gpu(task, config)
+
+
 #: task kind -> featurize(task, config) -> list[float]
-FEATURIZERS = {"llvm": _llvm, "vta_conv2d": _vta_conv2d}
+FEATURIZERS = {"llvm": _llvm, "vta_conv2d": _vta_conv2d, "gpu": _gpu}
 
 
 def featurize(task, config: Config) -> list[float]:

@@ -63,8 +63,8 @@ def _progress(iterable, total, desc):
               help="with --target wasm32 --executor aot: also link the model into one "
                    "WebAssembly file for the JavaScript runtime (wasm-ld; docs/deploy.md)")
 @click.option("--tuning-log", "tuning_log", type=click.Path(dir_okay=False), metavar="LOG",
-              help="LLVM targets and vta: apply, per workload, the best record of this "
-                   "`vta tune` log whose target matches this build's exactly (others keep the "
+              help="apply, per workload, the best record of this `vta tune` log whose target "
+                   "matches this build's exactly (CPU, preset or GPU device; others keep the "
                    "default)")
 @click.option("--placement", type=click.Choice(["supported", "cost"]), default="supported",
               show_default=True,
@@ -126,9 +126,6 @@ def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_
     if wasm_path and (executor != "aot" or "wasm32" not in target):
         raise click.ClickException(f"--wasm needs --target wasm32 --executor aot, not --target "
                                    f"{target!r} --executor {executor}")
-    if tuning_log and kind in ("cuda", "opencl"):
-        raise click.ClickException(f"--tuning-log applies to LLVM targets and vta, not --target "
-                                   f"{target!r} (the GPU templates have no tuning spaces yet)")
     if kind == "vta":
         if target.split()[1:]:
             raise click.ClickException(f"--target {target!r}: vta takes no options; choose the "

@@ -20,8 +20,9 @@ def _fmt(cost: float, unit: str) -> str:
 @click.option("-o", "--output", required=True, metavar="LOG",
               help="tuning log (JSON lines) to append to; a rerun continues from it")
 @click.option("--target", default="llvm", show_default=True,
-              help="llvm (this CPU, timed in a worker process) or vta (the accelerator's "
-                   "conv2d/dense tilings, by cycles on the cycle model)")
+              help="llvm (this CPU, timed in a worker process), vta (the accelerator's "
+                   "conv2d/dense tilings, by cycles on the cycle model), or opencl / cuda (the "
+                   "GPU kernels, timed on this machine's device)")
 @click.option("--trials", default=16, show_default=True, type=click.IntRange(1),
               help="measured candidates per task at most")
 @click.option("--time-budget", type=click.FloatRange(min=0, min_open=True), metavar="MIN",
@@ -53,6 +54,7 @@ def tune_cmd(model, output, target, trials, time_budget, strategy, scheduler, th
     Example:
       vta tune model.onnx --trials 32 -o tuning.jsonl --plot tuning.png
       vta tune model.onnx --target vta --trials 16 -o vta_tuning.jsonl
+      vta tune model.onnx --target opencl --trials 16 -o gpu_tuning.jsonl
       vta tune model.onnx --scheduler tcp://10.0.0.5:8786 -o tuning.jsonl
       vta tune tuning.jsonl --distill -o best.jsonl
       vta compile model.onnx --tuning-log tuning.jsonl -o out/model.vtamod

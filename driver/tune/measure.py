@@ -1,7 +1,7 @@
 """Build and measure one candidate: ``MEASURES[task kind](payload, config, options)``.
 
-Each returns the list of costs (seconds per run on the CPU, cycles on the cycle
-model) and raises on a failed build or a wrong result (the runner turns any
+Each returns the list of costs (seconds per run on the CPU or the GPU, cycles on the
+cycle model; GPU groups in ``gpu_measure.py``) and raises on a failed build or a wrong result (the runner turns any
 exception into the trial's error). Options (all optional): ``warmup`` runs
 (default 1), ``repeats`` (default 3), ``number`` runs per repeat (default: enough
 for about ``min_repeat_ms``, default 20 ms), ``check`` (default True: the output
@@ -13,6 +13,8 @@ from __future__ import annotations
 import time
 
 import numpy as np
+
+from .gpu_measure import measure_gpu
 
 _REFERENCE: dict = {}        # per-process cache: task payload id -> default point's output
 
@@ -117,7 +119,7 @@ def check_vta_conv2d(payload: dict, config) -> "str | None":
 
 
 #: task kind -> measure(payload, config, options) -> costs
-MEASURES = {"llvm": measure_llvm, "vta_conv2d": measure_vta_conv2d}
+MEASURES = {"llvm": measure_llvm, "vta_conv2d": measure_vta_conv2d, "gpu": measure_gpu}
 
 
 def measure(kind: str, payload: dict, config, options: dict) -> tuple:

@@ -39,14 +39,27 @@ class Summary:
 
 def make_runner(target: str, scheduler: "str | None" = None, timeout: float = 60.0,
                 threads: "int | None" = None):
-    """The runner for ``target`` (``"llvm..."`` or ``"vta"``); on ``scheduler`` (a Dask
-    address) a :class:`~driver.tune.DaskRunner`."""
+    """The runner for ``target`` (``"llvm..."``, ``"vta"``, ``"opencl"`` or ``"cuda..."``); on
+    ``scheduler`` (a Dask address) a :class:`~driver.tune.DaskRunner`.
+
+    Raises:
+        compiler.autotune.gpu_task.GpuDeviceError: a GPU target whose device this machine
+            lacks (``vta tune --target cuda`` without a GPU: names the fix).
+    """
     if scheduler:
         from .cluster import DaskRunner
         return DaskRunner(scheduler, timeout=timeout)
-    if target.split()[0] == "vta":
+    kind = target.split()[0]
+    if kind == "vta":
         from .cycle import CycleRunner
         return CycleRunner()
+    if kind in ("cuda", "opencl"):
+        from compiler.autotune.gpu_task import require_device
+        from compiler.graph_lower.gpu import parse_gpu_target
+        parse_gpu_target(target)
+        require_device(target)
+        from .local import LocalRunner
+        return LocalRunner(timeout=timeout, threads=threads)
     from compiler.codegen.llvm.target import parse_target
     if not parse_target(target).is_host:
         raise ArgumentError(f"target {target!r} is not this machine: `vta tune` measures CPU "
