@@ -40,6 +40,8 @@ from compiler.topi import conv2d as tconv
 from compiler.topi import dense as tdense
 from compiler.topi.nn_util import pad_spatial
 
+from . import ort_requant
+from .lut import scale_of
 from .qgraph import QNode, QOp
 
 #: outputs smaller than this (elements) run on one thread: a parallel region costs more
@@ -123,10 +125,14 @@ def _shift_right(acc, scale):
 def quantize(shape, exp: int, name="quantize", zp: int = 0) -> KernelDef:
     """float32 ``shape`` -> int8 at exponent ``exp`` and zero point ``zp``."""
     x = te.placeholder(shape, "float32", "x")
-    scale, z = ir.const(2.0 ** exp, "float32"), ir.const(float(zp), "float32")
+    z = ir.const(float(zp), "float32")
     lo, hi = ir.const(-128.0, "float32"), ir.const(127.0, "float32")
+    if float(exp) == int(exp):      # a power of two: the exact product
+        scaled = lambda v: v * ir.const(2.0 ** exp, "float32")  # noqa: E731
+    else:                           # a model's own scale: onnxruntime's x / scale
+        scaled = lambda v: v / ir.const(float(scale_of(exp)), "float32")  # noqa: E731
     out = te.compute(shape, lambda *i: te.cast(te.minimum(te.maximum(
-        ir.call("round", "float32", x[i] * scale) + z, lo), hi), "int8"), name=name)
+        ir.call("round", "float32", scaled(x[i])) + z, lo), hi), "int8"), name=name)
     return _simple(out, [x])
 
 
@@ -174,6 +180,16 @@ def _requant(a: dict, channels: int):
     return f, tables
 
 
+def requant8(a: dict, channels: int, zero: int):
+    """(function ``(int32 acc, channel) -> int8``, constants): the whole epilogue after the
+    bias: onnxruntime's float32 requantization where the node carries ``fscale``
+    (``ort_requant``), else :func:`_requant` then + ``zero``, relu, clip."""
+    if a.get("fscale") is not None:
+        return ort_requant.requant_expr(a, channels, zero)
+    requant, tables = _requant(a, channels)
+    return (lambda v, o: _clip8(requant(v, o), a["relu"], zero)), tables
+
+
 def conv2d(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray,
            name="conv2d") -> KernelDef:
     """Int8 CONV2D (module docstring) of NCHW ``x_shape`` with OIHW ``weight`` (int8) and
@@ -187,7 +203,7 @@ def conv2d(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray,
     x = te.placeholder(x_shape, "int8", "x")
     w = te.placeholder((O // ob, C, KH, KW, ob), "int8", "w")
     b = te.placeholder((O,), "int32", "bias")
-    requant, tables = _requant(a, O)
+    requant, tables = requant8(a, O, node.zp)
     lut, lut_const = _out_table(a)
     (sh, sw), (ph, pw) = a["strides"], a["padding"]
     N, _, H, W = x_shape
@@ -203,7 +219,7 @@ def conv2d(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray,
 
     def epilogue(n, o, oh, ow):
         s = te.cast(acc[n, o // ob, oh, ow, o % ob] + te.cast(b[o], "uint32"), "int32")
-        return lut(_clip8(requant(s, o), a["relu"], node.zp))
+        return lut(requant(s, o))
     out = te.compute((N, O, OH, OW), epilogue, name=name)
     s = te.create_schedule(out)
     tconv.schedule_conv2d_nchw(s, acc, out, parallel_pad=False)
@@ -225,7 +241,7 @@ def depthwise(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray,
     x = te.placeholder(x_shape, "int8", "x")
     w = te.placeholder((C, KH, KW), "int8", "w")
     b = te.placeholder((C,), "int32", "bias")
-    requant, tables = _requant(a, C)
+    requant, tables = requant8(a, C, node.zp)
     lut, lut_const = _out_table(a)
     (sh, sw), (ph, pw) = a["strides"], a["padding"]
     N, _, H, W = x_shape
@@ -235,8 +251,8 @@ def depthwise(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray,
     acc = te.compute((N, C, OH, OW), lambda n, c, oh, ow: te.sum(te.cast(
         te.cast(padded[n, c, oh * sh + kh, ow * sw + kw], "int16") * te.cast(w[c, kh, kw], "int16"),
         "int32"), axis=(kh, kw)), name=name + "_acc")
-    out = te.compute((N, C, OH, OW), lambda n, c, oh, ow: lut(_clip8(
-        requant(acc[n, c, oh, ow] + b[c], c), a["relu"], node.zp)), name=name)
+    out = te.compute((N, C, OH, OW), lambda n, c, oh, ow: lut(
+        requant(acc[n, c, oh, ow] + b[c], c)), name=name)
     s = te.create_schedule(out)
     tconv.schedule_depthwise_nchw(s, acc, out)
     workspace = [padded] if padded is not x else []
@@ -254,13 +270,13 @@ def dense(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray, name="dens
     x = te.placeholder(x_shape, "int8", "x")
     w = te.placeholder((O // nb, C, nb), "int8", "w")
     b = te.placeholder((O,), "int32", "bias")
-    requant, tables = _requant(a, O)
+    requant, tables = requant8(a, O, node.zp)
     k = te.reduce_axis(C, "k")
     acc = te.compute((x_shape[0], O), lambda i, j: te.sum(
         te.cast(x[i, k], "uint32") * te.cast(w[j // nb, k, j % nb], "uint32"), axis=k),
         name=name + "_acc")
-    out = te.compute((x_shape[0], O), lambda i, j: _clip8(requant(
-        te.cast(acc[i, j] + te.cast(b[j], "uint32"), "int32"), j), a["relu"], node.zp), name=name)
+    out = te.compute((x_shape[0], O), lambda i, j: requant(
+        te.cast(acc[i, j] + te.cast(b[j], "uint32"), "int32"), j), name=name)
     s = te.create_schedule(out)
     tdense.schedule_dense(s, acc, out)
     consts = [(w, tdense.pack_dense_weight(np.asarray(weight, np.int8), nb)),
@@ -286,18 +302,12 @@ def add(node: QNode, name="add") -> KernelDef:
 
 
 def rescale_add(node: QNode, name="rescale_add") -> KernelDef:
-    """Int8 RESCALE_ADD of two int8 tensors of ``node.shape`` (attrs za, zb, ma, mb, post;
-    ``qgraph`` docstring): int32 products, the rounding shift in float64 (exact)."""
-    a = node.attrs
+    """Int8 RESCALE_ADD of two int8 tensors of ``node.shape`` (attrs za, zb, sa, sb, sc;
+    ``qgraph`` docstring): onnxruntime's dequantize, float32 add, quantize
+    (``ort_requant.add_expr``), 16 lanes."""
     x, y = te.placeholder(node.shape, "int8", "a"), te.placeholder(node.shape, "int8", "b")
-
-    def term(v, z, m):
-        return (te.cast(v, "int32") - ir.const(z, "int32")) * ir.const(m, "int32")
-    scale = ir.const(2.0 ** -a["post"], "float64")
-    rnd = ir.const(1 << (a["post"] - 1), "int32")
-    out = te.compute(node.shape, lambda *i: _clip8(_shift_right(
-        term(x[i], a["za"], a["ma"]) + term(y[i], a["zb"], a["mb"]) + rnd, scale), False, node.zp),
-        name=name)
+    f = ort_requant.add_expr(node.attrs, node.zp)
+    out = te.compute(node.shape, lambda *i: f(x[i], y[i]), name=name)
     return _simple(out, [x, y])
 
 

@@ -69,6 +69,8 @@ import numpy as np
 
 from compiler.topi.vta.layout import add_reference, conv2d_reference, requantize
 
+from . import ort_requant
+
 
 class QOp(str, enum.Enum):
     # leaves and domain changes
@@ -165,9 +167,10 @@ def _tuplify(v: Any) -> Any:
 
 def quantize_array(x: np.ndarray, exp: "int | float", zp: int = 0) -> np.ndarray:
     """float -> int8 at exponent ``exp`` and zero point ``zp``: clip(round_half_even(x * 2**exp)
-    + zp); for a float ``exp`` the product is a float32 one, as in the CPU kernel."""
-    if float(exp) != int(exp):
-        y = np.rint(np.asarray(x, np.float32) * np.float32(2.0 ** exp))
+    + zp); for a float ``exp`` (a model's scale) x / scale in float32, as onnxruntime's
+    QuantizeLinear and the CPU kernel compute it."""
+    if float(exp) != int(exp):     # onnxruntime's x / scale, in float32
+        y = np.rint(np.asarray(x, np.float32) / np.float32(2.0 ** -exp))
     else:
         y = np.rint(np.asarray(x, np.float64) * 2.0 ** exp)
     return np.clip(y + zp, -128, 127).astype(np.int8)
@@ -196,6 +199,9 @@ def eval_node(node: QNode, args: list[np.ndarray], params: Mapping[str, np.ndarr
         y = eval_node(dataclasses.replace(node, attrs={k: v for k, v in a.items() if k != "table"}),
                       args, params)
         return np.asarray(a["table"], np.int8)[y.astype(np.int32) + 128]
+    if op in (QOp.CONV2D, QOp.DENSE, QOp.DEPTHWISE) and a.get("fscale") is not None:
+        return ort_requant.requantize(_accumulate(node, args[0], params), a["fscale"],
+                                      a["relu"], node.zp)
     if op is QOp.CONV2D:
         w, b = (params[p] for p in node.params)
         return conv2d_reference(args[0], w, b, a["strides"], a["padding"], a["shift"], a["relu"],
@@ -212,10 +218,7 @@ def eval_node(node: QNode, args: list[np.ndarray], params: Mapping[str, np.ndarr
         return depthwise_reference(args[0], w, b, a["strides"], a["padding"], a["shift"],
                                    a["relu"], a.get("mult"), a.get("post", 15), node.zp)
     if op is QOp.RESCALE_ADD:
-        acc = ((args[0].astype(np.int64) - a["za"]) * a["ma"]
-               + (args[1].astype(np.int64) - a["zb"]) * a["mb"])
-        return np.clip(((acc + (1 << (a["post"] - 1))) >> a["post"]) + node.zp,
-                       -128, 127).astype(np.int8)
+        return ort_requant.add(args[0], args[1], a, node.zp)
     if op is QOp.LUT:
         return np.asarray(a["table"], np.int8)[args[0].astype(np.int32) + 128]
     if op is QOp.MEAN:
@@ -238,17 +241,40 @@ def depthwise_reference(x: np.ndarray, w: np.ndarray, bias, strides, padding, sh
                         mult=None, post: int = 15, zero: int = 0) -> np.ndarray:
     """Depthwise int8 conv: NCHW ``x`` int8, ``w`` (C, 1, KH, KW) int8, ``bias`` (C,) int32,
     symmetric zero ``padding`` (ph, pw); int32 accumulation then ``layout.requantize``."""
+    acc = conv_accumulate(x, w, bias, strides, padding, depthwise=True)
+    return requantize(acc, shift, relu, mult, post, zero)
+
+
+def conv_accumulate(x: np.ndarray, w: np.ndarray, bias, strides=(1, 1), padding=(0, 0), *,
+                    depthwise: bool = False) -> np.ndarray:
+    """int32 accumulators ``sum x * w + bias`` (wrapping as int32) of an int8 conv: NCHW
+    ``x``, OIHW ``w`` (depthwise: (C, 1, KH, KW)), ``bias`` (O,), zero ``padding`` (ph, pw)
+    on both sides. Returns [N, O, OH, OW] int32."""
     (sh, sw), (ph, pw) = strides, padding
     N, C, H, W = x.shape
-    _, _, KH, KW = w.shape
+    O, _, KH, KW = w.shape
     xp = np.pad(x.astype(np.int64), ((0, 0), (0, 0), (ph, ph), (pw, pw)))
     OH, OW = (H + 2 * ph - KH) // sh + 1, (W + 2 * pw - KW) // sw + 1
-    acc = np.zeros((N, C, OH, OW), np.int64) + np.asarray(bias, np.int64)[None, :, None, None]
+    acc = np.zeros((N, O, OH, OW), np.int64) + np.asarray(bias, np.int64)[None, :, None, None]
+    w64 = w.astype(np.int64)
     for kh in range(KH):
         for kw in range(KW):
-            acc += (xp[:, :, kh:kh + sh * (OH - 1) + 1:sh, kw:kw + sw * (OW - 1) + 1:sw]
-                    * w[:, 0, kh, kw].astype(np.int64)[None, :, None, None])
-    return requantize(acc.astype(np.int32), shift, relu, mult, post, zero)
+            patch = xp[:, :, kh:kh + sh * (OH - 1) + 1:sh, kw:kw + sw * (OW - 1) + 1:sw]
+            if depthwise:
+                acc += patch * w64[:, 0, kh, kw][None, :, None, None]
+            else:
+                acc += np.einsum("nchw,oc->nohw", patch, w64[:, :, kh, kw])
+    return ((acc + 2**31) % 2**32 - 2**31).astype(np.int32)
+
+
+def _accumulate(node: QNode, x: np.ndarray, params) -> np.ndarray:
+    """The int32 accumulators of a CONV2D, DENSE or DEPTHWISE node on input ``x``."""
+    w, b = (params[p] for p in node.params)
+    a = node.attrs
+    if node.op is QOp.DENSE:
+        return conv_accumulate(x[:, :, None, None], w[:, :, None, None], b)[:, :, 0, 0]
+    return conv_accumulate(x, w, b, a["strides"], a["padding"],
+                           depthwise=node.op is QOp.DEPTHWISE)
 
 
 def run(qg: QGraph, inputs: Mapping[str, np.ndarray], *, keep: bool = False,
