@@ -323,7 +323,8 @@ def lut(node: QNode, name="lut") -> KernelDef:
 
 
 def mean(node: QNode, x_shape, name="mean") -> KernelDef:
-    """Int8 MEAN of ``x_shape`` over the axes after the first two, kept as size 1."""
+    """Int8 MEAN of ``x_shape`` over the axes after the first two, kept as size 1; with attrs
+    ``fscale`` and ``zin`` onnxruntime's float32 form (``ort_requant``)."""
     x = te.placeholder(x_shape, "int8", "x")
     rest = x_shape[2:]
     hw = int(np.prod(rest))
@@ -331,8 +332,14 @@ def mean(node: QNode, x_shape, name="mean") -> KernelDef:
     shape = tuple(x_shape[:2]) + (1,) * len(rest)
     total = te.compute(shape, lambda n, c, *_: te.sum(te.cast(x[(n, c, *rax)], "int32"),
                                                       axis=tuple(rax)), name=name + "_sum")
-    out = te.compute(shape, lambda *i: _clip8(
-        (total[i] + ir.const(hw // 2, "int32")) // ir.const(hw, "int32"), False), name=name)
+    if node.attrs.get("fscale") is not None:     # onnxruntime's QLinearGlobalAveragePool
+        a, zin = node.attrs, ir.const(int(node.attrs["zin"]) * hw, "int32")
+        out = te.compute(shape, lambda *i: ort_requant.to_int8(te.cast(total[i] - zin, "float32")
+                                                                * ir.const(a["fscale"], "float32"),
+                                                                False, node.zp), name=name)
+    else:
+        out = te.compute(shape, lambda *i: _clip8(
+            (total[i] + ir.const(hw // 2, "int32")) // ir.const(hw, "int32"), False), name=name)
 
     def schedule(s, out):
         s[total].compute_at(s[out], s[out].op.axis[-1])

@@ -254,6 +254,19 @@ class _QdqBuilder(_Builder):
             count, self.absorbed, self.as_int_memo, self.as_float_memo, self.params, self.of = saved
             del self.nodes[count:]
             self.cpu_node(n)
+            return
+        if self.float_requant and n.op is Op.GLOBAL_AVG_POOL:
+            self._float_mean(self.of[n])
+
+    def _float_mean(self, i: int) -> None:
+        """MEAN node ``i`` as onnxruntime's QLinearGlobalAveragePool (``ort_requant``): attrs
+        fscale (float32 s / (s * HW), the source's scale s) and zin (the source's zero point)."""
+        q = self.nodes[i]
+        x = self.nodes[q.src[0]]
+        hw = int(np.prod(x.shape[2:]))
+        s = scale_of(q.exp)
+        self.nodes[i] = dataclasses.replace(q, attrs={
+            "fscale": float(ort_requant.mean_ratio(scale_of(x.exp), s, hw)), "zin": x.zp})
 
     def cpu_node(self, n: Node) -> None:
         """As the base, then, where the model quantizes the result, quantized at its scale and

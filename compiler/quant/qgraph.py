@@ -226,6 +226,8 @@ def eval_node(node: QNode, args: list[np.ndarray], params: Mapping[str, np.ndarr
         axes = tuple(range(2, x.ndim))
         hw = int(np.prod([x.shape[i] for i in axes]))
         s = x.astype(np.int32).sum(axis=axes, keepdims=True)
+        if a.get("fscale") is not None:
+            return ort_requant.requantize(s - np.int32(a["zin"] * hw), a["fscale"], False, node.zp)
         return _clip8((s + hw // 2) // hw, False)
     if op is QOp.FLOAT and a["op"] == "PARAM":
         return np.asarray(params[node.params[0]])
