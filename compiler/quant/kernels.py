@@ -86,13 +86,14 @@ def _simple(out, inputs, schedule=schedule_map, pattern="injective") -> KernelDe
     return _kernel(s, inputs, out, pattern)
 
 
-def _clip8(v, relu: bool, zero: int = 0):
+def _clip8(v, relu: bool, zero: int = 0, lo: int = -128, hi: int = 127):
     """int32 ``v`` + ``zero`` (the output's zero point) -> int8 with optional relu (max
-    ``zero``), saturating as ``layout.requantize``."""
-    lo = zero if relu else -128
+    ``zero``), saturating as ``layout.requantize`` (to [``lo``, ``hi``]: a fused clamp table's
+    bounds, ``requant8``)."""
+    lo = max(zero, lo) if relu else lo
     if zero:
         v = v + ir.const(zero, "int32")
-    return te.cast(te.minimum(te.maximum(v, ir.const(lo, "int32")), ir.const(127, "int32")), "int8")
+    return te.cast(te.minimum(te.maximum(v, ir.const(lo, "int32")), ir.const(hi, "int32")), "int8")
 
 
 def _out_table(a: dict):
@@ -180,14 +181,32 @@ def _requant(a: dict, channels: int):
     return f, tables
 
 
+def table_clamp(table) -> "tuple[int, int] | None":
+    """(lo, hi) when the 256-entry int8 ``table`` is ``clip(q, lo, hi)`` (a Clip / Relu6
+    between equal scales and zero points), else None."""
+    t = np.asarray(table, np.int64)
+    lo, hi = int(t[0]), int(t[-1])
+    return (lo, hi) if lo <= hi and np.array_equal(t, np.clip(np.arange(-128, 128), lo, hi)) else None
+
+
 def requant8(a: dict, channels: int, zero: int):
     """(function ``(int32 acc, channel) -> int8``, constants): the whole epilogue after the
     bias: onnxruntime's float32 requantization where the node carries ``fscale``
-    (``ort_requant``), else :func:`_requant` then + ``zero``, relu, clip."""
+    (``ort_requant``), else :func:`_requant`; then + ``zero``, relu, clip and the node's
+    fused table (``lut.fuse_tables``): a clamp table only narrows the clip, any other is
+    read after it (:func:`_out_table`)."""
+    table = a.get("table")
+    bounds = table_clamp(table) if table is not None else None
+    lo, hi = bounds or (-128, 127)
     if a.get("fscale") is not None:
-        return ort_requant.requant_expr(a, channels, zero)
-    requant, tables = _requant(a, channels)
-    return (lambda v, o: _clip8(requant(v, o), a["relu"], zero)), tables
+        f, consts = ort_requant.requant_expr(a, channels, zero, lo, hi)
+    else:
+        requant, consts = _requant(a, channels)
+        f = lambda v, o: _clip8(requant(v, o), a["relu"], zero, lo, hi)  # noqa: E731
+    if table is None or bounds is not None:
+        return f, consts
+    lut, lut_consts = _out_table(a)
+    return (lambda v, o: lut(f(v, o))), consts + lut_consts
 
 
 def conv2d(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray,
@@ -204,7 +223,6 @@ def conv2d(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray,
     w = te.placeholder((O // ob, C, KH, KW, ob), "int8", "w")
     b = te.placeholder((O,), "int32", "bias")
     requant, tables = requant8(a, O, node.zp)
-    lut, lut_const = _out_table(a)
     (sh, sw), (ph, pw) = a["strides"], a["padding"]
     N, _, H, W = x_shape
     OH, OW = (H + 2 * ph - KH) // sh + 1, (W + 2 * pw - KW) // sw + 1
@@ -219,13 +237,13 @@ def conv2d(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray,
 
     def epilogue(n, o, oh, ow):
         s = te.cast(acc[n, o // ob, oh, ow, o % ob] + te.cast(b[o], "uint32"), "int32")
-        return lut(requant(s, o))
+        return requant(s, o)
     out = te.compute((N, O, OH, OW), epilogue, name=name)
     s = te.create_schedule(out)
     tconv.schedule_conv2d_nchw(s, acc, out, parallel_pad=False)
     workspace = [padded] if padded is not x else []
     packed = tconv.pack_conv_kernel(np.asarray(weight, np.int8), ob)
-    consts = [(w, packed), (b, np.ascontiguousarray(bias, np.int32))] + tables + lut_const
+    consts = [(w, packed), (b, np.ascontiguousarray(bias, np.int32))] + tables
     return _kernel(s, [x], out, "conv", consts, workspace)
 
 
@@ -242,7 +260,6 @@ def depthwise(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray,
     w = te.placeholder((C, KH, KW), "int8", "w")
     b = te.placeholder((C,), "int32", "bias")
     requant, tables = requant8(a, C, node.zp)
-    lut, lut_const = _out_table(a)
     (sh, sw), (ph, pw) = a["strides"], a["padding"]
     N, _, H, W = x_shape
     OH, OW = (H + 2 * ph - KH) // sh + 1, (W + 2 * pw - KW) // sw + 1
@@ -251,13 +268,13 @@ def depthwise(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray,
     acc = te.compute((N, C, OH, OW), lambda n, c, oh, ow: te.sum(te.cast(
         te.cast(padded[n, c, oh * sh + kh, ow * sw + kw], "int16") * te.cast(w[c, kh, kw], "int16"),
         "int32"), axis=(kh, kw)), name=name + "_acc")
-    out = te.compute((N, C, OH, OW), lambda n, c, oh, ow: lut(
-        requant(acc[n, c, oh, ow] + b[c], c)), name=name)
+    out = te.compute((N, C, OH, OW), lambda n, c, oh, ow: requant(acc[n, c, oh, ow] + b[c], c),
+                     name=name)
     s = te.create_schedule(out)
     tconv.schedule_depthwise_nchw(s, acc, out)
     workspace = [padded] if padded is not x else []
     consts = [(w, np.ascontiguousarray(np.asarray(weight, np.int8)[:, 0])),
-              (b, np.ascontiguousarray(bias, np.int32))] + tables + lut_const
+              (b, np.ascontiguousarray(bias, np.int32))] + tables
     return _kernel(s, [x], out, "conv", consts, workspace)
 
 

@@ -24,7 +24,7 @@ from compiler import te
 from compiler.topi import x86_int8 as vnni
 
 from . import kernels
-from .kernels import _kernel, _out_table, requant8
+from .kernels import _kernel, requant8
 from .qgraph import QNode
 
 
@@ -56,15 +56,14 @@ def conv2d(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray, lanes: in
     w = te.placeholder(packed.shape, "int8", "w")
     b = te.placeholder((packed.shape[0] * lanes,), "int32", "bias")
     requant, tables = requant8(a, O, node.zp)
-    lut, lut_const = _out_table(a)
     xu = vnni.offset_input(x, a["padding"], name=name + "_xu")
     acc = vnni.conv2d_acc(xu, w, a["strides"], name=name + "_acc")
     N, _, OH, OW, _ = acc.shape
-    out = te.compute((N, O, OH, OW), lambda n, o, oh, ow: lut(_epilogue(
-        acc[n, o // lanes, oh, ow, o % lanes], b, o, requant)), name=name)
+    out = te.compute((N, O, OH, OW), lambda n, o, oh, ow: _epilogue(
+        acc[n, o // lanes, oh, ow, o % lanes], b, o, requant), name=name)
     s = te.create_schedule(out)
     vnni.schedule_conv2d(s, acc, out, lanes)
-    consts = [(w, packed), (b, _bias(bias, comp, packed.shape[0] * lanes))] + tables + lut_const
+    consts = [(w, packed), (b, _bias(bias, comp, packed.shape[0] * lanes))] + tables
     return _kernel(s, [x], out, "conv", consts, [xu])
 
 

@@ -90,14 +90,15 @@ def _f32(v: float):
     return ir.const(float(v), "float32")
 
 
-def to_int8(f, relu: bool, zero: int):
-    """float32 expr ``f`` -> int8: round_half_even(f) + zero, relu (max zero), clip; every
-    step in float32 (exact: small integers), one conversion at the end."""
-    lo = float(zero) if relu else -128.0
+def to_int8(f, relu: bool, zero: int, lo: int = -128, hi: int = 127):
+    """float32 expr ``f`` -> int8: round_half_even(f) + zero, relu (max zero), clip to
+    [``lo``, ``hi``]; every step in float32 (exact: small integers), one conversion at the
+    end."""
+    lo = max(zero, lo) if relu else lo
     y = ir.call("round", "float32", f)
     if zero:
         y = y + _f32(zero)
-    return te.cast(te.minimum(te.maximum(y, _f32(lo)), _f32(127.0)), "int8")
+    return te.cast(te.minimum(te.maximum(y, _f32(lo)), _f32(hi)), "int8")
 
 
 def scale_table(fscale, channels: int):
@@ -116,12 +117,13 @@ def scale_table(fscale, channels: int):
     return (lambda o: c), []
 
 
-def requant_expr(a: dict, channels: int, zero: int):
+def requant_expr(a: dict, channels: int, zero: int, lo: int = -128, hi: int = 127):
     """(function ``(int32 acc expr, channel expr) -> int8 expr``, constants): onnxruntime's
-    requantization (module docstring) with the node's attrs ``fscale`` and ``relu``."""
+    requantization (module docstring) with the node's attrs ``fscale`` and ``relu``, clipped
+    to [``lo``, ``hi``]."""
     scale, tables = scale_table(a["fscale"], channels)
     relu = bool(a.get("relu"))
-    return (lambda v, o: to_int8(te.cast(v, "float32") * scale(o), relu, zero)), tables
+    return (lambda v, o: to_int8(te.cast(v, "float32") * scale(o), relu, zero, lo, hi)), tables
 
 
 def add_expr(a: dict, zero: int):

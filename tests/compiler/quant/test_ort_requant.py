@@ -118,3 +118,30 @@ def test_mean_equals_oracle(rng):
     # the mean of (q - 3), requantized at the same scale, + 3: within one level of the exact
     exact = (x.astype(np.float64) - 3).mean(axis=(2, 3), keepdims=True) + 3
     assert np.abs(want - np.clip(np.rint(exact), -128, 127)).max() <= 1
+
+
+def test_table_clamp_recognises_only_clamps():
+    q = np.arange(-128, 128)
+    assert kernels.table_clamp(tuple(np.clip(q, 0, 99))) == (0, 99)
+    assert kernels.table_clamp(tuple(np.clip(q, -128, 127))) == (-128, 127)
+    assert kernels.table_clamp(tuple(np.clip(q // 2, 0, 99))) is None     # rescales
+    assert kernels.table_clamp(tuple(np.clip(-q, -128, 127))) is None     # decreasing
+
+
+@pytest.mark.parametrize("table", ["clamp", "other"])
+@pytest.mark.parametrize("path", ["plain", "vnni"])
+def test_conv_fused_table_equals_oracle(rng, table, path):
+    """A fused clamp table (Relu6 at one scale) narrows the epilogue's clip; any other table
+    is read after it: both equal the oracle (requantize, then the table)."""
+    if path == "vnni" and HOST_VNNI is None:
+        pytest.skip("this CPU has no VNNI")
+    node, x, w, b = _conv_node(rng, QOp.CONV2D, (1, 8, 6, 6), 16, 3, 1, 1, False, 2, True)
+    q = np.arange(-128, 128)
+    t = np.clip(q, 2, 90) if table == "clamp" else np.clip(q // 3 + 7, -128, 127)
+    node = QNode(node.op, node.src, node.shape, "int8", 0, dict(node.attrs, table=tuple(int(v) for v in t)),
+                 node.params, zp=node.zp)
+    build = kernels.conv2d if path == "plain" else kernels_x86.conv2d
+    got = run_kernel(build(node, x.shape, w, b), x)
+    want = eval_node(node, [x], {"w": w, "b": b})
+    np.testing.assert_array_equal(got, want)
+    assert len(np.unique(want)) > 10
