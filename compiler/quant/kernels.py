@@ -263,19 +263,42 @@ def depthwise(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray,
     (sh, sw), (ph, pw) = a["strides"], a["padding"]
     N, _, H, W = x_shape
     OH, OW = (H + 2 * ph - KH) // sh + 1, (W + 2 * pw - KW) // sw + 1
-    padded = pad_spatial(x, (ph, pw, ph, pw), 2, value=0, name=name + "_pad")
+    if sw > 1:      # column phases: every tap reads consecutive columns
+        padded = _column_phases(x, (ph, pw), sw, OW + (KW - 1) // sw, name + "_phases")
+        tap = lambda n, c, h, ow, kw: padded[n, c, h, kw % sw, ow + kw // sw]  # noqa: E731
+    else:
+        padded = pad_spatial(x, (ph, pw, ph, pw), 2, value=0, name=name + "_pad")
+        tap = lambda n, c, h, ow, kw: padded[n, c, h, ow + kw]  # noqa: E731
     kh, kw = te.reduce_axis(KH, "kh"), te.reduce_axis(KW, "kw")
     acc = te.compute((N, C, OH, OW), lambda n, c, oh, ow: te.sum(te.cast(
-        te.cast(padded[n, c, oh * sh + kh, ow * sw + kw], "int16") * te.cast(w[c, kh, kw], "int16"),
+        te.cast(tap(n, c, oh * sh + kh, ow, kw), "int16") * te.cast(w[c, kh, kw], "int16"),
         "int32"), axis=(kh, kw)), name=name + "_acc")
     out = te.compute((N, C, OH, OW), lambda n, c, oh, ow: requant(acc[n, c, oh, ow] + b[c], c),
                      name=name)
     s = te.create_schedule(out)
     tconv.schedule_depthwise_nchw(s, acc, out)
+    if sw > 1:
+        ax = s[padded].op.axis
+        s[padded].parallel(s[padded].fuse(ax[0], ax[1]))
     workspace = [padded] if padded is not x else []
     consts = [(w, np.ascontiguousarray(np.asarray(weight, np.int8)[:, 0])),
               (b, np.ascontiguousarray(bias, np.int32))] + tables
     return _kernel(s, [x], out, "conv", consts, workspace)
+
+
+def _column_phases(x, padding, stride: int, width: int, name: str):
+    """NCHW int8 ``x`` zero-padded by ``padding`` (ph, pw) and split by column phase:
+    ``[N, C, H + 2ph, stride, width]`` with ``[n, c, h, p, j]`` the padded ``[n, c, h, j *
+    stride + p]`` (0 past the right edge). A stride-``stride`` conv's tap ``ow * stride + kw``
+    is phase ``kw % stride``, column ``ow + kw // stride``: consecutive for consecutive ow."""
+    N, C, H, W = x.shape
+    ph, pw = padding
+
+    def f(n, c, h, p, j):
+        row, col = h - ph, j * stride + p - pw
+        inside = ir.logical_and(row >= 0, row < H, col >= 0, col < W)
+        return te.if_then_else(inside, x[n, c, row, col], ir.const(0, "int8"))
+    return te.compute((N, C, H + 2 * ph, stride, width), f, name=name)
 
 
 def dense(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray, name="dense") -> KernelDef:
