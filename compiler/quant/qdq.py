@@ -13,17 +13,21 @@ Contract of the QGraph it returns:
 
 - every int8 value carries the scale the model gives its tensor, as ``exp = -log2(scale)``:
   an int when the scale is a power of two, else a float (``qgraph.quantize_array`` and
-  ``kernels.quantize`` then scale in float32, onnxruntime's ``x / scale`` to within an ulp);
+  ``kernels.quantize`` then compute onnxruntime's ``x / scale`` in float32);
 - CONV2D / DENSE carry the model's int8 weights (per tensor, or per output channel with
   ``ew`` and ``shift`` tuples) and the bias at the accumulator's scale ``sx * sw`` (the
   model's own int32 bias: onnxruntime quantizes biases at that scale);
-- requantization ``M = sx * sw / sy`` (per output channel): where every ``M`` is a power of
+- requantization ``M = sx * sw / sy`` (per output channel), in one of two forms
+  (``requant=``): ``"integer"`` (the accelerator's): where every ``M`` is a power of
   two ``2**-k`` (0 <= k <= 31), a plain rounding shift by ``k`` (the quantizer's own form);
   else integers only: a pre-shift, a multiplier and a post shift (attrs ``shift``, ``mult``,
   ``post``; ``layout.requantize``), with ``err`` the bound on its error in output LSBs;
+  ``"float"`` (the CPU's): onnxruntime's float32 ``M`` as attr ``fscale``
+  (``ort_requant``: bit-exact to its QLinearConv / QGemm), the weight scales recovered
+  exactly from the dequantized weights, and a MEAN as its QLinearGlobalAveragePool;
 - the residual ADD on int8 where the scales of both operands and of the result are powers of
-  two (shifts), else a RESCALE_ADD (15-bit multipliers, CPU) where the model quantizes the
-  sum; depthwise convs as DEPTHWISE (CPU, the conv's requantization); a unary op from one
+  two (shifts), else a RESCALE_ADD (float32, as onnxruntime's DequantizeLinear -> Add ->
+  QuantizeLinear; CPU) where the model quantizes the sum; depthwise convs as DEPTHWISE (CPU, the conv's requantization); a unary op from one
   scale to another (Clip/Relu6) as a LUT exact to onnxruntime (``lut.py``); any other op
   whose scales differ from its source's runs in float between a DEQUANTIZE and a QUANTIZE
   at the model's scales, as onnxruntime runs a QDQ graph;

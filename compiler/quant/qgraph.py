@@ -18,7 +18,7 @@ Ops (``QOp``) and their integer semantics, the same as the accelerator's
 
     INPUT       graph input (name), in the graph's dtype
     QUANTIZE    float -> int8: clip(round_half_even(x * 2**exp) + zp, -128, 127) (a float
-                exp: the product in float32, as ``kernels.quantize`` computes it)
+                exp, a model's scale s: x / s in float32, onnxruntime's QuantizeLinear)
     DEQUANTIZE  int8 -> float32: (q - src_zp) * 2**-src_exp (attrs src_exp, src_zp)
     CONV2D      int8 x, params weight (OIHW int8), bias ((O,) int32):
                 acc = sum x*w (int32) + bias; y = clip(relu?((acc >> shift) + zp), -128, 127)
@@ -33,7 +33,11 @@ Ops (``QOp``) and their integer semantics, the same as the accelerator's
                 t = (t * mult) >> (post - 15); t = (t + 2**14) >> 15 in int32, i.e.
                 acc * mult * 2**-(shift + post) rounded (``layout.requantize``), and
                 err: a bound on that integer requantization's error against the exact
-                scale ratio, in output LSBs
+                scale ratio, in output LSBs.
+                A QDQ model imported for the CPU (``import_qdq(requant="float")``) carries
+                instead attr fscale (a float32 value, or O of them) and shift 0:
+                y = clip(relu?(round_half_even(float32(acc) * fscale) + zp), -128, 127),
+                onnxruntime's requantization (``ort_requant``)
     DENSE       the same on (N, C) x (O, C)
     ADD         int8 a, int8 b (same shape): ((a << la) + (b << lb) [+ round]) >> shift,
                 relu?, clip; int32 wrapping, round = 2**(shift-1) when shift > 0
@@ -42,13 +46,16 @@ Ops (``QOp``) and their integer semantics, the same as the accelerator's
                 (C, 1, KH, KW) int8, bias (C,) int32, the same attrs and requantization; CPU.
                 CONV2D / DEPTHWISE on the CPU may carry a LUT's ``table`` (``lut.fuse_tables``),
                 read after the clip
-    RESCALE_ADD int8 a, b at any scales and zero points -> int8 at the result's: acc =
-                (a - za) * ma + (b - zb) * mb in int32, y = clip(((acc + 2**(post-1)) >> post)
-                + zp, -128, 127); attrs za, zb, ma, mb (< 2**15: ma = round(2**post * sa/sy)),
-                post (1..30). The QDQ residual add whose scales are not powers of two (CPU)
+    RESCALE_ADD int8 a, b at any scales and zero points -> int8 at the result's, in float32
+                as onnxruntime's DequantizeLinear -> Add -> QuantizeLinear:
+                y = clip(round_half_even(((a - za) * sa + (b - zb) * sb) / sc) + zp, -128, 127)
+                (each operation rounded to float32); attrs za, zb, sa, sb, sc (float32
+                scales). The QDQ residual add whose scales are not powers of two (CPU)
     LUT         int8 -> int8 through a table: y = table[q + 128] (attrs table: 256 ints; a
                 unary op between two scales, ``compiler.quant.lut``), exp and zp the result's
-    MEAN        global average pool on int8: floor((sum + HW // 2) / HW), same exp and zp
+    MEAN        global average pool on int8: floor((sum + HW // 2) / HW), same exp and zp;
+                with attrs fscale and zin (``import_qdq(requant="float")``) onnxruntime's
+                QLinearGlobalAveragePool: round_half_even(float32(sum - zin * HW) * fscale) + zp
     INT8        a graph op (``compiler.graph.Op`` name in attrs "op", its attributes
                 in "attrs") that moves or selects values only (reshape, max pool,
                 relu when zp is 0, ...), run on the int8 tensor; same exp and zp
