@@ -459,36 +459,52 @@ def graph_op_kernel(node: QNode, src_nodes: list[QNode], name: str, target=None)
     return lower_group(fused, name, target)
 
 
+def _int8_gemm(node: QNode, src_nodes, params, name: str, target) -> KernelDef:
+    """CONV2D / DENSE on the int8 path the target's CPU features allow (``kernels_x86``)."""
+    from compiler.codegen.llvm.target import parse_target
+
+    from .kernels_x86 import select
+    path = select(parse_target(target or "llvm").features)
+    build = path.conv2d if node.op is QOp.CONV2D else path.dense
+    return build(node, src_nodes[0].shape, *(params[p] for p in node.params), name=name)
+
+
+def _graph_op(node: QNode, src_nodes, params, name: str, target) -> KernelDef:
+    if node.attrs["op"] == "PARAM":
+        raise ValueError(f"node {node.name!r} ({node.op.value}) has no CPU kernel: a PARAM is a "
+                         "constant, stored with the module's params")
+    return graph_op_kernel(node, src_nodes, name, target)
+
+
+#: QOp -> builder ``(node, src_nodes, params, name, target) -> KernelDef`` of its CPU step
+CPU_KERNELS = {
+    QOp.QUANTIZE: lambda n, srcs, params, name, target: quantize(n.shape, n.exp, name, n.zp),
+    QOp.DEQUANTIZE: lambda n, srcs, params, name, target: dequantize(
+        n.shape, n.attrs["src_exp"], name, n.attrs.get("src_zp", 0)),
+    QOp.CONV2D: _int8_gemm,
+    QOp.DENSE: _int8_gemm,
+    QOp.ADD: lambda n, srcs, params, name, target: add(n, name),
+    QOp.LUT: lambda n, srcs, params, name, target: lut(n, name),
+    QOp.DEPTHWISE: lambda n, srcs, params, name, target: depthwise(
+        n, srcs[0].shape, *(params[p] for p in n.params), name=name),
+    QOp.RESCALE_ADD: lambda n, srcs, params, name, target: rescale_add(n, name),
+    QOp.MEAN: lambda n, srcs, params, name, target: mean(n, srcs[0].shape, name),
+    QOp.INT8: _graph_op,
+    QOp.FLOAT: _graph_op,
+}
+
+
 def cpu_kernel(node: QNode, src_nodes: list[QNode], params, name: str, target=None) -> KernelDef:
-    """The kernel of a ``cpu`` step: node ``node`` reading values of ``src_nodes``; graph ops
-    are lowered for LLVM ``target`` (default: this machine), int8 CONV2D and DENSE on the
-    path its CPU features allow (``kernels_x86.select``: VNNI, else plain widening).
+    """The kernel of a ``cpu`` step (:data:`CPU_KERNELS`): node ``node`` reading values of
+    ``src_nodes``; graph ops are lowered for LLVM ``target`` (default: this machine), int8
+    CONV2D and DENSE on the path its CPU features allow (``kernels_x86.select``: VNNI, else
+    plain widening).
 
     Raises:
         ValueError: an op without a kernel here (INPUT; FLOAT PARAM is a constant, no kernel).
     """
-    op = node.op
-    if op is QOp.QUANTIZE:
-        return quantize(node.shape, node.exp, name, node.zp)
-    if op is QOp.DEQUANTIZE:
-        return dequantize(node.shape, node.attrs["src_exp"], name, node.attrs.get("src_zp", 0))
-    if op in (QOp.CONV2D, QOp.DENSE):       # the int8 path the target's CPU features allow
-        from compiler.codegen.llvm.target import parse_target
-
-        from .kernels_x86 import select
-        path = select(parse_target(target or "llvm").features)
-        build = path.conv2d if op is QOp.CONV2D else path.dense
-        return build(node, src_nodes[0].shape, *(params[p] for p in node.params), name=name)
-    if op is QOp.ADD:
-        return add(node, name)
-    if op is QOp.LUT:
-        return lut(node, name)
-    if op is QOp.DEPTHWISE:
-        return depthwise(node, src_nodes[0].shape, *(params[p] for p in node.params), name=name)
-    if op is QOp.RESCALE_ADD:
-        return rescale_add(node, name)
-    if op is QOp.MEAN:
-        return mean(node, src_nodes[0].shape, name)
-    if op in (QOp.INT8, QOp.FLOAT) and node.attrs["op"] != "PARAM":
-        return graph_op_kernel(node, src_nodes, name, target)
-    raise ValueError(f"node {node.name!r} ({op.value}) has no CPU kernel")
+    build = CPU_KERNELS.get(node.op)
+    if build is None:
+        raise ValueError(f"node {node.name!r} ({node.op.value}) has no CPU kernel; ops with one: "
+                         f"{', '.join(op.value for op in CPU_KERNELS)}")
+    return build(node, src_nodes, params, name, target)
