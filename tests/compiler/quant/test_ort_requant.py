@@ -145,3 +145,11 @@ def test_conv_fused_table_equals_oracle(rng, table, path):
     want = eval_node(node, [x], {"w": w, "b": b})
     np.testing.assert_array_equal(got, want)
     assert len(np.unique(want)) > 10
+
+
+@pytest.mark.skipif(HOST_VNNI is None, reason="this CPU has no VNNI")
+@pytest.mark.parametrize("W", [32, 7, 70])    # epilogue: 16-column vectors, whole row, lanes
+def test_vnni_conv2d_row_shapes_equal_oracle(rng, W):
+    node, x, w, b = _conv_node(rng, QOp.CONV2D, (1, 8, 3, W), 24, 1, 1, 0, False, 1, True)
+    got = run_kernel(kernels_x86.conv2d(node, x.shape, w, b), x)
+    np.testing.assert_array_equal(got, eval_node(node, [x], {"w": w, "b": b}))
