@@ -186,7 +186,8 @@ def table_clamp(table) -> "tuple[int, int] | None":
     between equal scales and zero points), else None."""
     t = np.asarray(table, np.int64)
     lo, hi = int(t[0]), int(t[-1])
-    return (lo, hi) if lo <= hi and np.array_equal(t, np.clip(np.arange(-128, 128), lo, hi)) else None
+    clamp = lo <= hi and np.array_equal(t, np.clip(np.arange(-128, 128), lo, hi))
+    return (lo, hi) if clamp else None
 
 
 def requant8(a: dict, channels: int, zero: int):

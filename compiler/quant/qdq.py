@@ -27,10 +27,11 @@ Contract of the QGraph it returns:
   exactly from the dequantized weights, and a MEAN as its QLinearGlobalAveragePool;
 - the residual ADD on int8 where the scales of both operands and of the result are powers of
   two (shifts), else a RESCALE_ADD (float32, as onnxruntime's DequantizeLinear -> Add ->
-  QuantizeLinear; CPU) where the model quantizes the sum; depthwise convs as DEPTHWISE (CPU, the conv's requantization); a unary op from one
-  scale to another (Clip/Relu6) as a LUT exact to onnxruntime (``lut.py``); any other op
-  whose scales differ from its source's runs in float between a DEQUANTIZE and a QUANTIZE
-  at the model's scales, as onnxruntime runs a QDQ graph;
+  QuantizeLinear; CPU) where the model quantizes the sum; depthwise convs as DEPTHWISE (CPU,
+  the conv's requantization); a unary op from one scale to another (Clip/Relu6) as a LUT
+  exact to onnxruntime (``lut.py``); any other op whose scales differ from its source's runs
+  in float between a DEQUANTIZE and a QUANTIZE at the model's scales, as onnxruntime runs a
+  QDQ graph;
 - data movement (reshape, max pool, relu, ...) on int8 where the model keeps the scale;
 - an op run in float whose result the model quantizes is quantized there, at the model's
   scale and zero point, so its consumers read the model's levels (the clip at a uint8 zero
@@ -259,7 +260,7 @@ class _QdqBuilder(_Builder):
             del self.nodes[count:]
             self.cpu_node(n)
             return
-        if self.float_requant and n.op is Op.GLOBAL_AVG_POOL:
+        if self.float_requant and self.nodes[self.of[n]].op is QOp.MEAN:
             self._float_mean(self.of[n])
 
     def _float_mean(self, i: int) -> None:

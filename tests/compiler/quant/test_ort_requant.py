@@ -153,3 +153,10 @@ def test_vnni_conv2d_row_shapes_equal_oracle(rng, W):
     node, x, w, b = _conv_node(rng, QOp.CONV2D, (1, 8, 3, W), 24, 1, 1, 0, False, 1, True)
     got = run_kernel(kernels_x86.conv2d(node, x.shape, w, b), x)
     np.testing.assert_array_equal(got, eval_node(node, [x], {"w": w, "b": b}))
+
+
+def test_import_names_a_bad_requant_form():
+    from compiler.graph import Graph
+    from compiler.quant.qdq import import_qdq
+    with pytest.raises(ValueError, match="requant must be one of 'integer', 'float', not 'fp32'"):
+        import_qdq(Graph((), (), ()), {}, requant="fp32")
