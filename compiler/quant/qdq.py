@@ -260,8 +260,10 @@ class _QdqBuilder(_Builder):
             del self.nodes[count:]
             self.cpu_node(n)
             return
-        if self.float_requant and self.nodes[self.of[n]].op is QOp.MEAN:
-            self._float_mean(self.of[n])
+        i = self.of.get(n)
+        if self.float_requant and n.op is Op.GLOBAL_AVG_POOL and i is not None \
+                and self.nodes[i].op is QOp.MEAN:
+            self._float_mean(i)
 
     def _float_mean(self, i: int) -> None:
         """MEAN node ``i`` as onnxruntime's QLinearGlobalAveragePool (``ort_requant``): attrs
