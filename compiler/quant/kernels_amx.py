@@ -20,7 +20,7 @@ from compiler import te
 from compiler.topi import x86_amx
 from compiler.topi.x86_int8 import OFFSET
 
-from .kernels import _kernel, _out_table, _requant
+from .kernels import _kernel, requant8
 from .qgraph import QNode
 
 #: a conv takes AMX from this many input channels (a quarter of an A tile row's 64)
@@ -48,15 +48,13 @@ def conv2d(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray, name="con
     x = te.placeholder(x_shape, "int8", "x")
     w = te.placeholder(packed.shape, "int8", "w")
     b = te.placeholder((packed.shape[0] * 16,), "int32", "bias")
-    requant, tables = _requant(a, O)
-    lut, lut_const = _out_table(a)
+    requant, tables = requant8(a, O, node.zp)
     xa = x86_amx.amx_input(x, KW, (sh, sw), (ph, pw, ph, pw), -(-OW // 16) * 16, "int8",
                            name=name + "_xa")
     acc = x86_amx.conv2d_amx_acc(xa, w, (sh, sw), "int8", name=name + "_acc")
-    out = te.compute((N, O, OH, OW), lambda n, o, oh, ow: lut(_epilogue(
-        acc[n, oh, ow // 16, o // 16, ow % 16, o % 16], b, o, requant, a["relu"], node.zp)),
-        name=name)
+    out = te.compute((N, O, OH, OW), lambda n, o, oh, ow: _epilogue(
+        acc[n, oh, ow // 16, o // 16, ow % 16, o % 16], b, o, requant), name=name)
     s = te.create_schedule(out)
     x86_amx.schedule_conv2d_amx(s, acc, out, "int8", tensorize)
-    consts = [(w, packed), (b, _bias(bias, comp, packed.shape[0] * 16))] + tables + lut_const
+    consts = [(w, packed), (b, _bias(bias, comp, packed.shape[0] * 16))] + tables
     return _kernel(s, [x], out, "conv", consts, [xa])
