@@ -2,8 +2,10 @@
 
 ``STRATEGIES`` maps a name to a class; each instance serves every task of a
 session: ``propose(task, n, tried, rng) -> [Config]`` returns up to ``n`` points
-of ``task.space`` not in ``tried``, and ``observe(task, results)`` learns from
-``[(config, cost)]`` (cost ``inf`` for an error).
+of ``task.space`` not in ``tried``, ``observe(task, results)`` learns from
+``[(config, cost)]`` (cost ``inf`` for an error), and ``pretrain(records, tasks)``
+learns from the log records of workloads other than ``tasks`` before the search
+starts (transfer: ``transfer.py``).
 
 * ``random``: uniform over the untried points (the baseline).
 * ``xgb``: a :class:`~compiler.autotune.cost_model.CostModel` ranks candidates
@@ -13,7 +15,9 @@ of ``task.space`` not in ``tried``, and ``observe(task, results)`` learns from
   of at most 256 points skip the annealing and score ``pool`` (64) random untried
   points (featurizing a CPU candidate lowers it: tenths of a second each). One
   proposal in ``eps`` is random so the model keeps seeing new regions. Before the
-  model has enough results it proposes at random.
+  model has enough results it proposes at random. The model is one per task kind,
+  shared by the session's tasks and pre-trained from earlier logs, so a workload
+  no log covers is guided from its first proposals.
 """
 from __future__ import annotations
 
@@ -26,6 +30,7 @@ from compiler.graph_lower.space import Config, ConfigSpace
 from vta_hw.errors import ArgumentError
 
 from .cost_model import CostModel
+from . import transfer
 from .features import featurize
 
 _ENUMERATE = 4096   # spaces up to this size are listed; larger ones are sampled
@@ -66,6 +71,9 @@ class RandomSearch:
     def observe(self, task, results):
         pass
 
+    def pretrain(self, records, tasks):
+        pass
+
 
 class XGBSearch:
     """Cost-model-guided simulated annealing (module docstring)."""
@@ -78,21 +86,23 @@ class XGBSearch:
                               "-e '.[tune]' (or use strategy 'random')") from None
         self.eps, self.steps, self.chains, self.pool = eps, steps, chains, pool
         self.models: dict = {}        # task kind -> CostModel (shared across tasks)
-        self.best: dict = {}          # task key -> best cost so far
 
     def _model(self, task) -> CostModel:
         return self.models.setdefault(task.kind, CostModel())
 
     def observe(self, task, results):
-        costs = [c for _, c in results if math.isfinite(c)]
-        if costs:
-            self.best[task.key] = min(self.best.get(task.key, math.inf), *costs)
-        best = self.best.get(task.key, math.inf)
-        feats, scores = [], []
-        for cfg, cost in results:
-            feats.append(featurize(task, cfg))
-            scores.append(best / cost if math.isfinite(cost) and math.isfinite(best) else 0.0)
-        self._model(task).update(feats, scores)
+        self._model(task).update(task.key, [featurize(task, c) for c, _ in results],
+                                 [cost for _, cost in results])
+
+    def pretrain(self, records, tasks):
+        """Learn from the ``records`` of workloads other than ``tasks`` (one fit per kind)."""
+        kinds = set()
+        for task, results in transfer.samples(records, tasks):
+            self._model(task).add(task.key, [featurize(task, c) for c, _ in results],
+                                  [cost for _, cost in results])
+            kinds.add(task.kind)
+        for k in kinds:
+            self.models[k].fit()
 
     def propose(self, task, n, tried, rng):
         model = self._model(task)
