@@ -18,6 +18,9 @@ candidates that fit in the time left at the task's measured seconds per trial
 (its last round's, else the slowest task's), at least one. So the session ends
 within about one candidate's time of the budget, and never later than one
 runner timeout past it when a candidate runs longer than the ones before it.
+Choosing a round's candidates may take about as long as measuring the task's
+last round took (the strategy's ``time_s``; at least ``MIN_CHOOSE_S``): a cost
+model that featurizes slowly costs at most about half the trial rate.
 """
 from __future__ import annotations
 
@@ -33,6 +36,10 @@ from vta_hw.errors import ArgumentError
 from .record import Record, TuningLog
 from .scheduler import TaskScheduler
 from .search import make_strategy
+
+
+#: seconds a round's choice may always take (``time_s`` of the strategy's ``propose``)
+MIN_CHOOSE_S = 1.0
 
 
 @dataclass
@@ -115,6 +122,7 @@ def tune(tasks, runner, *, trials: int = 16, log: "TuningLog | None" = None,
             search.observe(t, done)
             sched.record_round(i, len(done), results[i].best_cost)
     per_trial: dict = {}        # task index -> seconds per trial of its last round
+    measure_s: dict = {}        # task index -> seconds its last round took to measure
     while True:
         i = sched.next_task()
         if i is None:
@@ -128,11 +136,16 @@ def tune(tasks, runner, *, trials: int = 16, log: "TuningLog | None" = None,
                 break
         round_start = time.monotonic()
         cands = [] if t.space.default in tried[i] else [t.space.default]
-        cands += search.propose(t, n - len(cands), set(tried[i]) | set(cands), rng)
+        choose_s = max(MIN_CHOOSE_S, measure_s.get(i, math.inf))
+        if deadline is not None:
+            choose_s = max(0.0, min(choose_s, deadline - time.monotonic()))
+        cands += search.propose(t, n - len(cands), set(tried[i]) | set(cands), rng, choose_s)
         if not cands:
             sched.states[i].cap = st.trials     # exhausted
             continue
+        measure_start = time.monotonic()
         measured = runner.measure(t, cands)
+        measure_s[i] = time.monotonic() - measure_start
         obs = []
         for c, m in zip(cands, measured):
             rec = Record(t.key, t.target, dict(c.values), list(m.costs), m.error)

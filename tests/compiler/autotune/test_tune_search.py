@@ -137,3 +137,21 @@ def test_no_round_starts_once_the_budget_is_spent():
                    batch=8, time_budget_s=0.1)
     assert [r.trials for r in results] == [1, 0]
     assert results[1].best_config is None
+
+
+def test_choosing_stops_featurizing_at_its_time_limit(monkeypatch):
+    calls = []
+
+    def slow(task, cfg):           # a featurizer that takes 20 ms, as lowering does
+        calls.append(cfg)
+        time.sleep(0.02)
+        return [float(cfg["a"]), float(cfg["b"])]
+    monkeypatch.setitem(features.FEATURIZERS, "toy", slow)
+    search, task = make_strategy("xgb"), _task()
+    pts = random_points(SPACE, 10, (), np.random.default_rng(1))
+    search.observe(task, [(c, _cost(c)) for c in pts])       # trained on 10 points
+    calls.clear()
+    start = time.monotonic()
+    got = search.propose(task, 4, set(pts), np.random.default_rng(0), time_s=0.1)
+    assert len(got) == 4 and not set(got) & set(pts)
+    assert len(calls) <= 6 and time.monotonic() - start < 0.1 + 0.02 + 0.25
