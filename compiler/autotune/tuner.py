@@ -19,8 +19,9 @@ candidates that fit in the time left at the task's measured seconds per trial
 within about one candidate's time of the budget, and never later than one
 runner timeout past it when a candidate runs longer than the ones before it.
 Choosing a round's candidates may take about as long as measuring the task's
-last round took (the strategy's ``time_s``; at least ``MIN_CHOOSE_S``): a cost
-model that featurizes slowly costs at most about half the trial rate.
+last round took (else the slowest task's; at least ``MIN_CHOOSE_S``: the
+strategy's ``time_s``): a cost model that featurizes slowly costs at most about
+half the trial rate.
 """
 from __future__ import annotations
 
@@ -136,7 +137,7 @@ def tune(tasks, runner, *, trials: int = 16, log: "TuningLog | None" = None,
                 break
         round_start = time.monotonic()
         cands = [] if t.space.default in tried[i] else [t.space.default]
-        choose_s = max(MIN_CHOOSE_S, measure_s.get(i, math.inf))
+        choose_s = max(MIN_CHOOSE_S, measure_s.get(i, max(measure_s.values(), default=0.0)))
         if deadline is not None:
             choose_s = max(0.0, min(choose_s, deadline - time.monotonic()))
         cands += search.propose(t, n - len(cands), set(tried[i]) | set(cands), rng, choose_s)
