@@ -23,7 +23,7 @@ def _infra_options(f):
                      help="pre-train the cost model on this earlier tuning log (any model; "
                           "repeatable); the -o log's own records always count")(f)
     return click.option("--build-jobs", type=click.IntRange(0), metavar="N",
-                        help="candidates built at once before they are measured one at a "
+                        help="CPU candidates built at once before they are measured one at a "
                              "time [default: min(cores, 4); 0: build each in the measuring "
                              "worker]")(f)
 
