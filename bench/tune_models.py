@@ -17,8 +17,9 @@ Parts (``--parts``, comma-separated; all by default):
   channels, small spatial sizes, 1x1): each layer's latency against onnxruntime's
   (bar: each <= 1.5x).
 * ``session``: a tuning session of ResNet-18 from an empty log, ``--tune-minutes`` with
-  the cost model and the same with random search (1 thread); prints trials per minute,
-  the end-to-end ratio after tuning (bar: <= 1.0x onnxruntime) and how many trials the
+  the cost model and the same with random search (1 thread), interleaved in
+  ``--tune-slices`` slices with the same seeds; prints trials per minute, the
+  end-to-end ratio after tuning (bar: <= 1.0x onnxruntime) and how many trials the
   cost model needed to reach random search's final best (summed over tasks).
 * ``vta``: the ResNet-18 convs the accelerator runs (default preset), tuned on the
   cycle model with ``--vta-trials`` per task: cycles before and after (bar: <= 7.0 M).
@@ -33,7 +34,7 @@ figures). The last line is one JSON object of every figure (units in the names).
 
 Run on a quiet machine: ``.venv/bin/python bench/tune_models.py [--threads 1,2]
 [--tuning-log LOG] [--tune-minutes 30] [--parts models,layers,session,vta,matmul]``.
-Smoke run: ``--size 64 --repeat 2 --rounds 1 --tune-minutes 0.5 --vta-trials 2``.
+Smoke run: ``--size 64 --repeat 2 --rounds 1 --tune-minutes 0.5 --tune-slices 2 --vta-trials 2``.
 """
 from __future__ import annotations
 
@@ -206,48 +207,61 @@ def _matmul(a, threads: int) -> dict:
 
 
 def session(a) -> dict:
-    """A tuning session of ResNet-18 from an empty log: xgb vs random, same budget."""
+    """ResNet-18 from empty logs: the cost model against random search with the same budget,
+    ``--tune-minutes`` each, spent in ``--tune-slices`` interleaved slices (which strategy
+    goes first alternates; both use the slice's seed and one runner), so a change of the
+    machine's load hits both alike. Each slice resumes its strategy's log (its tasks, with
+    their cached features, are kept across slices)."""
     import math
+    import time
 
     import onnx
 
-    from driver.tune.session import tune_model
+    from compiler.autotune import TuningLog, extract_tasks, tune
+    from driver.tune import LocalRunner
     from tests.models import builders
     fig: dict = {}
+    order = ("xgb", "random")
     with tempfile.TemporaryDirectory(prefix="bench_tune_s_") as tmp:
         path = os.path.join(tmp, "resnet18.onnx")
         onnx.save(builders.build_resnet18(a.size), path)
-        curves = {}
-        for strategy in ("xgb", "random"):
-            log = os.path.join(tmp, f"{strategy}.jsonl")
-            s = tune_model(path, log, trials=10 ** 6, time_budget_s=a.tune_minutes * 60,
-                           strategy=strategy, threads=1, measure_model=False)
-            trials = sum(r.trials for r in s.results)
-            curves[strategy] = s.results
-            fig[f"session_{strategy}_trials_per_min"] = round(trials / a.tune_minutes, 2)
-            fig[f"session_{strategy}_tasks_sum_ms"] = round(s.tasks_tuned * 1e3, 4)
-            print(f"session {strategy:6s}: {trials} trials in {a.tune_minutes:g} min "
-                  f"({trials / a.tune_minutes:.1f}/min), sum of tuned tasks "
-                  f"{s.tasks_tuned * 1e3:.3f} ms (default {s.tasks_default * 1e3:.3f} ms)",
-                  flush=True)
-            if strategy == "xgb":
-                o, r, _, err, _ = _compare(path, log, 1, a.repeat, a.rounds)
-                fig["session_xgb_resnet18_t1_ratio_vs_ort"] = round(o / r, 3)
-                print(f"  ResNet-18 after the session, 1T: {o * 1e3:.2f} ms vs onnxruntime "
-                      f"{r * 1e3:.2f} ms: {o / r:.2f}x (max rel err {err:.1e})", flush=True)
+        tasks = {s: extract_tasks(path, "llvm") for s in order}
+        logs = {s: TuningLog(os.path.join(tmp, f"{s}.jsonl")) for s in order}
+        spent = dict.fromkeys(order, 0.0)
+        res: dict = {}
+        slice_s = a.tune_minutes * 60 / a.tune_slices
+        with LocalRunner(threads=1) as runner:
+            for k in range(a.tune_slices):
+                for s in (order if k % 2 == 0 else order[::-1]):
+                    t0 = time.monotonic()
+                    res[s] = tune(tasks[s], runner, trials=10 ** 6, log=logs[s], strategy=s,
+                                  time_budget_s=slice_s, seed=k)
+                    spent[s] += time.monotonic() - t0
+        for s in order:
+            trials = sum(r.trials for r in res[s])
+            tuned = sum(r.task.weight * r.best_cost for r in res[s] if math.isfinite(r.best_cost))
+            fig[f"session_{s}_trials_per_min"] = round(trials / (spent[s] / 60), 2)
+            fig[f"session_{s}_minutes"] = round(spent[s] / 60, 2)
+            fig[f"session_{s}_tasks_sum_ms"] = round(tuned * 1e3, 4)
+            print(f"session {s:6s}: {trials} trials in {spent[s] / 60:.2f} min "
+                  f"({trials / (spent[s] / 60):.1f}/min, {runner.build_jobs} build jobs), sum "
+                  f"of tuned tasks {tuned * 1e3:.3f} ms", flush=True)
+        o, r, _, err, _ = _compare(path, logs["xgb"].path, 1, a.repeat, a.rounds)
+        fig["session_xgb_resnet18_t1_ratio_vs_ort"] = round(o / r, 3)
+        print(f"  ResNet-18 after the xgb session, 1T: {o * 1e3:.2f} ms vs onnxruntime "
+              f"{r * 1e3:.2f} ms: {o / r:.2f}x (max rel err {err:.1e})", flush=True)
         # trials the cost model needed to reach random search's final best, per task
-        need = 0
-        for rx, rr in zip(curves["xgb"], curves["random"]):
-            target = rr.best_cost
-            hit = next((i + 1 for i, c in enumerate(rx.curve) if c <= target), None)
+        need, missed = 0, 0
+        for rx, rr in zip(res["xgb"], res["random"]):
+            hit = next((i + 1 for i, c in enumerate(rx.curve) if c <= rr.best_cost), None)
             need += hit if hit is not None else len(rx.curve)
-            if hit is None and math.isfinite(target):
-                fig.setdefault("session_xgb_tasks_not_reaching_random", 0)
-                fig["session_xgb_tasks_not_reaching_random"] += 1
+            missed += hit is None and math.isfinite(rr.best_cost)
         fig["session_xgb_trials_to_random_best"] = need
-        fig["session_random_trials"] = sum(r.trials for r in curves["random"])
+        fig["session_xgb_tasks_not_reaching_random"] = missed
+        fig["session_random_trials"] = sum(r.trials for r in res["random"])
         print(f"  the cost model reached random search's final best after {need} trials "
-              f"(random search used {fig['session_random_trials']})")
+              f"(random search used {fig['session_random_trials']}; tasks where it did not: "
+              f"{missed})")
     return fig
 
 
@@ -281,6 +295,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--tuning-log", default=None)
     ap.add_argument("--tune-minutes", type=float, default=30.0)
+    ap.add_argument("--tune-slices", type=int, default=6)
     ap.add_argument("--vta-trials", type=int, default=32)
     ap.add_argument("--matmul-n", type=int, default=1024)
     ap.add_argument("--parts", default="models,layers,session,vta,matmul")

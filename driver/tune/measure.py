@@ -19,18 +19,25 @@ from .gpu_measure import measure_gpu
 _REFERENCE: dict = {}        # per-process cache: task payload id -> default point's output
 
 
-def _inputs(kdef, node, seed: int) -> list:
+def arg_types(kdef) -> list:
+    """``(shape, dtype)`` of each kernel argument of ``kdef`` (picklable)."""
+    return [(tuple(int(d) for d in t.shape), str(t.dtype)) for t in kdef.args]
+
+
+def inputs(node, packs, types, constants, seed: int) -> list:
+    """Seeded random arguments of a fused group's kernel: its inputs (constants packed
+    by their tags), its compile-time tables, zeroed workspaces and output."""
     from compiler.graph_lower.packing import pack_param
     rng = np.random.default_rng(seed)
     args = []
     for i, src in enumerate(node.src):
         v = rng.standard_normal(src.shape).astype(src.dtype) if src.shape else \
             np.asarray(rng.standard_normal(), src.dtype)
-        tag = kdef.packs[i]
+        tag = packs[i]
         v = pack_param(v, tag) if tag is not None else v
-        args.append(np.ascontiguousarray(v).reshape(kdef.args[i].shape))
-    args += [np.asarray(c) for c in kdef.constants]
-    args += [np.zeros(t.shape, t.dtype) for t in kdef.args[len(args):]]
+        args.append(np.ascontiguousarray(v).reshape(types[i][0]))
+    args += [np.asarray(c) for c in constants]
+    args += [np.zeros(shape, dtype) for shape, dtype in types[len(args):]]
     return args
 
 
@@ -41,29 +48,33 @@ def _build_llvm(node, target, config):
     return kdef, compiler.build(kdef.schedule, kdef.args, target, name="cand", fp_contract=True)
 
 
-def measure_llvm(payload: dict, config, options: dict) -> list:
-    """Seconds per run of the fused group ``payload["node"]`` at ``config``."""
-    node, target = payload["node"], payload["target"]
-    kdef, f = _build_llvm(node, target, config)
-    args = _inputs(kdef, node, 0)
+def _check(node, target, out) -> None:
+    """Raise ArithmeticError unless ``out`` equals the default point's output to 1e-4."""
+    key = (node, target)
+    if key not in _REFERENCE:
+        dk, df = _build_llvm(node, target, None)
+        ref_args = inputs(node, dk.packs, arg_types(dk), dk.constants, 0)
+        df(*ref_args)
+        _REFERENCE[key] = ref_args[-1].copy()
+    ref = _REFERENCE[key]
+    scale = float(np.max(np.abs(ref))) or 1.0
+    if out.shape != ref.shape or not np.allclose(out, ref, rtol=1e-4, atol=1e-4 * scale):
+        err = float(np.max(np.abs(out - ref))) if out.shape == ref.shape else float("nan")
+        raise ArithmeticError(f"wrong result: differs from the default schedule's by up to "
+                              f"{err:.3g} (tolerance 1e-4 relative)")
+
+
+def time_kernel(payload: dict, func, args: list, options: dict) -> list:
+    """Seconds per run of the kernel ``func`` (a ``CompiledFunction``) on ``args``: warm-up,
+    the output check against the default point (option ``check``), then ``repeats``
+    timings of ``number`` runs each."""
     for _ in range(options.get("warmup", 1)):
-        f(*args)
+        func(*args)
     if options.get("check", True):
-        key = (node, target)
-        if key not in _REFERENCE:
-            dk, df = _build_llvm(node, target, None)
-            ref_args = _inputs(dk, node, 0)
-            df(*ref_args)
-            _REFERENCE[key] = ref_args[-1].copy()
-        ref, out = _REFERENCE[key], args[-1]
-        scale = float(np.max(np.abs(ref))) or 1.0
-        if out.shape != ref.shape or not np.allclose(out, ref, rtol=1e-4, atol=1e-4 * scale):
-            err = float(np.max(np.abs(out - ref))) if out.shape == ref.shape else float("nan")
-            raise ArithmeticError(f"wrong result: differs from the default schedule's by up to "
-                                  f"{err:.3g} (tolerance 1e-4 relative)")
+        _check(payload["node"], payload["target"], args[-1])
     # time the raw entry point over pointers (args checked by the call above): the numpy
     # wrapper's checks cost tens of microseconds, as much as a small kernel
-    raw = f.get_function("cand")._cfunc
+    raw = func._cfunc
     ptrs = [a.ctypes.data for a in args]
     t0 = time.perf_counter()
     raw(*ptrs)
@@ -79,6 +90,14 @@ def measure_llvm(payload: dict, config, options: dict) -> list:
             raw(*ptrs)
         costs.append((time.perf_counter() - t0) / number)
     return costs
+
+
+def measure_llvm(payload: dict, config, options: dict) -> list:
+    """Seconds per run of the fused group ``payload["node"]`` at ``config`` (built here)."""
+    node = payload["node"]
+    kdef, f = _build_llvm(node, payload["target"], config)
+    args = inputs(node, kdef.packs, arg_types(kdef), kdef.constants, 0)
+    return time_kernel(payload, f.get_function("cand"), args, options)
 
 
 def vta_kernel(payload: dict, config):
@@ -122,12 +141,17 @@ def check_vta_conv2d(payload: dict, config) -> "str | None":
 MEASURES = {"llvm": measure_llvm, "vta_conv2d": measure_vta_conv2d, "gpu": measure_gpu}
 
 
+def guarded(fn, *args) -> tuple:
+    """``("ok", fn(*args))`` or ``("error", "Type: first line of the message")``."""
+    try:
+        return "ok", fn(*args)
+    except Exception as e:        # a candidate's failure is a result, not a tuner crash
+        msg = str(e).splitlines()[0] if str(e) else ""
+        return "error", f"{type(e).__name__}: {msg}"[:500]
+
+
 def measure(kind: str, payload: dict, config, options: dict) -> tuple:
     """``("ok", costs)`` or ``("error", one line)``: never raises for a bad candidate."""
     if kind not in MEASURES:
         return "error", f"no measure function for task kind {kind!r}; kinds: {sorted(MEASURES)}"
-    try:
-        return "ok", MEASURES[kind](payload, config, options)
-    except Exception as e:        # a candidate's failure is a result, not a tuner crash
-        msg = str(e).splitlines()[0] if str(e) else ""
-        return "error", f"{type(e).__name__}: {msg}"[:500]
+    return guarded(MEASURES[kind], payload, config, options)
