@@ -43,7 +43,7 @@ class _Candidate:
         from compiler.graph_lower.lower import lower_group
         from driver.gpu_runtime import BACKENDS
 
-        from .measure import _inputs
+        from .measure import arg_types, inputs
         node = payload["node"]
         kind, arch = parse_gpu_target(payload["target"])
         kdef = lower_group(node, "cand", None, None)
@@ -52,7 +52,7 @@ class _Candidate:
         code, sources = c_source.print_module(printer, [st.func for st in stages])
         data = cuda.compile_source(code, "cand", arch, "cubin") if kind == "cuda" else code.encode()
         self.dev = BACKENDS[kind](_Files({fname: data}))
-        self.host = _inputs(kdef, node, 0)
+        self.host = inputs(node, kdef.packs, arg_types(kdef), kdef.constants, 0)
         self.bufs = [self.dev.alloc(a.nbytes) for a in self.host]
         for b, a in zip(self.bufs, self.host):
             self.dev.upload(b, a)
