@@ -1,4 +1,5 @@
-"""Winograd convolution F(m x m, 3 x 3) for 3x3 stride-1 convs (NCHW data), and its CPU schedule.
+"""Winograd convolution F(m x m, 3 x 3) for 3x3 stride-1 convs (NCHW data, blocked NCHWc
+inside), and its CPU schedule.
 
 Lavin and Gray, "Fast Algorithms for Convolutional Neural Networks" (2016): each
 ``m x m`` output tile is ``A^T [ (G g G^T) . (B^T d B) ] A`` over an ``alpha x alpha``
@@ -13,8 +14,11 @@ channels per block):
 
 * weight transform, at compile time (:func:`transform_weight`): OIHW ``[O, C, 3, 3]``
   -> ``U [alpha, alpha, O/ob, C, ob]`` (float32, computed in float64);
-* ``_pad``: the input zero-padded to whole tiles, ``[N, C, TH*m + 2, TW*m + 2]``;
-* ``_V``: input transform ``B^T d B``, ``[alpha, alpha, C, P]``;
+* ``_pad``: the input zero-padded to whole tiles and blocked by ``cb`` channels
+  (:func:`input_block`), ``[N, C/cb, TH*m + 2, TW*m + 2, cb]``, so the input transform
+  runs on whole vectors of channels;
+* ``_Vr`` then ``_V``: input transform ``B^T d B`` in two passes (rows, then columns),
+  ``[alpha, alpha, P, C]``;
 * ``_M``: one GEMM per (alpha, alpha) point, ``[alpha, alpha, O/ob, P, ob]``, the
   sum over input channels of ``V * U``;
 * the returned accumulation: output transform ``A^T M A`` in the direct conv's blocked
@@ -98,6 +102,12 @@ def _sum(terms, read):
     return out
 
 
+def input_block(C: int) -> int:
+    """Channels per block of the padded input copy (the input transform's vector): the
+    largest of 16, 8, 4, 2, 1 dividing ``C``."""
+    return next(b for b in (16, 8, 4, 2, 1) if C % b == 0)
+
+
 def winograd_conv2d_nchw(data, kernel, m: int, pads=(1, 1, 1, 1), name: str = "conv"):
     """Winograd F(m x m, 3x3) conv of NCHW ``data`` ``[N, C, H, W]`` with a transformed kernel
     ``[alpha, alpha, O/ob, C, ob]`` (:func:`transform_weight`); stride 1, no dilation.
@@ -120,16 +130,28 @@ def winograd_conv2d_nchw(data, kernel, m: int, pads=(1, 1, 1, 1), name: str = "c
     OW = window_out(W, 3, 1, pads[1], pads[3], 1)
     TH, TW = -(-OH // m), -(-OW // m)
     P = N * TH * TW
-    padded = pad_spatial(data, pads, 2, extra=(TH * m - OH, TW * m - OW), name=name + "_pad")
+    cb = input_block(C)
+    top, left = pads[0], pads[1]
 
-    def v_fn(e, nu, c, p):
+    def pad_fn(n, co, h, w, ci):
+        y, x = h - top, w - left
+        inside = ir.logical_and(y >= 0, y < H, x >= 0, x < W)
+        return te.if_then_else(inside, data[n, co * cb + ci, y, x], ir.const(0.0, data.dtype))
+    padded = te.compute((N, C // cb, TH * m + 2, TW * m + 2, cb), pad_fn, name=name + "_pad")
+
+    def d(p, c, k, l):
         n, th, tw = p // (TH * TW), p // TW % TH, p % TW
-        return _table(e, nu, a, a, lambda i, j: _sum(
-            _terms(BT, BT, i, j), lambda k, l: padded[n, c, th * m + k, tw * m + l]))
-    V = te.compute((a, a, C, P), v_fn, name=name + "_V")
+        return padded[n, c // cb, th * m + k, tw * m + l, c % cb]
+    # B^T d B in two passes (rows, then columns): half the adds of the direct sums for m = 4
+    R = te.compute((a, a, P, C), lambda e, l, p, c: _table(e, l, a, a, lambda i, j: _sum(
+        [(float(co), k, 0) for k, co in enumerate(BT[i]) if co], lambda k, _: d(p, c, k, j))),
+        name=name + "_Vr")
+    V = te.compute((a, a, P, C), lambda e, nu, p, c: _table(e, nu, a, a, lambda i, j: _sum(
+        [(float(co), 0, l) for l, co in enumerate(BT[j]) if co], lambda _, l: R[i, l, p, c])),
+        name=name + "_V")
     c = te.reduce_axis(C, "c")
     M = te.compute((a, a, Ob, P, ob),
-                   lambda e, nu, oc, p, oi: te.sum(V[e, nu, c, p] * kernel[e, nu, oc, c, oi], axis=c),
+                   lambda e, nu, oc, p, oi: te.sum(V[e, nu, p, c] * kernel[e, nu, oc, c, oi], axis=c),
                    name=name + "_M")
 
     def y_fn(n, oc, h, w, oi):
@@ -140,44 +162,73 @@ def winograd_conv2d_nchw(data, kernel, m: int, pads=(1, 1, 1, 1), name: str = "c
     return acc, (padded, V, M)
 
 
-def schedule_winograd_nchw(s, acc, out, tile: int = 8, par_depth: int = 3):
+def _tiles_per_step(P: int, cap: int) -> int:
+    """Tiles per GEMM register tile: a divisor of ``P`` in ``[cap/2, cap]`` (no tail
+    iteration) if there is one, else ``min(cap, P)``."""
+    return next((d for d in range(min(cap, P), (cap + 1) // 2 - 1, -1) if P % d == 0 and d > 0),
+                min(cap, P))
+
+
+def schedule_winograd_nchw(s, acc, out, tile: int = 14, par_depth: int = 3):
     """Schedule :func:`winograd_conv2d_nchw`: ``acc`` its output transform, ``out`` the NCHW
     epilogue stage reading it (elementwise consumers inlined).
 
-    * input transform: parallel over (alpha, alpha) points fused with channels, the tile
-      loop inner;
-    * GEMM: parallel over (alpha point, output-channel block), a ``tile x ob`` register
-      tile (unrolled tiles x vectorised output channels) over the input channels;
+    * padded copy: blocked ``[N, C/cb, H', W', cb]``, parallel over (n, block, row);
+    * input transform: parallel over tiles; per (tile, channel block) the row pass ``_Vr``
+      then the column pass, unrolled over the ``alpha x alpha`` points and vectorised over
+      the ``cb`` channels;
+    * GEMM: parallel over (alpha point, output-channel block pair), a register tile of
+      ``tile`` accumulator vectors: ``tile / 2`` tiles (a divisor of P when one is near) x 2
+      output-channel blocks (1 when O/ob is odd) x ``ob`` vectorised channels,
+      reduced over the input channels;
     * output transform at each ``m x m`` tile of the epilogue, vectorised over the ``ob``
       output channels; the epilogue parallel over (n, channel block, tile row)
       (``par_depth`` 3; 2: (n, channel block)).
+
+    Raises:
+        ValueError: ``par_depth`` not 2 or 3.
     """
+    if par_depth not in (2, 3):
+        raise ValueError(f"par_depth must be 2 or 3, not {par_depth!r}")
     M = acc.op.reads()[0]
     V = M.op.reads()[0]
-    pad = V.op.reads()[0]
+    R = V.op.reads()[0]
+    pad = R.op.reads()[0]
     a = V.shape[0]
     m = a - 2
-    if pad.op.name.endswith("_pad"):
-        ax = pad.op.axis
-        s[pad].parallel(s[pad].fuse(ax[0], ax[1]))
-    e, nu, c, p = s[V].op.axis
-    s[V].reorder(c, p, e, nu)
-    s[V].parallel(c)
+    cb = pad.shape[4]
+    pn, pco, ph, pw, pci = s[pad].op.axis
+    s[pad].parallel(s[pad].fuse(pn, pco, ph))
+    s[pad].unroll(pci)
+    e, nu, p, c = s[V].op.axis
+    co, ci = s[V].split(c, factor=cb)
+    s[V].reorder(p, co, e, nu, ci)
+    s[V].parallel(p)
     s[V].unroll(e)
     s[V].unroll(nu)
+    s[V].vectorize(ci)
+    s[R].compute_at(s[V], co)
+    re, rl, _, rc = s[R].op.axis
+    s[R].unroll(re)
+    s[R].unroll(rl)
+    s[R].vectorize(rc)
     mc = s.cache_write(M, "local")
     e, nu, oc, p, oi = s[M].op.axis
-    P = M.shape[3]
-    reg = min(tile, P)
+    Ob, P = M.shape[2], M.shape[3]
+    pair = 2 if Ob % 2 == 0 else 1
+    reg = _tiles_per_step(P, max(1, tile // pair))
+    oco, oci = s[M].split(oc, factor=pair)
     po, pi = s[M].split(p, factor=reg)
-    s[M].reorder(e, nu, oc, po, pi, oi)
-    s[M].parallel(s[M].fuse(e, nu, oc))
+    s[M].reorder(e, nu, oco, po, oci, pi, oi)
+    s[M].parallel(s[M].fuse(e, nu, oco))
+    s[M].unroll(oci)
     s[M].unroll(pi)
     s[M].vectorize(oi)
     s[mc].compute_at(s[M], po)
     ce, cnu, coc, cp, coi = s[mc].op.axis
     (rc,) = s[mc].op.reduce_axis
-    s[mc].reorder(rc, cp, coi)
+    s[mc].reorder(rc, coc, cp, coi)
+    s[mc].unroll(coc)
     s[mc].unroll(cp)
     s[mc].vectorize(coi)
     n, o, h, w = s[out].op.axis
@@ -190,8 +241,6 @@ def schedule_winograd_nchw(s, acc, out, tile: int = 8, par_depth: int = 3):
     s[out].unroll(hi)
     s[out].vectorize(wi)
     axes = (n, oo, ho)
-    if par_depth not in (2, 3):
-        raise ValueError(f"par_depth must be 2 or 3, not {par_depth!r}")
     s[out].parallel(s[out].fuse(*axes[:par_depth]))
     s[acc].compute_at(s[out], wo)
     an, aoc, ah, aw, aoi = s[acc].op.axis
