@@ -47,5 +47,12 @@ def test_winograd_is_offered_for_3x3_stride1_convs_only(tmp_path, k, stride, off
     (task,) = extract_tasks(_conv(64, 14, k, stride))
     knobs = {kn.name: kn for kn in task.space.knobs}
     assert ("algorithm" in knobs) == offered
-    if offered:                         # untuned builds stay direct (see impls/conv.py)
-        assert knobs["algorithm"].default == "direct"
+
+
+@pytest.mark.parametrize("c,h,default", [
+    (64, 56, "winograd4"), (128, 28, "winograd4"), (256, 14, "winograd2"), (512, 7, "winograd2"),
+    (32, 56, "direct")])                # fewer than 64 channels: not measured, stays direct
+def test_untuned_algorithm_is_chosen_per_shape(c, h, default):
+    from compiler.autotune.task import extract_tasks
+    (task,) = extract_tasks(_conv(c, h, 3, 1))
+    assert {kn.name: kn.default for kn in task.space.knobs}["algorithm"] == default
