@@ -21,12 +21,12 @@ channels per block):
   ``[alpha, alpha, P, C]``;
 * ``_M``: one GEMM per (alpha, alpha) point, ``[alpha, alpha, O/ob, P, ob]``, the
   sum over input channels of ``V * U``;
-* the returned accumulation: output transform ``A^T M A`` in the direct conv's blocked
-  layout ``[N, O/ob, OH, OW, ob]`` (so the epilogue reads it as it reads
-  ``conv2d_nchw``'s).
+* ``_Y`` then the returned accumulation: output transform ``A^T M A`` in two passes,
+  ``_Y [m, alpha, O/ob, P, ob]`` then the direct conv's blocked layout
+  ``[N, O/ob, OH, OW, ob]`` (so the epilogue reads it as it reads ``conv2d_nchw``'s).
 
-The transforms' coefficients are Python constants: each stage's value is a select
-over the (unrolled) transform indices of the explicit sums of the non-zero terms,
+The transforms' coefficients are Python constants: each pass's value is a select over
+the (unrolled) transform index of the explicit sums of the non-zero terms,
 which the simplifier folds once the schedule unrolls those loops.
 """
 from __future__ import annotations
@@ -77,28 +77,20 @@ def transform_weight(weight: np.ndarray, m: int, ob: int) -> np.ndarray:
     return np.ascontiguousarray(u.astype(weight.dtype))
 
 
-def _terms(mat_l, mat_r, i, j):
-    """The non-zero ``(coefficient, k, l)`` of ``sum_kl mat_l[i][k] * mat_r[j][l] * x[k][l]``."""
-    return [(float(cl * cr), k, l) for k, cl in enumerate(mat_l[i]) if cl
-            for l, cr in enumerate(mat_r[j]) if cr]
-
-
-def _table(ei, ej, rows: int, cols: int, value):
-    """``value(i, j)`` at ``(ei, ej) == (i, j)``: a select chain over the constant points."""
-    out = value(rows - 1, cols - 1)
-    for i in reversed(range(rows)):
-        for j in reversed(range(cols)):
-            if (i, j) != (rows - 1, cols - 1):
-                out = ir.select(ir.logical_and(ir.eq(ei, i), ir.eq(ej, j)), value(i, j), out)
-    return out
-
-
-def _sum(terms, read):
-    out = None
-    for c, k, l in terms:
-        x = read(k, l)
-        x = x if c == 1.0 else (-x if c == -1.0 else x * ir.const(c, "float32"))
-        out = x if out is None else out + x
+def _row(mat, idx, read):
+    """``sum_k mat[idx][k] * read(k)`` for the ``idx`` in ``[0, len(mat))`` the schedule
+    unrolls: a select chain over the rows, each the explicit sum of its non-zero terms."""
+    def row(i):
+        out = None
+        for k, c in enumerate(mat[i]):
+            if c:
+                x = read(k)
+                x = x if c == 1 else (-x if c == -1 else x * ir.const(float(c), "float32"))
+                out = x if out is None else out + x
+        return out
+    out = row(len(mat) - 1)
+    for i in reversed(range(len(mat) - 1)):
+        out = ir.select(ir.eq(idx, i), row(i), out)
     return out
 
 
@@ -143,21 +135,22 @@ def winograd_conv2d_nchw(data, kernel, m: int, pads=(1, 1, 1, 1), name: str = "c
         n, th, tw = p // (TH * TW), p // TW % TH, p % TW
         return padded[n, c // cb, th * m + k, tw * m + l, c % cb]
     # B^T d B in two passes (rows, then columns): half the adds of the direct sums for m = 4
-    R = te.compute((a, a, P, C), lambda e, l, p, c: _table(e, l, a, a, lambda i, j: _sum(
-        [(float(co), k, 0) for k, co in enumerate(BT[i]) if co], lambda k, _: d(p, c, k, j))),
-        name=name + "_Vr")
-    V = te.compute((a, a, P, C), lambda e, nu, p, c: _table(e, nu, a, a, lambda i, j: _sum(
-        [(float(co), 0, l) for l, co in enumerate(BT[j]) if co], lambda _, l: R[i, l, p, c])),
-        name=name + "_V")
+    R = te.compute((a, a, P, C), lambda e, l, p, c: _row(BT, e, lambda k: d(p, c, k, l)),
+                   name=name + "_Vr")
+    V = te.compute((a, a, P, C), lambda e, nu, p, c: _row(BT, nu, lambda l: R[e, l, p, c]),
+                   name=name + "_V")
     c = te.reduce_axis(C, "c")
     M = te.compute((a, a, Ob, P, ob),
                    lambda e, nu, oc, p, oi: te.sum(V[e, nu, p, c] * kernel[e, nu, oc, c, oi], axis=c),
                    name=name + "_M")
 
+    # A^T M A in two passes as well
+    Y = te.compute((m, a, Ob, P, ob), lambda i, nu, oc, p, oi: _row(
+        AT, i, lambda e: M[e, nu, oc, p, oi]), name=name + "_Y")
+
     def y_fn(n, oc, h, w, oi):
         p = n * (TH * TW) + (h // m) * TW + w // m
-        return _table(h % m, w % m, m, m, lambda i, j: _sum(
-            _terms(AT, AT, i, j), lambda e, nu: M[e, nu, oc, p, oi]))
+        return _row(AT, w % m, lambda nu: Y[h % m, nu, oc, p, oi])
     acc = te.compute((N, Ob, OH, OW, ob), y_fn, name=name)
     return acc, (padded, V, M)
 
@@ -181,8 +174,8 @@ def schedule_winograd_nchw(s, acc, out, tile: int = 14, par_depth: int = 3):
       ``tile`` accumulator vectors: ``tile / 2`` tiles (a divisor of P when one is near) x 2
       output-channel blocks (1 when O/ob is odd) x ``ob`` vectorised channels,
       reduced over the input channels;
-    * output transform at each ``m x m`` tile of the epilogue, vectorised over the ``ob``
-      output channels; the epilogue parallel over (n, channel block, tile row)
+    * output transform (both passes) at each ``m x m`` tile of the epilogue, vectorised
+      over the ``ob`` output channels; the epilogue parallel over (n, channel block, tile row)
       (``par_depth`` 3; 2: (n, channel block)).
 
     Raises:
@@ -190,7 +183,7 @@ def schedule_winograd_nchw(s, acc, out, tile: int = 14, par_depth: int = 3):
     """
     if par_depth not in (2, 3):
         raise ValueError(f"par_depth must be 2 or 3, not {par_depth!r}")
-    M = acc.op.reads()[0]
+    M = acc.op.reads()[0].op.reads()[0]
     V = M.op.reads()[0]
     R = V.op.reads()[0]
     pad = R.op.reads()[0]
@@ -242,7 +235,13 @@ def schedule_winograd_nchw(s, acc, out, tile: int = 14, par_depth: int = 3):
     s[out].vectorize(wi)
     axes = (n, oo, ho)
     s[out].parallel(s[out].fuse(*axes[:par_depth]))
-    s[acc].compute_at(s[out], wo)
+    Y = acc.op.reads()[0]
+    for st in (Y, acc):
+        s[st].compute_at(s[out], wo)
+    yi, ynu, _, _, yoi = s[Y].op.axis
+    s[Y].unroll(yi)
+    s[Y].unroll(ynu)
+    s[Y].vectorize(yoi)
     an, aoc, ah, aw, aoi = s[acc].op.axis
     s[acc].reorder(ah, aw, aoi)
     s[acc].unroll(ah)
