@@ -33,7 +33,7 @@ sys.path.insert(0, ROOT)
 
 ALGORITHMS = ("direct", "winograd2", "winograd4")
 #: the variants built: each algorithm pinned, and the untuned default (the space's default
-#: point: direct today)
+#: point: the per-shape choice of compiler/graph_lower/impls/conv.py)
 VARIANTS = ALGORITHMS + ("default",)
 #: (name, channels, spatial size): ResNet-18's four 3x3 stride-1 conv shapes
 LAYERS = [("conv56x56x64", 64, 56), ("conv28x28x128", 128, 28), ("conv14x14x256", 256, 14),
