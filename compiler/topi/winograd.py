@@ -16,7 +16,7 @@ channels per block):
   -> ``U [alpha, alpha, O/ob, C, ob]`` (float32, computed in float64);
 * ``_pad``: the input zero-padded to whole tiles and blocked by ``cb`` channels
   (:func:`input_block`), ``[N, C/cb, TH*m + 2, TW*m + 2, cb]``, so the input transform
-  runs on whole vectors of channels;
+  runs on whole vectors of channels (the schedule makes it one channel block at a time);
 * ``_Vr`` then ``_V``: input transform ``B^T d B`` in two passes (rows, then columns),
   ``[alpha, alpha, P, C]``;
 * ``_M``: one GEMM per (alpha, alpha) point, ``[alpha, alpha, O/ob, P, ob]``, the
@@ -105,7 +105,8 @@ def winograd_conv2d_nchw(data, kernel, m: int, pads=(1, 1, 1, 1), name: str = "c
     ``[alpha, alpha, O/ob, C, ob]`` (:func:`transform_weight`); stride 1, no dilation.
 
     Returns ``(acc, stages)``: ``acc`` ``[N, O/ob, OH, OW, ob]`` (the output transform) and
-    ``stages``, the root stages ``(pad, V, M)`` (scratch the runtime provides).
+    ``stages``, the root stages ``(V, M)`` (scratch the runtime provides; the padded copy
+    is made per channel block inside the input transform's loop).
 
     Raises:
         ValueError: ``m`` not 2 or 4, or data and kernel channels disagree.
@@ -154,7 +155,7 @@ def winograd_conv2d_nchw(data, kernel, m: int, pads=(1, 1, 1, 1), name: str = "c
         p = n * (TH * TW) + (h // m) * TW + w // m
         return _row(AT, w % m, lambda nu: Y[h % m, nu, oc, p, oi])
     acc = te.compute((N, Ob, OH, OW, ob), y_fn, name=name)
-    return acc, (padded, V, M)
+    return acc, (V, M)
 
 
 def _tiles_per_step(P: int, cap: int) -> int:
@@ -168,10 +169,10 @@ def schedule_winograd_nchw(s, acc, out, tile: int = 14, par_depth: int = 3):
     """Schedule :func:`winograd_conv2d_nchw`: ``acc`` its output transform, ``out`` the NCHW
     epilogue stage reading it (elementwise consumers inlined).
 
-    * padded copy: blocked ``[N, C/cb, H', W', cb]``, parallel over (n, block, row);
-    * input transform: parallel over tiles; per (tile, channel block) the row pass ``_Vr``
-      then the column pass, unrolled over the ``alpha x alpha`` points and vectorised over
-      the ``cb`` channels;
+    * padded copy and input transform in one parallel region over the ``C/cb`` channel
+      blocks: per block its padded copy ``[N, 1, H', W', cb]``, then per tile the row pass
+      ``_Vr`` and the column pass, unrolled over the ``alpha x alpha`` points and
+      vectorised over the ``cb`` channels;
     * GEMM: parallel over (alpha point, output-channel block pair), a register tile of
       ``tile`` accumulator vectors: ``tile / 2`` tiles (a divisor of P when one is near) x 2
       output-channel blocks (1 when O/ob is odd) x ``ob`` vectorised channels,
@@ -192,13 +193,12 @@ def schedule_winograd_nchw(s, acc, out, tile: int = 14, par_depth: int = 3):
     a = V.shape[0]
     m = a - 2
     cb = pad.shape[4]
-    pn, pco, ph, pw, pci = s[pad].op.axis
-    s[pad].parallel(s[pad].fuse(pn, pco, ph))
-    s[pad].unroll(pci)
     e, nu, p, c = s[V].op.axis
     co, ci = s[V].split(c, factor=cb)
-    s[V].reorder(p, co, e, nu, ci)
-    s[V].parallel(p)
+    s[V].reorder(co, p, e, nu, ci)
+    s[V].parallel(co)
+    s[pad].compute_at(s[V], co)
+    s[pad].unroll(s[pad].op.axis[4])
     s[V].unroll(e)
     s[V].unroll(nu)
     s[V].vectorize(ci)

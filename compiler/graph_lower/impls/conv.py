@@ -106,7 +106,7 @@ def _conv2d_nchw(b, n, a, cfg):
     m = WINOGRAD_TILE[_algorithm(cfg)]
     if m is not None:                      # the space offers it for constant weights only
         w = a[1]._tensor
-        acc, (_, V, M) = twino.winograd_conv2d_nchw(x, w, m, n.attr("pads", (0, 0, 0, 0)), name)
+        acc, (V, M) = twino.winograd_conv2d_nchw(x, w, m, n.attr("pads", (0, 0, 0, 0)), name)
         b.workspace.extend((V, M))
         ob = w.shape[-1]
         return Lazy(n.shape, n.dtype, lambda nn, o, h, ww: acc[nn, o // ob, h, ww, o % ob]), acc
