@@ -16,7 +16,7 @@ from tests.models.oracle import assert_close, ort_run
 
 @pytest.mark.parametrize("algorithm", [
     "direct",
-    # F(4x4,3x3) builds in ~30 s (its unrolled transforms); the topi test covers it small
+    # F(4x4,3x3): ~23 s (its unrolled transforms); the topi test covers it small
     pytest.param("winograd4", marks=pytest.mark.slow)])
 def test_resnet18_with_pinned_algorithm_within_1e4_of_onnxruntime(tmp_path, algorithm):
     model = builders.build_resnet18(32)
