@@ -202,7 +202,7 @@ def schedule_winograd_nchw(s, acc, out, tile: int = 14, par_depth: int = 3):
     s[V].unroll(e)
     s[V].unroll(nu)
     s[V].vectorize(ci)
-    s[R].compute_at(s[V], co)
+    s[R].compute_at(s[V], p)
     re, rl, _, rc = s[R].op.axis
     s[R].unroll(re)
     s[R].unroll(rl)
