@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 
 from compiler.autotune import extract_tasks, tune  # noqa: E402
 from compiler.autotune.apply import SHIPPED_DIR  # noqa: E402
-from compiler.autotune.record import Record  # noqa: E402
+from compiler.autotune.record import Record, TuningLog  # noqa: E402
 from driver.tune import CycleRunner  # noqa: E402
 from vta_hw.config import DEFAULT_PRESET  # noqa: E402
 
@@ -61,11 +61,13 @@ def resnet18(size: int, tmp: str) -> str:
     return path
 
 
-def tune_model(model, preset: str, trials: int, **kw) -> list:
+def tune_model(model, preset: str, trials: int, log_dir: str, **kw) -> list:
     """``TaskResult`` s of ``model``'s accelerator tasks on ``preset``, tuned on the cycle
-    model (each best point checked bit-exact: ``TaskResult.check``)."""
+    model into a log in ``log_dir`` (a rerun continues from it), each best point checked
+    bit-exact (``TaskResult.check``)."""
     tasks = extract_tasks(model, "vta", vta_config=preset, **kw)
-    return tune(tasks, CycleRunner(), trials=trials, strategy="xgb")
+    log = TuningLog(os.path.join(log_dir, f"{Path(model).stem}_{preset}.jsonl"))
+    return tune(tasks, CycleRunner(), trials=trials, strategy="xgb", log=log)
 
 
 def totals(results) -> dict:
@@ -90,13 +92,15 @@ def ship(preset: str, results) -> Path:
     """Write the best bit-exact record per workload of ``results`` to the shipped log of
     ``preset`` (replaced); returns its path."""
     path = SHIPPED_DIR / f"vta_{preset}.jsonl"
-    lines = []
+    best: dict = {}          # a workload met twice (the dense of two image sizes): the best
     for r in results:
         if r.check or r.best_config is None:
             continue
-        lines.append(Record(r.task.key, r.task.target, dict(r.best_config.values),
-                            [r.best_cost], timestamp=0.0).to_json())
-    path.write_text("".join(sorted(set(line + "\n" for line in lines))), encoding="utf-8")
+        if r.task.key not in best or r.best_cost < best[r.task.key].cost:
+            best[r.task.key] = Record(r.task.key, r.task.target, dict(r.best_config.values),
+                                      [r.best_cost], timestamp=0.0)
+    path.write_text("".join(sorted(r.to_json() + "\n" for r in best.values())),
+                    encoding="utf-8")
     return path
 
 
@@ -109,6 +113,9 @@ def main(argv=None) -> int:
     ap.add_argument("--ship", action="store_true",
                     help="write compiler/autotune/logs/vta_<preset>.jsonl")
     ap.add_argument("--ship-sizes", default="224,32")
+    ap.add_argument("--log-dir", default=None,
+                    help="keep the trials' logs here (a rerun resumes); default: a temporary "
+                         "folder")
     a = ap.parse_args(argv)
     fig: dict = {"size_px": a.size, "presets": []}
     print(f"ResNet-18 {a.size}x{a.size} on the accelerator: default point vs tuned on the "
@@ -116,10 +123,12 @@ def main(argv=None) -> int:
     print(f"{'preset':<36} {'convs':>5} {'default Mcyc':>12} {'tuned Mcyc':>11} "
           f"{'tuned/default':>13} {'dense default/tuned kcyc':>24} {'tune s':>7}")
     with tempfile.TemporaryDirectory(prefix="bench_vta_tune_") as tmp:
+        logs = a.log_dir or tmp
+        os.makedirs(logs, exist_ok=True)
         for preset in a.presets.split(","):
             trials = a.trials or TRIALS.get(preset, 8)
             t0 = time.perf_counter()
-            res = tune_model(resnet18(a.size, tmp), preset, trials)
+            res = tune_model(resnet18(a.size, tmp), preset, trials, logs)
             secs = time.perf_counter() - t0
             t = totals(res)
             row = {"preset": preset, "trials_per_task": trials, "convs": t["convs"],
@@ -138,8 +147,8 @@ def main(argv=None) -> int:
             if a.ship:
                 shipped = list(res) if str(a.size) in a.ship_sizes.split(",") else []
                 for size in (int(s) for s in a.ship_sizes.split(",") if int(s) != a.size):
-                    shipped += tune_model(resnet18(size, tmp), preset, trials)
-                shipped += tune_model(str(DIGITS), preset, trials,
+                    shipped += tune_model(resnet18(size, tmp), preset, trials, logs)
+                shipped += tune_model(str(DIGITS), preset, trials, logs,
                                       input_shapes={"image": (1, 1, 8, 8)})
                 print(f"  wrote {ship(preset, shipped).relative_to(ROOT)}", flush=True)
     d = next((r for r in fig["presets"] if r["preset"] == DEFAULT_PRESET), None)
