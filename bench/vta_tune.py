@@ -4,16 +4,17 @@ For each preset, extracts the accelerator tasks of the seeded ResNet-18
 (``tests/models/builders.py``, ``--size`` px, default 224; as ``build_model(...,
 target="vta")`` partitions it) and tunes each task's tiling on the cycle model
 (``driver.tune.CycleRunner``; cycle counts are deterministic, so machine load does
-not move them), up to ``--trials`` candidates per task (default: the whole space,
-128 tilings, on presets whose ResNet-18 compiles in seconds; fewer where one compile
-takes minutes, ``TRIALS``). Every chosen tiling is checked bit-exact against numpy on
+not move them), up to ``--trials`` candidates per task (default ``TRIALS``: the whole
+space, 128 tilings, on the default preset; 24 on the other shipped presets). Every chosen tiling is checked bit-exact against numpy on
 the functional model. Prints per preset the default point's and the tuned cycles of
 the convs (the 19 convs but the stem, summed over repeats; the dense layer apart)
 and their ratio, then one JSON line.
 
 Bar (issue 15): the default preset's convs <= 7.0 M cycles tuned, and no preset slower
 tuned than at its default point (by construction: the default point is measured
-first and a tuned pick replaces it only when it has fewer cycles).
+first and a tuned pick replaces it only when it has fewer cycles). Not reachable by
+tiling: the convs' GEMM uops alone are 6.62 M cycles at 224x224 and the epilogue
+(reset, ADD bias, SHR, MAX, MIN: one uop per output element each) 0.53 M more.
 
 ``--ship`` also writes ``compiler/autotune/logs/vta_<preset>.jsonl``: the best
 bit-exact record per workload of ResNet-18 at ``--ship-sizes`` (default 224 and 32,
@@ -42,12 +43,11 @@ from compiler.autotune.record import Record, TuningLog  # noqa: E402
 from driver.tune import CycleRunner  # noqa: E402
 from vta_hw.config import DEFAULT_PRESET  # noqa: E402
 
-#: preset -> candidates tuned per task: the whole space where ResNet-18 compiles in
-#: seconds (bench/compile_time.py), a few where one compile takes minutes
-TRIALS = {DEFAULT_PRESET: 128, "1x8_i8w8a32_11_12_13_14": 128,
-          "2x16_i8w8a32_15_15_18_18": 128, "1x32_i8w8a32_15_16_19_18_bus128": 128,
-          "1x4_i8w8a32_10_10_10_11_bus32": 8, "1x4_i8w8a32_10_10_12_12_bus32_cq1": 8,
-          "1x4_i8w8a32_8_8_8_9_bus32": 2, "1x1_i8w8a32_10_9_9_11_bus8_cq0": 2}
+#: the shipped presets -> candidates tuned per task: the whole space on the default
+#: preset, 24 (cost-model guided) on the others whose ResNet-18 compiles in seconds
+#: (bench/compile_time.py); other presets (``--presets``) get ``--trials``, default 8
+TRIALS = {DEFAULT_PRESET: 128, "1x8_i8w8a32_11_12_13_14": 24,
+          "2x16_i8w8a32_15_15_18_18": 24, "1x32_i8w8a32_15_16_19_18_bus128": 24}
 DIGITS = ROOT / "examples" / "digits" / "digits_cnn.onnx"
 
 
@@ -155,7 +155,7 @@ def main(argv=None) -> int:
     if d is not None:
         fig["default_preset_convs_tuned_mcycles"] = d["tuned_mcycles"]
         fig["default_preset_bar_7_0_mcycles_met"] = d["tuned_mcycles"] <= 7.0
-    fig["no_preset_slower"] = all(r["tuned_mcycles"] <= r["default_mcycles"]
+    fig["no_preset_slower_than_its_default_point"] = all(r["tuned_mcycles"] <= r["default_mcycles"]
                                   for r in fig["presets"])
     print(json.dumps(fig))
     return 0
