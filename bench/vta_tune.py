@@ -7,7 +7,8 @@ target="vta")`` partitions it) and tunes each task's tiling on the cycle model
 not move them), up to ``--trials`` candidates per task (default ``TRIALS``: the whole
 space, 128 tilings, on the default preset; 24 on the other shipped presets). Every chosen tiling is checked bit-exact against numpy on
 the functional model. Prints per preset the default point's and the tuned cycles of
-the convs (the 19 convs but the stem, summed over repeats; the dense layer apart)
+the accelerator convs (summed over repeats: the 19 convs but the stem; 20 on presets
+that take the stem too, such as 1x8; the dense layer apart)
 and their ratio, then one JSON line.
 
 Bar (issue 15): the default preset's convs <= 7.0 M cycles tuned, and no preset slower
