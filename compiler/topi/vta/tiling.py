@@ -4,8 +4,11 @@ A ``Tiling`` picks, per output tile, ``th`` x ``tw`` output pixels of ``toc``
 output-channel blocks, accumulated over reduction steps of ``tic``
 input-channel blocks x ``tkh`` kernel rows, with ``vt`` virtual threads (each
 owns 1/vt of every SRAM). ``search`` enumerates candidates that fit the
-buffers of the config and ranks them by an estimate of cycles (GEMM uops vs.
-DMA bytes at the DRAM bandwidth, plus per-instruction costs). The smallest
+buffers of the config and ranks them by an estimate of cycles: the compute
+module's GEMM uops, its epilogue uops and the fixed cost of each of its
+instructions (decode and pipeline depth, ``vta_hw.timing``) and ACC vector loads,
+against the load and store modules' DMAs at the DRAM latency and bandwidth,
+overlapped as the virtual threads allow. The smallest
 tiling (one pixel, one block, one kernel row) fits every shipped preset, so
 the search space is never empty there; otherwise ``TilingError`` names the
 buffer that is too small.
@@ -16,6 +19,7 @@ import dataclasses
 import functools
 import itertools
 
+from vta_hw import timing
 from vta_hw.config import VTAConfig
 from vta_hw.timing import DramTiming
 from vta_hw.errors import VtaError
@@ -111,35 +115,79 @@ def _dma_cycles(rows: int, row_bytes: int, cfg: VTAConfig, dram: DramTiming) -> 
     return rows * (2 + bursts * (dram.latency + 1) + beats * dram.beat_interval(cfg.bus_bytes))
 
 
+#: ALU operations of the conv epilogue per accumulator element (ADD bias, SHR, MAX, MIN);
+#: with the GEMM reset, ``1 + EPILOGUE_ALU_OPS`` compute uops per output element
+EPILOGUE_ALU_OPS = 4
+#: Cycles a GEMM or ALU instruction holds the compute module beyond its uops
+#: (``vta_hw.timing``): decode, the pipeline's drain to RETIRE, and the cycle back in IDLE.
+INSN_OVERHEAD = timing.INSN_DECODE_CYCLES + timing.GEMM_PIPELINE_DEPTH + 1
+
+
+def compute_overhead(t: Tiling, s: Conv2dShape, cfg: VTAConfig, bias: int,
+                     dram: DramTiming | None = None) -> dict[str, float]:
+    """Cycles per output tile that the compute module spends besides uops (what the
+    pipeline depth and the per-tile loads cost; the old estimate missed them):
+    ``"steps"``, the reduction steps' GEMM instructions (``INSN_OVERHEAD`` each);
+    ``"epilogue"``, the reset and the ``EPILOGUE_ALU_OPS`` ALU instructions (likewise);
+    ``"vectors"``, the ``bias`` ACC vector loads (one DMA of ``toc`` ACC elements each,
+    which the compute module runs itself)."""
+    dram = dram or DramTiming()
+    steps = _ceil(s.CB, t.tic) * _ceil(s.KH, t.tkh)
+    vec = int(bias) * (INSN_OVERHEAD + _dma_cycles(1, t.toc * cfg.acc_elem_bytes, cfg, dram))
+    return {"steps": steps * INSN_OVERHEAD,
+            "epilogue": (1 + EPILOGUE_ALU_OPS) * INSN_OVERHEAD, "vectors": vec}
+
+
+def _wgt_dma(t: Tiling, s: Conv2dShape, cfg: VTAConfig, dram: DramTiming) -> float:
+    """Cycles of one reduction step's weight loads: per output-channel block ``tic`` rows
+    of ``tkh * KW`` elements, one row when they are contiguous in DRAM (all kernel rows),
+    and one row for the whole tile when all input channels are in the step too (the code
+    generator merges contiguous rows into one DMA row)."""
+    row = t.tkh * s.KW * cfg.wgt_elem_bytes
+    if t.tkh < s.KH:
+        return t.toc * _dma_cycles(t.tic, row, cfg, dram)
+    if t.tic < s.CB:
+        return t.toc * _dma_cycles(1, t.tic * row, cfg, dram)
+    return _dma_cycles(1, t.toc * t.tic * row, cfg, dram)
+
+
 def estimate(t: Tiling, s: Conv2dShape, cfg: VTAConfig, bias: int,
              dram: DramTiming | None = None) -> float:
-    """Estimated cycles of a tiling (a ranking, not a prediction)."""
+    """Estimated cycles of a tiling (a ranking, not a prediction): the compute module's
+    GEMM uops plus ``compute_overhead`` per tile, against the DMAs of the load and store
+    modules, overlapped as two virtual threads allow."""
     dram = dram or DramTiming()
     n_sp = s.NB * _ceil(s.OH, t.th) * _ceil(s.OW, t.tw)
     T = n_sp * _ceil(s.OB, t.toc)
     R = _ceil(s.CB, t.tic) * _ceil(s.KH, t.tkh)
     gemm = s.NB * s.OB * s.OH * s.OW * s.CB * s.KH * s.KW
-    epilogue = T * (4 * t.toc * t.th * t.tw + 40)
+    over = compute_overhead(t, s, cfg, bias, dram)
+    # the epilogue's uops: one per output element and operation (edge tiles are clipped)
+    e_tile = ((1 + EPILOGUE_ALU_OPS) * s.NB * s.OB * s.OH * s.OW / T + over["epilogue"]
+              + over["vectors"])
     inp = t.tic * _dma_cycles(t.rows_in(s), t.cols_in(s) * cfg.inp_elem_bytes, cfg, dram)
-    wgt = t.toc * _dma_cycles(t.tic, t.tkh * s.KW * cfg.wgt_elem_bytes, cfg, dram)
+    wgt = _wgt_dma(t, s, cfg, dram)
     out = t.toc * _dma_cycles(t.th, t.tw * cfg.out_elem_bytes, cfg, dram)
     resident = 0.0
     if t.wres:  # weights once per channel tile, not overlapped; none per step
-        resident = _ceil(s.OB, t.toc) * t.toc * _dma_cycles(
-            s.CB, s.KH * s.KW * cfg.wgt_elem_bytes, cfg, dram)
+        resident = _ceil(s.OB, t.toc) * _dma_cycles(
+            1, t.toc * s.CB * s.KH * s.KW * cfg.wgt_elem_bytes, cfg, dram)
         wgt = 0.0
+    g_step = gemm / (T * R) + over["steps"] / R
+    serial = R * (g_step + inp + wgt) + e_tile + out
     if t.vt == 1:
-        return gemm + epilogue + T * (R * (inp + wgt) + out) + resident
+        return T * serial + resident
     # two threads, steady state per tile: with one reduction step a thread's whole
     # tile (loads, GEMM, ALU, store) overlaps the other's; with several, each step's
-    # loads overlap the other thread's GEMM and the store delays the next reset
-    g_step = gemm / (T * R)
-    e_tile = epilogue / T
+    # loads overlap the other thread's GEMM and the store delays the next reset. An
+    # odd last tile has no partner to overlap with (one tile: no overlap at all).
     if R == 1:
         per_tile = max(g_step + e_tile, inp + wgt + out)
     else:
         per_tile = R * max(g_step, inp + wgt) + e_tile + out
-    return T * per_tile + inp + wgt + R * 10 * T + resident
+    paired = T - T % t.vt
+    fill = inp + wgt if paired else 0.0     # the first loads, before any overlap
+    return paired * per_tile + (T - paired) * serial + fill + resident
 
 
 def _caps(cfg: VTAConfig) -> dict[str, int]:

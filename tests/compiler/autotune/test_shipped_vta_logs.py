@@ -1,0 +1,74 @@
+"""The shipped accelerator logs (``compiler/autotune/logs/vta_<preset>.jsonl``, written by
+``bench/vta_tune.py --ship``): one per preset, records of that preset only, applied by
+``build_model(..., target="vta")`` without being asked for; on the default preset they
+cover a small ResNet-18's every accelerator conv and dense layer with tilings that take no
+more cycles than the default point's and compute bit-exact results."""
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+from compiler import build_model
+from compiler.autotune import extract_tasks, load_tuning
+from compiler.autotune.apply import SHIPPED_DIR
+from compiler.autotune.record import read_records
+from driver.tune.measure import check_vta_conv2d, measure_vta_conv2d
+from tests.models.builders import build_resnet18
+from vta_hw.config import DEFAULT_PRESET, load_config
+
+SIZE = 32      # shipped beside 224 for this test (bench/vta_tune.py --ship-sizes)
+
+
+def _vta_logs():
+    return sorted(SHIPPED_DIR.glob("vta_*.jsonl"))
+
+
+def test_the_default_preset_has_a_shipped_log():
+    assert SHIPPED_DIR / f"vta_{DEFAULT_PRESET}.jsonl" in _vta_logs()
+
+
+@pytest.mark.parametrize("path", _vta_logs(), ids=lambda p: p.stem)
+def test_a_shipped_log_holds_distilled_records_of_its_own_preset(path):
+    preset = path.stem.removeprefix("vta_")
+    load_config(preset)                                   # a preset that exists
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                    # no damaged or foreign line
+        records = read_records(path)
+    assert records
+    assert all(r.target == {"target": "vta", "config": preset} for r in records)
+    assert all(r.key.startswith(f"vta_conv2d({preset};") for r in records)
+    assert len({r.key for r in records}) == len(records)  # one record per workload
+
+
+@pytest.fixture(scope="module")
+def resnet():
+    return build_resnet18(SIZE)
+
+
+def test_a_build_applies_the_shipped_log_without_being_asked(resnet):
+    cm = build_model(resnet, target="vta")
+    rep = cm.stats["tuning"]
+    assert rep["workloads"] > 0 and rep["covered"] == rep["workloads"]
+    assert str(SHIPPED_DIR / f"vta_{DEFAULT_PRESET}.jsonl") in rep["logs"]
+
+
+def test_the_shipped_tilings_are_no_slower_and_bit_exact(resnet):
+    cfg = load_config()
+    tiling_for = load_tuning().vta_tiling_for(cfg)
+    tasks = extract_tasks(resnet, "vta")
+    default_total = tuned_total = 0.0
+    for t in tasks:
+        p = t.payload
+        tuned = tiling_for(p["data_shape"], p["kernel_shape"], p["strides"], p["padding"],
+                           p["shift"])
+        assert tuned is not None, f"no shipped tiling for {t.key}"
+        config = {"tiling": tuple(getattr(tuned, f) for f in
+                                  ("th", "tw", "toc", "tic", "tkh", "vt", "wres"))}
+        default, = measure_vta_conv2d(p, dict(t.space.default.values), {})
+        cycles, = measure_vta_conv2d(p, config, {})
+        assert cycles <= default, t.name
+        assert check_vta_conv2d(p, config) is None, t.name
+        default_total += t.weight * default
+        tuned_total += t.weight * cycles
+    assert tuned_total < default_total      # the search found something on this model
