@@ -82,10 +82,14 @@ def _route_cpu(graph, consts, target, progress, opt_level, layout_block, options
     if dtype == "bfloat16":
         from compiler.graph_lower.bf16 import mark_bf16
         graph = mark_bf16(graph)
-    t0 = time.perf_counter()
-    opt = optimize(graph, consts, layout_block=layout_block)
-    t1 = time.perf_counter()
+    from compiler.codegen.llvm.target import parse_target
     tuning = load_tuning(options.get("tuning_log") or ())
+    # the graph tuner's per-conv layouts, where a log holds a decision for this graph
+    layouts = tuning.layout_chooser(parse_target(target)) if tuning.layouts and not layout_block \
+        else None
+    t0 = time.perf_counter()
+    opt = optimize(graph, consts, layout_block=layout_block, layouts=layouts)
+    t1 = time.perf_counter()
     cm = compile_graph(opt.graph, opt.params, opt.memory_plan, target, progress, opt_level,
                        options.get("executor", "graph"), tuning=tuning)
     cm.stats["optimize_s"] = t1 - t0
@@ -169,7 +173,9 @@ def build_model(model, target: str = "llvm", params=None, input_shapes=None, pro
         tuning_log: LLVM targets and vta: a tuning log path (or a list of them, ``vta
             tune``); per workload the best record whose target matches this build's
             exactly (CPU and features; for vta the preset) is applied, the others keep
-            the default schedule. The logs shipped in
+            the default schedule. On LLVM targets, a graph tuner decision for this model
+            and target (``layout_block`` not given) lays each conv out as it chose, with
+            the layout transforms the choice implies (``stats["tuning"]["layouts"]``). The logs shipped in
             ``compiler/autotune/logs/`` are applied in any case, under the same
             rule; ``stats["tuning"]`` says how many workloads the logs covered.
         **options: target="llvm": ``quantize="int8"`` runs the model in int8 on the CPU
