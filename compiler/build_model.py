@@ -83,6 +83,7 @@ def _route_cpu(graph, consts, target, progress, opt_level, layout_block, options
         from compiler.graph_lower.bf16 import mark_bf16
         graph = mark_bf16(graph)
     from compiler.codegen.llvm.target import parse_target
+    from compiler.graph.passes.assign_layout import count_transforms
     tuning = load_tuning(options.get("tuning_log") or ())
     # the graph tuner's per-conv layouts, where a log holds a decision for this graph
     layouts = tuning.layout_chooser(parse_target(target)) if tuning.layouts and not layout_block \
@@ -94,6 +95,7 @@ def _route_cpu(graph, consts, target, progress, opt_level, layout_block, options
                        options.get("executor", "graph"), tuning=tuning)
     cm.stats["optimize_s"] = t1 - t0
     cm.stats["tuning"] = tuning.report()
+    cm.stats["layout_transforms"] = count_transforms(opt.graph)
     return cm
 
 
@@ -173,11 +175,12 @@ def build_model(model, target: str = "llvm", params=None, input_shapes=None, pro
         tuning_log: LLVM targets and vta: a tuning log path (or a list of them, ``vta
             tune``); per workload the best record whose target matches this build's
             exactly (CPU and features; for vta the preset) is applied, the others keep
-            the default schedule. On LLVM targets, a graph tuner decision for this model
-            and target (``layout_block`` not given) lays each conv out as it chose, with
-            the layout transforms the choice implies (``stats["tuning"]["layouts"]``). The logs shipped in
-            ``compiler/autotune/logs/`` are applied in any case, under the same
-            rule; ``stats["tuning"]`` says how many workloads the logs covered.
+            the default schedule. The logs shipped in ``compiler/autotune/logs/`` are
+            applied in any case, under the same rule; ``stats["tuning"]`` says how
+            many workloads the logs covered. On LLVM targets, a graph tuner decision
+            for this model and target (``layout_block`` not given) lays each conv out
+            as it chose (``stats["tuning"]["layouts"]``), with the layout transforms
+            the choice implies (``stats["layout_transforms"]`` counts them).
         **options: target="llvm": ``quantize="int8"`` runs the model in int8 on the CPU
             (the project's power-of-two quantization; int8 x int8 -> int32 convs and
             dense layers on VNNI where the CPU has it, ``compiler.quant.cpu_int8``),

@@ -59,7 +59,12 @@ def measure_llvm(payload: dict, config, options: dict) -> list:
             err = float(np.max(np.abs(out - ref))) if out.shape == ref.shape else float("nan")
             raise ArithmeticError(f"wrong result: differs from the default schedule's by up to "
                                   f"{err:.3g} (tolerance 1e-4 relative)")
-    # time the raw entry point over pointers (args checked by the call above): the numpy
+    return _time(f, args, options)
+
+
+def _time(f, args, options: dict) -> list:
+    """Seconds per call of kernel ``cand`` of module ``f`` over ``args`` (module docstring)."""
+    # time the raw entry point over pointers (args checked by the first call): the numpy
     # wrapper's checks cost tens of microseconds, as much as a small kernel
     raw = f.get_function("cand")._cfunc
     ptrs = [a.ctypes.data for a in args]
@@ -77,6 +82,30 @@ def measure_llvm(payload: dict, config, options: dict) -> list:
             raw(*ptrs)
         costs.append((time.perf_counter() - t0) / number)
     return costs
+
+
+def measure_layout_transform(payload: dict, config, options: dict) -> list:
+    """Seconds per run of the kernel moving an NCHW-``payload["shape"]`` tensor from layout
+    ``payload["src"]`` to ``payload["dst"]`` (``compiler.autotune.layout_stage``), built as
+    a model build would (a fused injective group); checked against numpy's transform."""
+    from compiler.graph import Graph, Op, input_node, make, optimize
+    from compiler.graph.opdefs.transform import layout_transform
+    p = payload
+    x = input_node("x", p["shape"], p["dtype"])
+    if p["src"] != "NCHW":
+        x = input_node("x", make(Op.LAYOUT_TRANSFORM, x, src_layout="NCHW",
+                                 dst_layout=p["src"]).shape, p["dtype"])
+    y = make(Op.LAYOUT_TRANSFORM, x, src_layout=p["src"], dst_layout=p["dst"])
+    node = optimize(Graph((x,), (y,), ("y",)), {}).graph.outputs[0]
+    kdef, f = _build_llvm(node, p["target"], None)
+    args = _inputs(kdef, node, 0)
+    for _ in range(options.get("warmup", 1)):
+        f(*args)
+    if options.get("check", True) and not np.array_equal(
+            args[-1], layout_transform(args[0], p["src"], p["dst"])):
+        raise ArithmeticError(f"wrong result: the {p['src']} -> {p['dst']} kernel differs from "
+                              "numpy's transform")
+    return _time(f, args, options)
 
 
 def vta_kernel(payload: dict, config):
@@ -117,7 +146,8 @@ def check_vta_conv2d(payload: dict, config) -> "str | None":
 
 
 #: task kind -> measure(payload, config, options) -> costs
-MEASURES = {"llvm": measure_llvm, "vta_conv2d": measure_vta_conv2d}
+MEASURES = {"llvm": measure_llvm, "vta_conv2d": measure_vta_conv2d,
+            "layout_transform": measure_layout_transform}
 
 
 def measure(kind: str, payload: dict, config, options: dict) -> tuple:

@@ -232,3 +232,15 @@ def _relaid(c: Node, layout: str, channels: int) -> Node:
         return c
     return make(Op.LAYOUT_TRANSFORM, make(Op.RESHAPE, c, newshape=(1, channels, 1, 1)),
                 src_layout=NCHW, dst_layout=layout)
+
+
+def count_transforms(graph: Graph) -> int:
+    """LAYOUT_TRANSFORM nodes of ``graph``, inside fused bodies too (after constant folding
+    these are the activation moves: the weights' are folded into the parameters)."""
+    total = 0
+    for n in graph.nodes():
+        if n.op is Op.LAYOUT_TRANSFORM:
+            total += 1
+        elif n.op is Op.FUSED:
+            total += count_transforms(n.attr("body"))
+    return total
