@@ -125,3 +125,30 @@ def test_the_decision_line_is_foreign_to_a_trial_reader_and_quiet_to_this_one(tu
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert all(r.key for r in read_records(log))
+
+
+def test_decide_is_the_brute_force_minimum_over_synthetic_records(tmp_path):
+    import itertools
+
+    from compiler.autotune.layout_stage import decide, transform_key
+    from compiler.autotune.record import Record
+    stage = plan_layout_stage(residual_net(tmp_path / "res.onnx"))
+    ls, rng = stage.sites, np.random.default_rng(2)
+    costs = {k: float(rng.uniform(1, 5)) for ks in stage.site_keys for k in ks}
+    costs.update({t.key: float(rng.uniform(0, 3)) for t in stage.transforms})
+    recs = [Record(k, stage.target, {}, [c]) for k, c in costs.items()]
+
+    def objective(choice):
+        total = sum(costs[stage.site_keys[i][c]] for i, c in enumerate(choice))
+        pairs = [ls.sites[i].candidates[c] for i, c in enumerate(choice)]
+        for e in ls.edges:
+            have = "NCHW" if e.src < 0 else (f"NCHW{pairs[e.src][1]}c" if pairs[e.src][1] else "NCHW")
+            want = ls.required(e, pairs)
+            total += costs[transform_key(e.tensor.shape, have, want)] if have != want else 0.0
+        return total
+    every = list(itertools.product(*(range(len(s.candidates)) for s in ls.sites)))
+    best = min(every, key=objective)
+    rec = decide(stage, recs)
+    assert rec.estimate["dp_s"] == pytest.approx(objective(best))
+    assert rec.layouts == [ls.sites[i].candidates[c] for i, c in enumerate(best)]
+    assert rec.estimate["default_s"] == pytest.approx(objective((0,) * len(ls.sites)))
