@@ -11,9 +11,10 @@ every layout transform a choice could need, then let the graph tuner choose.
 2. :func:`decide`: per site and candidate, the best record's cost of that workload; per
    edge, the transform's cost; the dynamic program (``graph_tuner.solve``) picks the
    choice of least total estimated time. The decision is a ``graph_layout`` record
-   (``record.LayoutRecord``) whose ``estimate`` gives, in seconds, the DP's total, the
-   total of the per-layer-best layouts with the transforms they imply, and today's
-   (every conv NCHW).
+   (``record.LayoutRecord``) whose ``estimate`` gives, in seconds, the DP's total
+   (``dp_s``), the total of each conv's fastest layout alone with the transforms that
+   implies (``per_layer_best_s``, its choice ``per_layer_best``), and today's, every conv
+   NCHW (``default_s``); ``transforms`` counts the moves the DP's choice implies.
 
 A transform shared by several consumers (one tensor moved once) is counted per edge in
 the estimate, as AutoTVM does; the build inserts it once.
@@ -167,6 +168,7 @@ def decide(stage: LayoutStage, records, max_states: int = 100_000) -> LayoutReco
     choice = [ls.sites[i].candidates[c] for i, c in enumerate(sol.choice)]
     estimate = {"dp_s": sol.cost, "exact": sol.exact,
                 "per_layer_best_s": total_cost(node_costs, edges, per_layer),
+                "per_layer_best": [list(ls.sites[i].candidates[c]) for i, c in enumerate(per_layer)],
                 "default_s": total_cost(node_costs, edges, [0] * len(ls.sites)),
                 "transforms": len(ls.transforms(choice))}
     return LayoutRecord(ls.key, stage.target, choice, estimate)
