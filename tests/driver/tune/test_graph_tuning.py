@@ -152,3 +152,14 @@ def test_decide_is_the_brute_force_minimum_over_synthetic_records(tmp_path):
     assert rec.estimate["dp_s"] == pytest.approx(objective(best))
     assert rec.layouts == [ls.sites[i].candidates[c] for i, c in enumerate(best)]
     assert rec.estimate["default_s"] == pytest.approx(objective((0,) * len(ls.sites)))
+
+
+def test_vta_compile_reports_the_applied_layouts(tuned, tmp_path):
+    from tests.cli_util import run_cli
+    model, _, _ = tuned
+    stage = plan_layout_stage(model)
+    mine = TuningLog(tmp_path / "mine.jsonl")
+    mine.append(LayoutRecord(stage.sites.key, stage.target, [(0, 0), (8, 8), (8, 8), (0, 0)]))
+    r = run_cli("compile", model, "--tuning-log", mine.path, "--quiet", "-o", tmp_path / "m.vtamod")
+    assert r.exit_code == 0, r.output
+    assert "layouts: the graph tuner's choice, 2 of 4 convs in blocked NCHW{b}c" in r.output
