@@ -67,7 +67,8 @@ def main() -> None:
         rec = s.layout
         e = rec.estimate
         fig.update(est_per_layer_best_ms=round(e["per_layer_best_s"] * 1e3, 4),
-                   est_dp_ms=round(e["dp_s"] * 1e3, 4), est_all_nchw_ms=round(e["default_s"] * 1e3, 4),
+                   est_dp_ms=round(e["dp_s"] * 1e3, 4),
+                   est_all_nchw_ms=round(e["default_s"] * 1e3, 4),
                    dp_exact=e["exact"], dp_transforms=e["transforms"],
                    dp_blocked_convs=sum(1 for ib, _ in rec.layouts if ib), convs=len(rec.layouts))
         print(f"DP layouts: {rec.layouts}", flush=True)

@@ -168,7 +168,8 @@ def decide(stage: LayoutStage, records, max_states: int = 100_000) -> LayoutReco
     choice = [ls.sites[i].candidates[c] for i, c in enumerate(sol.choice)]
     estimate = {"dp_s": sol.cost, "exact": sol.exact,
                 "per_layer_best_s": total_cost(node_costs, edges, per_layer),
-                "per_layer_best": [list(ls.sites[i].candidates[c]) for i, c in enumerate(per_layer)],
+                "per_layer_best": [list(ls.sites[i].candidates[c])
+                                   for i, c in enumerate(per_layer)],
                 "default_s": total_cost(node_costs, edges, [0] * len(ls.sites)),
                 "transforms": len(ls.transforms(choice))}
     return LayoutRecord(ls.key, stage.target, choice, estimate)

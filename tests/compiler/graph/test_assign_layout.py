@@ -74,7 +74,8 @@ def test_the_plain_choice_changes_nothing_and_bad_choices_are_named():
 def test_transform_count_is_one_per_tensor_and_layout():
     g, _ = residual_net()
     ls = layout_sites(g)
-    counts = {c: len(ls.transforms(c)) for c in itertools.product(*(s.candidates for s in ls.sites))}
+    every = itertools.product(*(s.candidates for s in ls.sites))
+    counts = {c: len(ls.transforms(c)) for c in every}
     assert counts[((0, 0),) * 3] == 0
     # x to NCHW16c once, shared by a's input and b's add; c's output back to NCHW
     assert counts[((16, 16), (16, 16), (16, 8))] == 2

@@ -142,7 +142,7 @@ def test_decide_is_the_brute_force_minimum_over_synthetic_records(tmp_path):
         total = sum(costs[stage.site_keys[i][c]] for i, c in enumerate(choice))
         pairs = [ls.sites[i].candidates[c] for i, c in enumerate(choice)]
         for e in ls.edges:
-            have = "NCHW" if e.src < 0 else (f"NCHW{pairs[e.src][1]}c" if pairs[e.src][1] else "NCHW")
+            have = "NCHW" if e.src < 0 or not pairs[e.src][1] else f"NCHW{pairs[e.src][1]}c"
             want = ls.required(e, pairs)
             total += costs[transform_key(e.tensor.shape, have, want)] if have != want else 0.0
         return total
