@@ -13,7 +13,7 @@ interleaved rounds of ``--repeat`` runs, checking each against onnxruntime (1e-4
 The load average is printed before and after (timings on a loaded machine are not
 figures). The last line is one JSON object (units in the names).
 
-Run: ``.venv/bin/python bench/graph_tuning.py [--size 224] [--trials 8]``; smoke:
+Run: ``.venv/bin/python bench/graph_tuning.py [--size 224] [--trials 8] [--log LOG]``; smoke:
 ``--size 32 --trials 2 --repeat 5 --rounds 3``.
 """
 from __future__ import annotations
@@ -47,6 +47,7 @@ def main() -> None:
     ap.add_argument("--trials", type=int, default=8)
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--log", help="keep the tuning log here (an existing one is resumed)")
     a = ap.parse_args()
     os.environ["OMP_NUM_THREADS"] = "1"
     import numpy as np
@@ -62,7 +63,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "resnet18.onnx")
         onnx.save(builders.build_resnet18(a.size), path)
-        log = os.path.join(tmp, "t.jsonl")
+        log = a.log or os.path.join(tmp, "t.jsonl")
         s = tune_model(path, log, trials=a.trials, threads=1, measure_model=False)
         rec = s.layout
         e = rec.estimate
