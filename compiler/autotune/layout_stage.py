@@ -166,7 +166,8 @@ def decide(stage: LayoutStage, records, max_states: int = 100_000) -> LayoutReco
     alone = [[cost(k) for k in keys] for keys in stage.site_keys]
     per_layer = [min(range(len(c)), key=c.__getitem__) for c in alone]
     choice = [ls.sites[i].candidates[c] for i, c in enumerate(sol.choice)]
-    estimate = {"dp_s": sol.cost, "exact": sol.exact,
+    # every total summed the same way, so equal choices give equal figures
+    estimate = {"dp_s": total_cost(node_costs, edges, sol.choice), "exact": sol.exact,
                 "per_layer_best_s": total_cost(node_costs, edges, per_layer),
                 "per_layer_best": [list(ls.sites[i].candidates[c])
                                    for i, c in enumerate(per_layer)],

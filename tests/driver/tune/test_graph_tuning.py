@@ -77,7 +77,9 @@ def test_the_layout_stage_measures_every_layout_and_transform_then_decides(tuned
     assert rec.graph == stage.sites.key and rec.layouts == s.layout.layouts
     assert rec.layouts[0] == (0, 0)          # 3 input channels: the stem stays NCHW
     e = rec.estimate
-    assert e["exact"] and e["dp_s"] <= e["per_layer_best_s"] and e["dp_s"] <= e["default_s"]
+    assert e["exact"], e
+    assert e["dp_s"] <= e["per_layer_best_s"] * (1 + 1e-9)
+    assert e["dp_s"] <= e["default_s"] * (1 + 1e-9)
     assert e["transforms"] == len(stage.sites.transforms(rec.layouts))
 
 
