@@ -44,3 +44,17 @@ def child_figures(argv, threads: int, *, cwd=None, env_extra=None) -> dict:
     lines = proc.stdout.strip().splitlines()
     print("\n".join(lines[:-1]), flush=True)
     return json.loads(lines[-1])
+
+
+def timed_thread_cpu(fn, repeat: int) -> list:
+    """CPU seconds of the calling thread for each of ``repeat`` calls of ``fn`` (after two
+    warm-up calls): a single-threaded call's cost without the time other processes held
+    the core (``time.thread_time``), the figure that stays put on a loaded machine."""
+    fn()
+    fn()
+    out = []
+    for _ in range(repeat):
+        t = time.thread_time()
+        fn()
+        out.append(time.thread_time() - t)
+    return out

@@ -17,21 +17,24 @@ Parts (``--parts``, comma-separated; all by default):
   channels, small spatial sizes, 1x1): each layer's latency against onnxruntime's
   (bar: each <= 1.5x).
 * ``session``: a tuning session of ResNet-18 from an empty log, ``--tune-minutes`` with
-  the cost model and the same with random search (1 thread); prints trials per minute,
-  the end-to-end ratio after tuning (bar: <= 1.0x onnxruntime) and how many trials the
+  the cost model and the same with random search (1 thread), interleaved in
+  ``--tune-slices`` slices with the same seeds; prints trials per minute, the
+  end-to-end ratio after tuning (bar: <= 1.0x onnxruntime) and how many trials the
   cost model needed to reach random search's final best (summed over tasks).
 * ``vta``: the ResNet-18 convs the accelerator runs (default preset), tuned on the
   cycle model with ``--vta-trials`` per task: cycles before and after (bar: <= 7.0 M).
-* ``matmul``: 1024^3 fp32, a graph MatMul with a constant right operand through
-  ``build_model`` (the ``matmul_dense`` implementation, tuned by the log) against numpy
-  at each thread count (bar: >= 1.1x numpy).
+* ``matmul``: 1024^3 fp32 through ``build_model``, a graph MatMul with a constant right
+  operand (the ``matmul_dense`` implementation) and one of two activations
+  (``batch_matmul``, B packed in the kernel), against numpy (OpenBLAS limited to the same
+  threads by threadpoolctl), interleaved rounds, at each thread count (bar: >= 1.1x numpy);
+  at 1 thread also by the thread's CPU time (``_cpu`` figures: steady on a loaded machine).
 
 The load average is printed before and after (timings on a loaded machine are not
 figures). The last line is one JSON object of every figure (units in the names).
 
 Run on a quiet machine: ``.venv/bin/python bench/tune_models.py [--threads 1,2]
 [--tuning-log LOG] [--tune-minutes 30] [--parts models,layers,session,vta,matmul]``.
-Smoke run: ``--size 64 --repeat 2 --rounds 1 --tune-minutes 0.5 --vta-trials 2``.
+Smoke run: ``--size 64 --repeat 2 --rounds 1 --tune-minutes 0.5 --tune-slices 2 --vta-trials 2``.
 """
 from __future__ import annotations
 
@@ -41,7 +44,7 @@ import os
 import sys
 import tempfile
 
-from timing import child_figures, timed
+from timing import child_figures, timed, timed_thread_cpu
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, ROOT)
@@ -49,7 +52,8 @@ sys.path.insert(0, ROOT)
 #: odd layers: (name, C, O, H, kernel, stride)
 LAYERS = [("conv_c24_56", 24, 24, 56, 3, 1), ("conv_c40_28", 40, 40, 28, 3, 1),
           ("conv_o255_13", 256, 255, 13, 1, 1), ("conv_small_7", 64, 64, 7, 3, 1),
-          ("conv1x1_c24_o144", 24, 144, 28, 1, 1), ("conv1x1_s2", 64, 128, 28, 1, 2)]
+          ("conv1x1_c24_o144", 24, 144, 28, 1, 1), ("conv1x1_s2", 64, 128, 28, 1, 2),
+          ("conv_o21_14", 64, 21, 14, 3, 1), ("conv1x1_o75_7", 96, 75, 7, 1, 1)]
 
 
 def _ort(path, threads):
@@ -146,68 +150,118 @@ def one_thread_count(a, threads: int) -> dict:
                       f"{r * 1e6:9.1f} us  ratio {o / r:5.2f}x", flush=True)
                 fig[f"{name}_t{threads}_ratio_vs_ort"] = round(o / r, 3)
         if "matmul" in parts:
-            from compiler import build_model
-            from compiler.graph import Graph, Op, input_node, make, param_node
-            from driver.runtime import load_module
-            n = a.matmul_n
-            rng = np.random.default_rng(0)
-            A = rng.standard_normal((n, n)).astype(np.float32)
-            B = rng.standard_normal((n, n)).astype(np.float32)
-            x = input_node("a", (n, n))
-            g = Graph((x,), (make(Op.MATMUL, x, param_node("b", B)),), ("y",))
-            m = load_module(build_model(g, params={"b": B}, tuning_log=a.tuning_log))
-            m.set_input("a", A)
-            ours = min(timed(m.run, a.repeat))
-            ref = min(timed(lambda: A @ B, a.repeat))
-            print(f"matmul {n}^3     {threads}T  ours {ours * 1e3:8.2f} ms  numpy {ref * 1e3:8.2f} ms"
-                  f"  speed-up {ref / ours:5.2f}x", flush=True)
-            fig[f"matmul{n}_t{threads}_speedup_vs_numpy"] = round(ref / ours, 3)
+            fig.update(_matmul(a, threads))
+    return fig
+
+
+def _matmul(a, threads: int) -> dict:
+    """1024^3 fp32: ``A @ B`` with B a constant (packed at compile time) and ``A @ B`` of two
+    activations (B packed in the kernel), against numpy with ``threads`` OpenBLAS threads
+    (threadpoolctl), interleaved over ``--rounds`` rounds; best of all calls."""
+    import numpy as np
+    from threadpoolctl import threadpool_limits
+
+    from compiler import build_model
+    from compiler.graph import Graph, Op, input_node, make, param_node
+    from driver.runtime import load_module
+    n = a.matmul_n
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((n, n)).astype(np.float32)
+    B = rng.standard_normal((n, n)).astype(np.float32)
+    x, y = input_node("a", (n, n)), input_node("b", (n, n))
+    const = load_module(build_model(Graph((x,), (make(Op.MATMUL, x, param_node("b", B)),), ("y",)),
+                                    params={"b": B}, tuning_log=a.tuning_log))
+    act = load_module(build_model(Graph((x, y), (make(Op.MATMUL, x, y),), ("y",)),
+                                  tuning_log=a.tuning_log))
+    const.set_input("a", A)
+    act.set_input("a", A)
+    act.set_input("b", B)
+    want = A @ B
+    fig = {}
+    for name, m in (("", const), ("_act", act)):
+        m.run()
+        fig[f"matmul{n}{name}_max_rel_err"] = float(np.abs(m.get_output(0) - want).max()
+                                                    / np.abs(want).max())
+    out = np.empty_like(want)
+    calls = {"numpy": lambda: np.matmul(A, B, out=out), "": const.run, "_act": act.run}
+    # wall time; at 1 thread also the calling thread's CPU time, which other processes on
+    # a loaded machine do not inflate (both libraries then run on the calling thread)
+    clocks = {"": timed, "_cpu": timed_thread_cpu} if threads == 1 else {"": timed}
+    times = {(c, k): [] for c in clocks for k in calls}
+    with threadpool_limits(threads):
+        for _ in range(a.rounds):
+            for c, clock in clocks.items():
+                for k, call in calls.items():
+                    times[c, k] += clock(call, a.repeat)
+    for c in clocks:
+        ref = min(times[c, "numpy"])
+        for name, what in (("", "B constant"), ("_act", "two activations")):
+            ours = min(times[c, name])
+            print(f"matmul {n}^3 {what:15s} {threads}T {'cpu' if c else 'wall'}  ours "
+                  f"{ours * 1e3:8.2f} ms  numpy {ref * 1e3:8.2f} ms  speed-up {ref / ours:5.2f}x",
+                  flush=True)
+            fig[f"matmul{n}{name}_t{threads}{c}_ours_ms"] = round(ours * 1e3, 3)
+            fig[f"matmul{n}{name}_t{threads}{c}_speedup_vs_numpy"] = round(ref / ours, 3)
+        fig[f"matmul{n}_t{threads}{c}_numpy_ms"] = round(ref * 1e3, 3)
     return fig
 
 
 def session(a) -> dict:
-    """A tuning session of ResNet-18 from an empty log: xgb vs random, same budget."""
+    """ResNet-18 from empty logs: the cost model against random search with the same budget,
+    ``--tune-minutes`` each, spent in ``--tune-slices`` interleaved slices (which strategy
+    goes first alternates; both use the slice's seed and one runner), so a change of the
+    machine's load hits both alike. Each slice resumes its strategy's log (its tasks, with
+    their cached features, are kept across slices)."""
     import math
+    import time
 
     import onnx
 
-    from driver.tune.session import tune_model
+    from compiler.autotune import TuningLog, extract_tasks, tune
+    from driver.tune import LocalRunner
     from tests.models import builders
     fig: dict = {}
+    order = ("xgb", "random")
     with tempfile.TemporaryDirectory(prefix="bench_tune_s_") as tmp:
         path = os.path.join(tmp, "resnet18.onnx")
         onnx.save(builders.build_resnet18(a.size), path)
-        curves = {}
-        for strategy in ("xgb", "random"):
-            log = os.path.join(tmp, f"{strategy}.jsonl")
-            s = tune_model(path, log, trials=10 ** 6, time_budget_s=a.tune_minutes * 60,
-                           strategy=strategy, threads=1, measure_model=False)
-            trials = sum(r.trials for r in s.results)
-            curves[strategy] = s.results
-            fig[f"session_{strategy}_trials_per_min"] = round(trials / a.tune_minutes, 2)
-            fig[f"session_{strategy}_tasks_sum_ms"] = round(s.tasks_tuned * 1e3, 4)
-            print(f"session {strategy:6s}: {trials} trials in {a.tune_minutes:g} min "
-                  f"({trials / a.tune_minutes:.1f}/min), sum of tuned tasks "
-                  f"{s.tasks_tuned * 1e3:.3f} ms (default {s.tasks_default * 1e3:.3f} ms)",
-                  flush=True)
-            if strategy == "xgb":
-                o, r, _, err, _ = _compare(path, log, 1, a.repeat, a.rounds)
-                fig["session_xgb_resnet18_t1_ratio_vs_ort"] = round(o / r, 3)
-                print(f"  ResNet-18 after the session, 1T: {o * 1e3:.2f} ms vs onnxruntime "
-                      f"{r * 1e3:.2f} ms: {o / r:.2f}x (max rel err {err:.1e})", flush=True)
+        tasks = {s: extract_tasks(path, "llvm") for s in order}
+        logs = {s: TuningLog(os.path.join(tmp, f"{s}.jsonl")) for s in order}
+        spent = dict.fromkeys(order, 0.0)
+        res: dict = {}
+        slice_s = a.tune_minutes * 60 / a.tune_slices
+        with LocalRunner(threads=1) as runner:
+            for k in range(a.tune_slices):
+                for s in (order if k % 2 == 0 else order[::-1]):
+                    t0 = time.monotonic()
+                    res[s] = tune(tasks[s], runner, trials=10 ** 6, log=logs[s], strategy=s,
+                                  time_budget_s=slice_s, seed=k)
+                    spent[s] += time.monotonic() - t0
+        for s in order:
+            trials = sum(r.trials for r in res[s])
+            tuned = sum(r.task.weight * r.best_cost for r in res[s] if math.isfinite(r.best_cost))
+            fig[f"session_{s}_trials_per_min"] = round(trials / (spent[s] / 60), 2)
+            fig[f"session_{s}_minutes"] = round(spent[s] / 60, 2)
+            fig[f"session_{s}_tasks_sum_ms"] = round(tuned * 1e3, 4)
+            print(f"session {s:6s}: {trials} trials in {spent[s] / 60:.2f} min "
+                  f"({trials / (spent[s] / 60):.1f}/min, {runner.build_jobs} build jobs), sum "
+                  f"of tuned tasks {tuned * 1e3:.3f} ms", flush=True)
+        o, r, _, err, _ = _compare(path, logs["xgb"].path, 1, a.repeat, a.rounds)
+        fig["session_xgb_resnet18_t1_ratio_vs_ort"] = round(o / r, 3)
+        print(f"  ResNet-18 after the xgb session, 1T: {o * 1e3:.2f} ms vs onnxruntime "
+              f"{r * 1e3:.2f} ms: {o / r:.2f}x (max rel err {err:.1e})", flush=True)
         # trials the cost model needed to reach random search's final best, per task
-        need = 0
-        for rx, rr in zip(curves["xgb"], curves["random"]):
-            target = rr.best_cost
-            hit = next((i + 1 for i, c in enumerate(rx.curve) if c <= target), None)
+        need, missed = 0, 0
+        for rx, rr in zip(res["xgb"], res["random"]):
+            hit = next((i + 1 for i, c in enumerate(rx.curve) if c <= rr.best_cost), None)
             need += hit if hit is not None else len(rx.curve)
-            if hit is None and math.isfinite(target):
-                fig.setdefault("session_xgb_tasks_not_reaching_random", 0)
-                fig["session_xgb_tasks_not_reaching_random"] += 1
+            missed += hit is None and math.isfinite(rr.best_cost)
         fig["session_xgb_trials_to_random_best"] = need
-        fig["session_random_trials"] = sum(r.trials for r in curves["random"])
+        fig["session_xgb_tasks_not_reaching_random"] = missed
+        fig["session_random_trials"] = sum(r.trials for r in res["random"])
         print(f"  the cost model reached random search's final best after {need} trials "
-              f"(random search used {fig['session_random_trials']})")
+              f"(random search used {fig['session_random_trials']}; tasks where it did not: "
+              f"{missed})")
     return fig
 
 
@@ -241,6 +295,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--tuning-log", default=None)
     ap.add_argument("--tune-minutes", type=float, default=30.0)
+    ap.add_argument("--tune-slices", type=int, default=6)
     ap.add_argument("--vta-trials", type=int, default=32)
     ap.add_argument("--matmul-n", type=int, default=1024)
     ap.add_argument("--parts", default="models,layers,session,vta,matmul")

@@ -79,9 +79,14 @@ def _route_cpu(graph, consts, target, progress, opt_level, layout_block, options
     if dtype not in ("float32", "bfloat16"):
         raise ValueError(f"dtype must be 'float32' or 'bfloat16' (bf16 dense layers and "
                          f"convs, fp32 accumulation), not {dtype!r}")
+    bf16 = None
     if dtype == "bfloat16":
+        from compiler.graph_lower import bf16_accuracy
         from compiler.graph_lower.bf16 import mark_bf16
-        graph = mark_bf16(graph)
+        # choose on the weights the kernels round: batch norm folded into the convs
+        folded = optimize(graph, consts, fuse=False, verify=False)
+        bf16 = bf16_accuracy.choose(folded.graph, folded.params)
+        graph, consts = mark_bf16(folded.graph, bf16.keep_fp32), folded.params
     from compiler.codegen.llvm.target import parse_target
     from compiler.graph.passes.assign_layout import count_transforms
     tuning = load_tuning(options.get("tuning_log") or ())
@@ -96,6 +101,8 @@ def _route_cpu(graph, consts, target, progress, opt_level, layout_block, options
     cm.stats["optimize_s"] = t1 - t0
     cm.stats["tuning"] = tuning.report()
     cm.stats["layout_transforms"] = count_transforms(opt.graph)
+    if bf16 is not None:
+        cm.stats["bf16"] = bf16.stats()
     return cm
 
 
@@ -113,13 +120,16 @@ def _route_cpu_int8(graph, consts, target, progress, opt_level, options):
 
 
 def _route_gpu(graph, consts, target, progress, opt_level, layout_block, options):
+    from compiler.autotune import load_tuning
     from compiler.graph import optimize
     from compiler.graph_lower.gpu import compile_graph_gpu
     t0 = time.perf_counter()
     opt = optimize(graph, consts, layout_block=layout_block)
     t1 = time.perf_counter()
-    cm = compile_graph_gpu(opt.graph, opt.params, opt.memory_plan, target, progress)
+    tuning = load_tuning(options.get("tuning_log") or ())
+    cm = compile_graph_gpu(opt.graph, opt.params, opt.memory_plan, target, progress, tuning)
     cm.stats["optimize_s"] = t1 - t0
+    cm.stats["tuning"] = tuning.report()
     return cm
 
 
@@ -172,21 +182,26 @@ def build_model(model, target: str = "llvm", params=None, input_shapes=None, pro
             into one C-callable function ``vtamod_run`` with the parameters as constant
             data and one workspace; files ``model.so`` on the host or ``model.o`` for a
             cross triple, and the C header ``model.h``; see ``docs/deploy.md``).
-        tuning_log: LLVM targets and vta: a tuning log path (or a list of them, ``vta
-            tune``); per workload the best record whose target matches this build's
-            exactly (CPU and features; for vta the preset) is applied, the others keep
-            the default schedule. The logs shipped in ``compiler/autotune/logs/`` are
-            applied in any case, under the same rule; ``stats["tuning"]`` says how
-            many workloads the logs covered. On LLVM targets, a graph tuner decision
-            for this model and target (``layout_block`` not given) lays each conv out
-            as it chose (``stats["tuning"]["layouts"]``), with the layout transforms
-            the choice implies (``stats["layout_transforms"]`` counts them).
+        tuning_log: a tuning log path (or a list of them, ``vta tune``); per workload the
+            best record whose target matches this build's exactly (CPU and features; for
+            vta the preset; for cuda/opencl the device of this machine, its name and
+            driver version) is applied, the others keep
+            the default schedule. The logs shipped in
+            ``compiler/autotune/logs/`` are applied in any case, under the same
+            rule; ``stats["tuning"]`` says how many workloads the logs covered. On LLVM
+            targets, a graph tuner decision for this model and target (``layout_block``
+            not given) lays each conv out as it chose (``stats["tuning"]["layouts"]``),
+            with the layout transforms the choice implies (``stats["layout_transforms"]``
+            counts them).
         **options: target="llvm": ``quantize="int8"`` runs the model in int8 on the CPU
             (the project's power-of-two quantization; int8 x int8 -> int32 convs and
             dense layers on VNNI where the CPU has it, ``compiler.quant.cpu_int8``),
             with ``calib``, ``per_channel`` (default True) and ``seed`` as for vta;
-            ``dtype="bfloat16"``: dense layers in bf16 with fp32 accumulation where the
-            CPU has AVX512-BF16 (``compiler.graph_lower.bf16``; fp32 elsewhere).
+            ``dtype="bfloat16"``: dense layers and convs in bf16 with fp32 accumulation
+            where the CPU has AVX512-BF16 (``compiler.graph_lower.bf16``; fp32 elsewhere),
+            but for the shortest prefix of them kept in fp32 so that an emulation meets
+            cosine 0.999 to fp32 (``compiler.graph_lower.bf16_accuracy``; ``stats["bf16"]``
+            names them).
             target="vta" only:
             config: a ``VTAConfig`` or preset name (default preset);
             calib: input name -> float32 samples ``[N, *input dims[1:]]`` (None: 8
@@ -253,9 +268,6 @@ def build_model(model, target: str = "llvm", params=None, input_shapes=None, pro
                              "executor='graph' for GPUs and the accelerator")
         options = dict(options, executor=executor)
     if tuning_log is not None:
-        if kind not in ("llvm", "vta"):
-            raise ArgumentError(f"tuning_log applies to LLVM targets and 'vta', not {target!r} "
-                             "(the GPU templates have no tuning spaces yet)")
         options = {**options, "tuning_log": tuning_log}
     start = time.perf_counter()
     graph, consts = import_model(model, params, input_shapes, example_inputs)

@@ -184,6 +184,11 @@ class _OpenCL:
         self.queue.finish()
 
 
+#: GPU target kind -> device backend: ``Backend(source)`` (``source.read(file)``, ``source.where``)
+#: with alloc, upload, download, prepare(calls), launch_one, run, sync
+BACKENDS = {"cuda": _Cuda, "opencl": _OpenCL}
+
+
 class GpuGraphModule:
     """A loaded GPU model: ``set_input`` / ``run`` / ``get_output`` as ``runtime.GraphModule``.
 
@@ -210,7 +215,7 @@ class GpuGraphModule:
         if not source.has(need):
             raise GpuModuleError(f"module {self.path!r} has no {need}; recompile it with `vta "
                                  f"compile --target {kind}`")
-        self.dev = _Cuda(source) if kind == "cuda" else _OpenCL(source)
+        self.dev = BACKENDS[kind](source)
         host_params = source.params()
         self._params = {}
         for k, v in host_params.items():

@@ -8,6 +8,8 @@ The pieces, one concept per module:
 * ``features.py`` / ``cost_model.py``: features of the lowered loop IR and the
   XGBoost model trained on them online;
 * ``search.py``: the search strategies (a registry: ``random``, ``xgb``);
+* ``transfer.py``: the cost model pre-trained on earlier logs (workloads rebuilt
+  from their keys);
 * ``scheduler.py``: which task the next trials go to;
 * ``tuner.py``: the loop (propose, measure through a runner, log, learn);
 * ``apply.py``: the best record per workload for a build target (the tuning log

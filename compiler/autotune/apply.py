@@ -9,7 +9,9 @@ string, CPU name and feature set), or None: the default point. A record whose
 config is not a point of the workload's space today (a knob renamed, a value
 dropped) is ignored. ``covered`` / ``workloads`` count what a build met.
 Accelerator builds ask :meth:`TuningContext.vta_tiling_for` for each conv's
-tiling (records of target ``{"target": "vta", "config": preset}``). CPU builds ask
+tiling (records of target ``{"target": "vta", "config": preset}``); GPU builds ask
+:meth:`TuningContext.config_for_gpu` for each group (records of the device the
+build machine has, ``gpu_task.gpu_target_record``). CPU builds ask
 :meth:`TuningContext.layout_chooser` for the graph tuner's per-conv layouts (the latest
 ``graph_layout`` record of the graph's fingerprint and the exact target).
 """
@@ -71,6 +73,28 @@ class TuningContext:
         key = workload_key(impl, w)
         self.workloads.add(key)
         vals = self.config_values(key, target_record(target))
+        if vals is None:
+            return None
+        try:
+            cfg = space.point(**vals)
+        except ValueError:
+            return None
+        self.covered.add(key)
+        return cfg
+
+    def config_for_gpu(self, node, kdef, target: "dict | None"):
+        """The tuned ``Config`` of FUSED ``node`` (lowered as ``kdef``) on the GPU whose log
+        target is ``target`` (``gpu_task.gpu_target_record``; None: no device here), or None
+        (no matching record, a one-point space or a record outside today's space)."""
+        from compiler.graph_lower.gpu import gpu_space
+
+        from .gpu_task import gpu_workload_key
+        space = gpu_space(kdef)
+        if space.size <= 1:
+            return None
+        key = gpu_workload_key(node)
+        self.workloads.add(key)
+        vals = self.config_values(key, target) if target is not None else None
         if vals is None:
             return None
         try:

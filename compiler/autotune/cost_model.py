@@ -1,37 +1,71 @@
 """The learned cost model: XGBoost on loop-IR features, trained online.
 
-Targets are per-task normalised throughputs (the task's best cost divided by the
-candidate's, 0 for an error), so one model learns across the tasks of a kind
-and carries over from earlier logs (TVM's ``XGBModel`` idea, with a plain
-regression objective). Until it has ``min_samples`` results it knows nothing and
-``predict`` returns None.
+Samples are ``(group, features, cost)``; a group is one workload (a task key),
+and targets are normalised per group when the model is fit: the group's best
+cost divided by the sample's (1 for the group's best, towards 0 for slow
+points, 0 for an error). Costs of different workloads differ by orders of
+magnitude, so raw costs would not transfer; per-workload relative throughput
+does, which is how one model learns across the tasks of a kind and from the
+records of earlier logs (AutoTVM's ``XGBoostCostModel`` normalises the same
+way, by each task's best throughput). Normalising at fit time, not when a
+sample arrives, keeps every sample relative to its group's current best.
+
+Until it has ``min_samples`` results it knows nothing and ``predict``
+returns None.
 """
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
 
 class CostModel:
-    """``update(features, scores)`` then ``predict(features) -> scores`` (higher is faster)."""
+    """``update(group, features, costs)`` then ``predict(features) -> scores`` (higher
+    is faster; comparable within one workload)."""
 
     def __init__(self, min_samples: int = 8, seed: int = 0):
         self.min_samples = min_samples
         self.seed = seed
         self._x: list = []
-        self._y: list = []
+        self._costs: list = []
+        self._groups: list = []
         self._model = None
 
-    def update(self, features: list, scores: list) -> None:
-        """Add samples and retrain (a few dozen trees: milliseconds)."""
-        import xgboost as xgb
+    @property
+    def samples(self) -> int:
+        return len(self._x)
+
+    def add(self, group: str, features: list, costs: list) -> None:
+        """Add samples of workload ``group`` (costs in any unit, ``inf`` for an error)
+        without retraining."""
         self._x.extend(features)
-        self._y.extend(scores)
+        self._costs.extend(costs)
+        self._groups.extend([group] * len(costs))
+
+    def update(self, group: str, features: list, costs: list) -> None:
+        """:meth:`add` then retrain (a few dozen trees: milliseconds)."""
+        self.add(group, features, costs)
+        self.fit()
+
+    def targets(self) -> np.ndarray:
+        """Per-sample targets: best cost of the sample's group / its cost (0 for errors)."""
+        best: dict = {}
+        for g, c in zip(self._groups, self._costs):
+            if math.isfinite(c):
+                best[g] = min(best.get(g, math.inf), c)
+        return np.asarray([best[g] / c if math.isfinite(c) and c > 0 else 0.0
+                           for g, c in zip(self._groups, self._costs)], np.float32)
+
+    def fit(self) -> None:
+        """Retrain on every sample (nothing before ``min_samples``)."""
+        import xgboost as xgb
         if len(self._x) < self.min_samples:
             return
         self._model = xgb.XGBRegressor(n_estimators=60, max_depth=5, learning_rate=0.2,
                                        subsample=0.9, random_state=self.seed, n_jobs=1,
                                        verbosity=0)
-        self._model.fit(np.asarray(self._x, np.float32), np.asarray(self._y, np.float32))
+        self._model.fit(np.asarray(self._x, np.float32), self.targets())
 
     @property
     def trained(self) -> bool:

@@ -30,6 +30,7 @@ from compiler.graph import Node, Op, input_node, make
 from compiler.graph.passes.assign_layout import NCHW, LayoutSites, layout_of, layout_sites
 from compiler.graph_lower.space import ConfigSpace
 from compiler.graph_lower.strategy import Workload, default_registry
+from vta_hw.errors import ArgumentError
 
 from .graph_tuner import solve, total_cost
 from .record import LayoutRecord, best_records, target_record
@@ -177,16 +178,20 @@ def decide(stage: LayoutStage, records, max_states: int = 100_000) -> LayoutReco
 
 
 def tune_layouts(model, runner, log, *, target: str = "llvm", trials: int = 16,
-                 input_shapes=None, **tune_options) -> "tuple[LayoutStage, LayoutRecord]":
+                 input_shapes=None, **tune_options) -> "tuple[LayoutStage, LayoutRecord | None]":
     """Run the layout stage: tune the convs' blocked layouts (``trials`` each; records
     already in ``log`` count), time the transforms, decide, append the decision to ``log``
     (a ``record.TuningLog``). ``tune_options`` go to ``tuner.tune`` (strategy,
-    time_budget_s, on_trial...)."""
+    time_budget_s, on_trial...). The decision is None (nothing appended) where some conv
+    has no measured layout at all (a time budget spent before it)."""
     from .tuner import tune
     stage = plan_layout_stage(model, target, input_shapes)
     tune(stage.tasks, runner, trials=trials, log=log, **tune_options)
     # one point each, nothing to search or learn: every transform is timed once
     tune(stage.transforms, runner, trials=1, log=log, strategy="random")
-    rec = decide(stage, log.records())
+    try:
+        rec = decide(stage, log.records())
+    except ArgumentError:          # a conv never measured (a time budget spent before it)
+        return stage, None
     log.append(rec)
     return stage, rec

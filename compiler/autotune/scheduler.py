@@ -1,6 +1,6 @@
 """The task scheduler: which task the next batch of trials goes to.
 
-Every task gets one round first (its default point and a few more). Then the
+Every task gets one round first (the tuner makes it its default point alone). Then the
 next round goes to the task whose estimated end-to-end gain is largest:
 ``weight x best cost x expected relative improvement``, where the expected
 improvement is the task's relative gain over its last two rounds (at least a

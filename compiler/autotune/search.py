@@ -1,9 +1,12 @@
 """Search strategies: which untried points of a task's space to measure next.
 
 ``STRATEGIES`` maps a name to a class; each instance serves every task of a
-session: ``propose(task, n, tried, rng) -> [Config]`` returns up to ``n`` points
-of ``task.space`` not in ``tried``, and ``observe(task, results)`` learns from
-``[(config, cost)]`` (cost ``inf`` for an error).
+session: ``propose(task, n, tried, rng, time_s=None) -> [Config]`` returns up to
+``n`` points of ``task.space`` not in ``tried`` (spending about ``time_s`` seconds
+choosing them, if given), ``observe(task, results)`` learns from
+``[(config, cost)]`` (cost ``inf`` for an error), and ``pretrain(records, tasks)``
+learns from the log records of workloads other than ``tasks`` before the search
+starts (transfer: ``transfer.py``).
 
 * ``random``: uniform over the untried points (the baseline).
 * ``xgb``: a :class:`~compiler.autotune.cost_model.CostModel` ranks candidates
@@ -11,14 +14,20 @@ of ``task.space`` not in ``tried``, and ``observe(task, results)`` learns from
   idea: a move changes one knob to a neighbouring candidate; a worse point is
   accepted with probability ``exp(delta / T)``, ``T`` falling linearly to 0); spaces
   of at most 256 points skip the annealing and score ``pool`` (64) random untried
-  points (featurizing a CPU candidate lowers it: tenths of a second each). One
+  points (featurizing a CPU candidate lowers it: tenths of a second each, seconds
+  for a Winograd one; so featurizing stops at the tuner's time limit, about the
+  time the task's candidates take to measure, and already featurized points
+  are scored first: choosing never costs much more than measuring). One
   proposal in ``eps`` is random so the model keeps seeing new regions. Before the
-  model has enough results it proposes at random.
+  model has enough results it proposes at random. The model is one per task kind,
+  shared by the session's tasks and pre-trained from earlier logs, so a workload
+  no log covers is guided from its first proposals.
 """
 from __future__ import annotations
 
 import itertools
 import math
+import time
 
 import numpy as np
 
@@ -26,6 +35,7 @@ from compiler.graph_lower.space import Config, ConfigSpace
 from vta_hw.errors import ArgumentError
 
 from .cost_model import CostModel
+from . import transfer
 from .features import featurize
 
 _ENUMERATE = 4096   # spaces up to this size are listed; larger ones are sampled
@@ -60,10 +70,13 @@ def random_points(space: ConfigSpace, n: int, tried, rng) -> list[Config]:
 class RandomSearch:
     """Uniform sampling of untried points."""
 
-    def propose(self, task, n, tried, rng):
-        return random_points(task.space, n, tried, rng)
+    def propose(self, task, n, tried, rng, time_s=None):
+        return random_points(task.space, n, tried, rng) if n > 0 else []
 
     def observe(self, task, results):
+        pass
+
+    def pretrain(self, records, tasks):
         pass
 
 
@@ -78,43 +91,57 @@ class XGBSearch:
                               "-e '.[tune]' (or use strategy 'random')") from None
         self.eps, self.steps, self.chains, self.pool = eps, steps, chains, pool
         self.models: dict = {}        # task kind -> CostModel (shared across tasks)
-        self.best: dict = {}          # task key -> best cost so far
 
     def _model(self, task) -> CostModel:
         return self.models.setdefault(task.kind, CostModel())
 
     def observe(self, task, results):
-        costs = [c for _, c in results if math.isfinite(c)]
-        if costs:
-            self.best[task.key] = min(self.best.get(task.key, math.inf), *costs)
-        best = self.best.get(task.key, math.inf)
-        feats, scores = [], []
-        for cfg, cost in results:
-            feats.append(featurize(task, cfg))
-            scores.append(best / cost if math.isfinite(cost) and math.isfinite(best) else 0.0)
-        self._model(task).update(feats, scores)
+        self._model(task).update(task.key, [featurize(task, c) for c, _ in results],
+                                 [cost for _, cost in results])
 
-    def propose(self, task, n, tried, rng):
+    def pretrain(self, records, tasks):
+        """Learn from the ``records`` of workloads other than ``tasks`` (one fit per kind)."""
+        kinds = set()
+        for task, results in transfer.samples(records, tasks):
+            self._model(task).add(task.key, [featurize(task, c) for c, _ in results],
+                                  [cost for _, cost in results])
+            kinds.add(task.kind)
+        for k in kinds:
+            self.models[k].fit()
+
+    def propose(self, task, n, tried, rng, time_s=None):
+        """Up to ``n`` untried points; featurizing candidates stops after ``time_s`` seconds
+        (points already featurized are scored first; the rest of ``n`` is random)."""
         model = self._model(task)
+        if n <= 0:
+            return []
         if not model.trained:
             return random_points(task.space, n, tried, rng)
+        end = math.inf if time_s is None else time.monotonic() + time_s
         n_rand = int(round(n * self.eps))
         space = task.space
         if space.size <= 256:           # small: score a sample of the untried points
-            pool = random_points(space, self.pool, tried, rng)
+            sample = random_points(space, self.pool, tried, rng)
+            pool = [c for c in sample if c in task.features]     # featurized: free to score
+            for c in sample:
+                if c not in task.features and time.monotonic() < end:
+                    featurize(task, c)
+                    pool.append(c)
         else:
-            pool = self._anneal(task, model, n * 4, tried, rng)
+            pool = self._anneal(task, model, n * 4, tried, rng, end)
         if not pool:
-            return []
+            return random_points(space, n, tried, rng)
         scores = model.predict([featurize(task, c) for c in pool])
         ranked = [pool[i] for i in np.argsort(-scores)]
         chosen = ranked[:n - n_rand]
         rest = [c for c in ranked[n - n_rand:]]
         if rest and n_rand:
             chosen += [rest[i] for i in rng.permutation(len(rest))[:n_rand]]
+        if len(chosen) < n:
+            chosen += random_points(space, n - len(chosen), set(tried) | set(chosen), rng)
         return chosen
 
-    def _anneal(self, task, model, keep, tried, rng) -> list[Config]:
+    def _anneal(self, task, model, keep, tried, rng, end=math.inf) -> list[Config]:
         space = task.space
         sizes = [len(k.candidates) for k in space.knobs]
         states = [index_of(space, c) for c in random_points(space, self.chains, (), rng)]
@@ -122,6 +149,8 @@ class XGBSearch:
         cur = score(states)
         seen: dict = {}
         for step in range(self.steps // 10):
+            if time.monotonic() >= end:
+                break
             temp = 1.0 - step / (self.steps // 10)
             moves = []
             for s in states:

@@ -186,11 +186,13 @@ def vta_tasks(graph: Graph, params: dict, cfg, calib=None, min_channels=None) ->
 def extract_tasks(model, target: str = "llvm", *, input_shapes=None, layout_block=None,
                   vta_config=None, calib=None) -> list[Task]:
     """The tuning tasks of ``model`` (anything ``build_model`` takes) for ``target``:
-    ``"llvm"`` (or another LLVM target string) or ``"vta"`` (the accelerator's conv2d and
-    dense layers on ``vta_config``, a preset name or ``VTAConfig``; default preset).
+    ``"llvm"`` (or another LLVM target string), ``"vta"`` (the accelerator's conv2d and
+    dense layers on ``vta_config``, a preset name or ``VTAConfig``; default preset), or
+    ``"opencl"`` / ``"cuda"`` (the fused groups' GPU kernels, ``gpu_task.py``).
 
     Raises:
-        ValueError: a target that is neither an LLVM target nor ``"vta"``.
+        ValueError: a target that is neither an LLVM target nor ``"vta"``, cuda, opencl.
+        compiler.autotune.gpu_task.GpuDeviceError: a GPU target without its device here.
         compiler.frontend.FrontendError: the model does not import.
     """
     from compiler.build_model import import_model
@@ -201,4 +203,7 @@ def extract_tasks(model, target: str = "llvm", *, input_shapes=None, layout_bloc
         cfg = vta_config if isinstance(vta_config, VTAConfig) else load_config(vta_config)
         return vta_tasks(graph, params, cfg, calib)
     opt = optimize(graph, params, layout_block=layout_block)
+    if target.split()[0] in ("cuda", "opencl"):
+        from .gpu_task import gpu_tasks
+        return gpu_tasks(opt.graph, target)
     return llvm_tasks(opt.graph, target)

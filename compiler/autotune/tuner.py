@@ -7,9 +7,21 @@ optionally, ``check(task, config) -> str | None`` (a final correctness check of
 the chosen point: None if it passes, else why not). Runners live in
 ``driver/tune/`` and are handed in; this module never imports the driver.
 
-Each task's default point is measured first, so the result is never worse than
-the untuned build. Records already in the log for a task's key and target count
-as done trials (a rerun continues where an interrupted one stopped).
+Each task's first round is its default point alone, so the result is never
+worse than the untuned build and a short budget still reaches every task.
+Records already in the log for a task's key and target count as done trials (a
+rerun continues where an interrupted one stopped); the log's other records and
+``transfer`` records pre-train the search's cost model (``transfer.py``).
+
+A time budget is strict: no round starts after it, and a round is cut to the
+candidates that fit in the time left at the task's measured seconds per trial
+(its last round's, else the slowest task's), at least one. So the session ends
+within about one candidate's time of the budget, and never later than one
+runner timeout past it when a candidate runs longer than the ones before it.
+Choosing a round's candidates may take about as long as measuring the task's
+last round took (else the slowest task's; at least ``MIN_CHOOSE_S``: the
+strategy's ``time_s``): a cost model that featurizes slowly costs at most about
+half the trial rate.
 """
 from __future__ import annotations
 
@@ -25,6 +37,10 @@ from vta_hw.errors import ArgumentError
 from .record import Record, TuningLog
 from .scheduler import TaskScheduler
 from .search import make_strategy
+
+
+#: seconds a round's choice may always take (``time_s`` of the strategy's ``propose``)
+MIN_CHOOSE_S = 1.0
 
 
 @dataclass
@@ -63,7 +79,8 @@ def _config_of(task, values: dict) -> "Config | None":
 
 def tune(tasks, runner, *, trials: int = 16, log: "TuningLog | None" = None,
          strategy: str = "xgb", batch: int = 4, time_budget_s: "float | None" = None,
-         seed: int = 0, on_trial=None, check: bool = True) -> list[TaskResult]:
+         seed: int = 0, on_trial=None, check: bool = True,
+         transfer: "list[Record] | None" = None) -> list[TaskResult]:
     """Tune ``tasks`` with up to ``trials`` measured points each (fewer where a space is
     smaller), within ``time_budget_s`` seconds if given.
 
@@ -74,11 +91,11 @@ def tune(tasks, runner, *, trials: int = 16, log: "TuningLog | None" = None,
         log: where every trial is appended (and earlier trials are read from).
         strategy: a name of ``search.STRATEGIES`` (``"xgb"`` or ``"random"``).
         batch: candidates proposed and measured per round.
-        time_budget_s: stop proposing new rounds after this many seconds (each task
-            still gets its first round: its default point).
+        time_budget_s: seconds the session may take (module docstring: strict).
         seed: of the random proposals.
         on_trial: called as ``on_trial(task_index, record, best_cost)`` after each trial.
         check: call the runner's ``check`` on each task's best point, if it has one.
+        transfer: records of earlier logs (any workloads) to pre-train the cost model on.
 
     Returns:
         one :class:`TaskResult` per task, in order.
@@ -90,10 +107,13 @@ def tune(tasks, runner, *, trials: int = 16, log: "TuningLog | None" = None,
         raise ArgumentError(f"trials and batch must be >= 1, not {trials} and {batch}")
     search = make_strategy(strategy)
     rng = np.random.default_rng(seed)
+    start = time.monotonic()
+    deadline = None if time_budget_s is None else start + time_budget_s
     sched = TaskScheduler(tasks, trials)
     results = [TaskResult(t) for t in tasks]
     tried: list[dict] = [{} for _ in tasks]     # config -> cost
     earlier = log.records() if log is not None else []
+    search.pretrain(earlier + list(transfer or ()), tasks)
     for i, t in enumerate(tasks):
         done = [(c, r.cost) for r in earlier if r.key == t.key and r.target == t.target
                 for c in [_config_of(t, r.config_values())] if c is not None]
@@ -102,22 +122,31 @@ def tune(tasks, runner, *, trials: int = 16, log: "TuningLog | None" = None,
         if done:
             search.observe(t, done)
             sched.record_round(i, len(done), results[i].best_cost)
-    start = time.monotonic()
+    per_trial: dict = {}        # task index -> seconds per trial of its last round
+    measure_s: dict = {}        # task index -> seconds its last round took to measure
     while True:
         i = sched.next_task()
         if i is None:
             break
-        over = time_budget_s is not None and time.monotonic() - start > time_budget_s
-        if over and sched.states[i].history:       # every task still gets its first round
-            break
         t, st = tasks[i], sched.states[i]
-        n = min(batch, st.cap - st.trials)
+        n = 1 if not st.history else min(batch, st.cap - st.trials)
+        if deadline is not None:
+            n = _fit(n, deadline - time.monotonic(), per_trial.get(i, max(per_trial.values(),
+                                                                         default=0.0)))
+            if n == 0:
+                break
+        round_start = time.monotonic()
         cands = [] if t.space.default in tried[i] else [t.space.default]
-        cands += search.propose(t, n - len(cands), set(tried[i]) | set(cands), rng)
+        choose_s = max(MIN_CHOOSE_S, measure_s.get(i, max(measure_s.values(), default=0.0)))
+        if deadline is not None:
+            choose_s = max(0.0, min(choose_s, deadline - time.monotonic()))
+        cands += search.propose(t, n - len(cands), set(tried[i]) | set(cands), rng, choose_s)
         if not cands:
             sched.states[i].cap = st.trials     # exhausted
             continue
+        measure_start = time.monotonic()
         measured = runner.measure(t, cands)
+        measure_s[i] = time.monotonic() - measure_start
         obs = []
         for c, m in zip(cands, measured):
             rec = Record(t.key, t.target, dict(c.values), list(m.costs), m.error)
@@ -129,11 +158,22 @@ def tune(tasks, runner, *, trials: int = 16, log: "TuningLog | None" = None,
                 on_trial(i, rec, results[i].best_cost)
         search.observe(t, obs)
         sched.record_round(i, len(cands), results[i].best_cost)
+        per_trial[i] = (time.monotonic() - round_start) / len(cands)
     if check and hasattr(runner, "check"):
         for r in results:
             if r.best_config is not None:
                 r.check = runner.check(r.task, r.best_config)
     return results
+
+
+def _fit(n: int, left_s: float, per_trial_s: float) -> int:
+    """How many of ``n`` candidates to measure with ``left_s`` seconds left at
+    ``per_trial_s`` each: none once the budget is spent, else at least one."""
+    if left_s <= 0:
+        return 0
+    if per_trial_s <= 0:
+        return n
+    return max(1, min(n, int(left_s / per_trial_s)))
 
 
 def _note(res: TaskResult, tried: dict, cfg: Config, cost: float, default: Config) -> None:

@@ -2,13 +2,15 @@
 
 `run(graph, params, inputs) -> list[np.ndarray]` evaluates every node once in
 topological order with the op's numpy reference (`compiler.graph.opdefs`);
-FUSED nodes run their body recursively. Intermediate arrays are dropped once
-their last consumer ran, so peak memory follows the live set.
+FUSED nodes run their body recursively. An optional `args_hook(node, args) ->
+args` rewrites a node's input arrays before it runs (emulations of reduced
+precision use it: `compiler.graph_lower.bf16_accuracy`). Intermediate arrays are
+dropped once their last consumer ran, so peak memory follows the live set.
 """
 
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Callable, Mapping
 
 import numpy as np
 
@@ -18,8 +20,11 @@ from .ops import Op
 from .registry import lookup
 
 
-def run(graph: Graph, params: Mapping[str, np.ndarray], inputs: Mapping[str, np.ndarray]) -> list[np.ndarray]:
-    """Evaluate `graph`. `inputs` maps INPUT names to arrays of the declared shape.
+def run(graph: Graph, params: Mapping[str, np.ndarray], inputs: Mapping[str, np.ndarray],
+        args_hook: "Callable[[Node, list], list] | None" = None) -> list[np.ndarray]:
+    """Evaluate `graph`. `inputs` maps INPUT names to arrays of the declared shape;
+    `args_hook(node, args)`, if given, returns the arrays each computed node reads instead
+    of `args` (same shapes and dtypes).
 
     Raises GraphError naming the input when one is missing or has the wrong
     shape/dtype, or a PARAM absent from `params`.
@@ -32,7 +37,7 @@ def run(graph: Graph, params: Mapping[str, np.ndarray], inputs: Mapping[str, np.
         if value.shape != node.shape:
             raise GraphError(f"input {node.name!r} has shape {list(value.shape)}, graph expects {list(node.shape)}")
         env[node] = value.astype(node.dtype, copy=False)
-    return [v for v in _evaluate(graph.outputs, params, env)]
+    return [v for v in _evaluate(graph.outputs, params, env, args_hook)]
 
 
 def evaluate(node: Node, params: Mapping[str, np.ndarray]) -> np.ndarray:
@@ -40,7 +45,7 @@ def evaluate(node: Node, params: Mapping[str, np.ndarray]) -> np.ndarray:
     return _evaluate((node,), params, {})[0]
 
 
-def _evaluate(outputs, params, env: dict) -> list[np.ndarray]:
+def _evaluate(outputs, params, env: dict, args_hook=None) -> list[np.ndarray]:
     order = toposort(outputs)
     last_use: dict[Node, int] = {}
     for i, n in enumerate(order):
@@ -58,9 +63,11 @@ def _evaluate(outputs, params, env: dict) -> list[np.ndarray]:
             env[node] = np.asarray(params[node.name])
             continue
         args = [env[s] for s in node.src]
+        if args_hook is not None and node.op is not Op.FUSED:
+            args = args_hook(node, args)
         if node.op is Op.FUSED:
             body: Graph = node.attr("body")
-            value = _evaluate(body.outputs, params, dict(zip(body.inputs, args)))[0]
+            value = _evaluate(body.outputs, params, dict(zip(body.inputs, args)), args_hook)[0]
         else:
             value = lookup(node.op).compute(args, node.attr_dict)
         value = np.asarray(value)

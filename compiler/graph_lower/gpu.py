@@ -31,10 +31,13 @@ import time
 from dataclasses import dataclass
 
 from compiler import te
-from compiler.graph import Graph
+from compiler.graph import Graph, Op
 from compiler.te.tensor import PlaceholderOp, tensors_read
 
 from .build import CompiledModel, _nbytes, graph_outputs, plan_calls
+from .lower import signature
+from .gpu_space import AUTO, StageInfo, space_of, value
+from .space import Config, ConfigSpace
 
 TARGETS = ("cuda", "opencl")
 
@@ -97,21 +100,46 @@ def _root_order(mats: list) -> list:
     return order
 
 
-def gpu_stages(kdef, kname: str, threads: int = 256) -> tuple[list, list]:
+def _cut_stages(kdef):
+    """The group's materialised tensors (producers first), each cut out of the chain
+    (``stage.split_stage``): [(tensor, its cut-out output, its per-thread reductions)],
+    and the map placeholder -> the tensor it stands for."""
+    from compiler.topi.gpu.stage import split_stage
+    mats = _root_order(list(kdef.workspace) + [kdef.args[-1]])
+    cut = {t: te.placeholder(t.shape, t.dtype, t.name) for t in mats}
+    orig = {ph: t for t, ph in cut.items()}
+    stages = []
+    for t in mats:
+        out, reds = split_stage(t, {x: ph for x, ph in cut.items() if x is not t})
+        stages.append((t, out, reds))
+    return stages, orig
+
+
+def gpu_space(kdef) -> ConfigSpace:
+    """The config space of the group ``kdef``'s GPU kernels (``gpu_space.py``); its default
+    point gives the kernels of an untuned build."""
+    stages, _ = _cut_stages(kdef)
+    return space_of([StageInfo(out, tuple(reds)) for _, out, reds in stages])
+
+
+def gpu_stages(kdef, kname: str, config: "Config | None" = None) -> tuple[list, list]:
     """The kernel launches of one group (see the module docstring), in execution order, and
     the bytes of each extra scratch buffer they use beyond the group's workspace.
 
+    ``config``: a point of ``gpu_space(kdef)`` (None: its default point, today's kernels).
     ``GpuStage.arg_index`` entries are ABI argument indices, or ``("extra", k)`` for extra
     scratch buffer k (the partial sums of a split-K reduction)."""
     from compiler.tir import lower
     from compiler.topi.gpu.stage import (conv_tile, replace_reads, schedule_partial, schedule_stage,
-                                         split_k, split_k_factor, split_stage)
+                                         split_k, split_k_factor)
 
     args = kdef.args
     index = {t: i for i, t in enumerate(args)}
-    mats = _root_order(list(kdef.workspace) + [args[-1]])
-    cut = {t: te.placeholder(t.shape, t.dtype, t.name) for t in mats}
-    orig = {ph: t for t, ph in cut.items()}
+    cut_stages, orig = _cut_stages(kdef)
+    threads, unroll = value(config, "threads"), value(config, "unroll")
+    adapt = threads == AUTO
+    threads = 256 if adapt else threads
+    tile_v, split_v, ptile_v = value(config, "tile"), value(config, "split_k"), value(config, "ptile")
     extra: list = []
     stages = []
 
@@ -126,12 +154,15 @@ def gpu_stages(kdef, kname: str, threads: int = 256) -> tuple[list, list]:
     def where(y):
         return orig[y] if y in orig else y
 
-    for j, t in enumerate(mats):
-        out, reds = split_stage(t, {x: ph for x, ph in cut.items() if x is not t})
+    for j, (t, out, reds) in enumerate(cut_stages):
+        info = StageInfo(out, tuple(reds))
+        tile = conv_tile(out, reds) if tile_v == AUTO or not info.conv_block else tile_v
         if len(reds) == 1:
             acc = reds[0]
-            tile_p = 4 if len(acc.shape) >= 2 and acc.shape[-1] % 4 == 0 else 1
-            parts = split_k_factor(acc, tile_p)
+            tile_p = ((4 if len(acc.shape) >= 2 and acc.shape[-1] % 4 == 0 else 1)
+                      if ptile_v == AUTO or acc.shape[-1] % ptile_v else ptile_v)
+            parts = (split_k_factor(acc, tile_p) if split_v == AUTO or not info.split_axis
+                     else split_v)
             if parts > 1:
                 partial, total = split_k(acc, parts)
                 ph = te.placeholder(partial.shape, partial.dtype, partial.name)
@@ -140,10 +171,11 @@ def gpu_stages(kdef, kname: str, threads: int = 256) -> tuple[list, list]:
                 total = replace_reads(total, partial, ph)
                 out, reds = replace_reads(out, acc, total), [total]
                 reads = placeholders([partial])
-                func = lower(schedule_partial(partial, threads, tile_p), reads + [partial],
-                             f"{kname}_s{j}p")
+                sp = schedule_partial(partial, threads, tile_p, unroll, adapt)
+                func = lower(sp, reads + [partial], f"{kname}_s{j}p")
                 stages.append(GpuStage(func, [_arg(where(y), index) for y in reads] + [orig[ph]]))
-        s = schedule_stage(out, reds, threads, conv_tile(out, reds))
+        s = schedule_stage(out, reds, threads, tile, value(config, "vector"), unroll, adapt,
+                           value(config, "shared"))
         reads = placeholders([out, *reds])
         func = lower(s, reads + [out], f"{kname}_s{j}")
         stages.append(GpuStage(func, [_arg(where(y), index) for y in reads] + [index[t]]))
@@ -155,8 +187,12 @@ def _arg(x, index):
 
 
 def compile_graph_gpu(graph: Graph, params: dict, memory_plan, target: str = "cuda",
-                      progress=None) -> CompiledModel:
+                      progress=None, tuning=None) -> CompiledModel:
     """Lower every group to GPU kernels, print them into one source, compile it (cuda).
+
+    ``tuning`` (a ``compiler.autotune.TuningContext``, or None) gives each group the config
+    of the best record measured on this machine's device of ``target``'s kind
+    (``TuningContext.config_for_gpu``); other groups take the default point.
 
     Raises:
         ValueError: an unknown target, or a graph that is not fully fused.
@@ -167,11 +203,17 @@ def compile_graph_gpu(graph: Graph, params: dict, memory_plan, target: str = "cu
     kind, arch = parse_gpu_target(target)
     t0 = time.perf_counter()
     kernels, calls, out_params, _ = plan_calls(graph, params, memory_plan, progress)
-    todo = list(kernels.values())
+    device = None
+    if tuning:
+        from compiler.autotune.gpu_task import gpu_target_record
+        device = gpu_target_record(target)
+    node_of = {signature(n): n for n in graph.nodes() if n.op is Op.FUSED}
+    todo = list(kernels.items())
     it = progress(todo, len(todo), "lowering") if progress else todo
     stages, extras = {}, {}
-    for kname, kdef in it:
-        stages[kname], extras[kname] = gpu_stages(kdef, kname)
+    for sig, (kname, kdef) in it:
+        cfg = tuning.config_for_gpu(node_of[sig], kdef, device) if tuning is not None else None
+        stages[kname], extras[kname] = gpu_stages(kdef, kname, cfg)
     t2 = time.perf_counter()
     funcs = [st.func for sts in stages.values() for st in sts]
     if kind == "cuda":

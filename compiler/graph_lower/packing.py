@@ -9,19 +9,24 @@ patterns, so a bf16 kernel reads its weights already rounded.
 ======================  ==========================  =====================================
 kind                    from                        to
 ======================  ==========================  =====================================
-``conv``                OIHW float32                ``[O/ob, I, KH, KW, ob]`` float32
-``dense``               ``[N, K]``                  ``[N/nb, K, nb]``
-``dense_t``             ``[K, N]``                  ``[N/nb, K, nb]``
+``conv``                OIHW float32                ``[ceil(O/ob), I, KH, KW, ob]`` float32
+``dense``               ``[N, K]``                  ``[ceil(N/nb), K, nb]``
+``dense_t``             ``[K, N]``                  ``[ceil(N/nb), K, nb]``
 ``dense_bf16``          ``[N, K]`` float32          ``[ceil(N/16), ceil(K/2), 16, 2]`` int16
 ``conv_bf16``           OIHW float32                ``[ceil(O/16), ceil(I/2), KH, KW, 16, 2]``
                                                     int16
+``conv_bf16_amx``       OIHW float32                ``[ceil(O/16), KH, KW, ceil(I/32), 16, 16,
+                                                    2]`` int16: one 1 KiB AMX B tile per
+                                                    (16 outputs, tap, 32 inputs)
 ``wino2``, ``wino4``    OIHW float32, 3x3           ``[a, a, O/ob, I, ob]`` float32, a = m + 2:
                                                     the Winograd F(mxm, 3x3) weight transform
+                                                    (O padded up to a multiple of ob)
                                                     G g G^T (``compiler.topi.winograd``)
 ======================  ==========================  =====================================
 
-(the bf16 layouts: ``compiler.topi.x86_bf16``; ``ob``/``nb`` must divide O/N for the
-fp32 ones, the bf16 ones pad with zeros and take the block 16.)
+(the bf16 layouts: ``compiler.topi.x86_bf16``, ``compiler.topi.x86_amx``; where the
+block does not divide the output channels / columns, every packing pads them with zeros;
+the bf16 ones take the block 16.)
 """
 from __future__ import annotations
 
@@ -33,7 +38,7 @@ import numpy as np
 from compiler.topi import conv2d as tconv
 from compiler.topi import dense as tdense
 from compiler.topi import winograd as twino
-from compiler.topi import x86_bf16
+from compiler.topi import x86_amx, x86_bf16
 
 
 @dataclass(frozen=True)
@@ -58,18 +63,21 @@ def _bf16_conv_shape(shape, b):
 #: packing kind -> :class:`Packing`
 PACKINGS: dict[str, Packing] = {
     "conv": Packing(tconv.pack_conv_kernel,
-                    lambda s, b: (s[0] // b, s[1], s[2], s[3], b)),
-    "dense": Packing(tdense.pack_dense_weight, lambda s, b: (s[0] // b, s[1], b)),
+                    lambda s, b: (_ceil(s[0], b), s[1], s[2], s[3], b)),
+    "dense": Packing(tdense.pack_dense_weight, lambda s, b: (_ceil(s[0], b), s[1], b)),
     "dense_t": Packing(lambda v, b: tdense.pack_dense_weight(np.ascontiguousarray(v.T), b),
-                       lambda s, b: (s[1] // b, s[0], b)),
+                       lambda s, b: (_ceil(s[1], b), s[0], b)),
     "dense_bf16": Packing(lambda v, b: x86_bf16.pack_bf16_weight(v),
                           lambda s, b: (_ceil(s[0], b), _ceil(s[1], 2), b, 2), "int16"),
     "conv_bf16": Packing(lambda v, b: x86_bf16.pack_bf16_conv_weight(v),
                          _bf16_conv_shape, "int16"),
+    "conv_bf16_amx": Packing(lambda v, b: x86_amx.pack_amx_conv_weight(v, "bfloat16"),
+                             lambda s, b: (_ceil(s[0], 16), s[2], s[3], _ceil(s[1], 32), 16, 16, 2),
+                             "int16"),
     "wino2": Packing(lambda v, b: twino.transform_weight(v, 2, b),
-                     lambda s, b: (4, 4, s[0] // b, s[1], b)),
+                     lambda s, b: (4, 4, _ceil(s[0], b), s[1], b)),
     "wino4": Packing(lambda v, b: twino.transform_weight(v, 4, b),
-                     lambda s, b: (6, 6, s[0] // b, s[1], b)),
+                     lambda s, b: (6, 6, _ceil(s[0], b), s[1], b)),
 }
 
 

@@ -17,6 +17,8 @@ arguments on the builder, so no big array lives on a kernel's stack.
 """
 from __future__ import annotations
 
+import math
+
 from compiler import te
 from compiler.graph import Graph, Node, Op
 from compiler.graph.ops import BINARY, UNARY
@@ -81,7 +83,7 @@ def schedule_group(b, body: Graph, root: Node, result: Lazy):
         return s, out
     if _aligned(body, m.node, root):
         # the output stage is the epilogue: the accumulator is computed at its tile loop.
-        kshape = acc.shape if m.kind in _FLAT else root.shape
+        kshape = _flat_shape(acc, root) if m.kind in _FLAT else root.shape
         out = te.compute(kshape, _kernel_space(result, root.shape, kshape), name=b.fresh("out"))
         s = te.create_schedule(out)
         m.schedule(s, acc, out)
@@ -103,6 +105,13 @@ def schedule_group(b, body: Graph, root: Node, result: Lazy):
     m.schedule(s, acc, ep)
     _workspace_pads(b, s, acc)
     return s, out
+
+
+def _flat_shape(acc, root: Node) -> tuple:
+    """The output stage's shape for a flat master: the accumulator's, except a last axis
+    padded up to a packed panel (``[M, ceil(N/nb)*nb]``), which stores only the graph's N."""
+    lead = math.prod(acc.shape[:-1])
+    return tuple(acc.shape[:-1]) + (math.prod(root.shape) // lead,)
 
 
 def _kernel_space(result: Lazy, gshape, kshape):

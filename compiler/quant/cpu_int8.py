@@ -52,7 +52,7 @@ def build_int8_cpu(graph, params: dict, *, calib=None, per_channel: bool = True,
 
     t0 = time.perf_counter()
     if is_qdq(graph):       # the model's own scales; calib and per_channel do not apply
-        qg = import_qdq(graph, params)
+        qg = import_qdq(graph, params, requant="float")   # onnxruntime's float32 scales
         return _lower(qg, cpu_target, progress, opt_level, t0)
     if calib is None:
         rng = np.random.default_rng(seed)

@@ -40,6 +40,8 @@ from compiler.topi import conv2d as tconv
 from compiler.topi import dense as tdense
 from compiler.topi.nn_util import pad_spatial
 
+from . import ort_requant
+from .lut import scale_of
 from .qgraph import QNode, QOp
 
 #: outputs smaller than this (elements) run on one thread: a parallel region costs more
@@ -84,13 +86,14 @@ def _simple(out, inputs, schedule=schedule_map, pattern="injective") -> KernelDe
     return _kernel(s, inputs, out, pattern)
 
 
-def _clip8(v, relu: bool, zero: int = 0):
+def _clip8(v, relu: bool, zero: int = 0, lo: int = -128, hi: int = 127):
     """int32 ``v`` + ``zero`` (the output's zero point) -> int8 with optional relu (max
-    ``zero``), saturating as ``layout.requantize``."""
-    lo = zero if relu else -128
+    ``zero``), saturating as ``layout.requantize`` (to [``lo``, ``hi``]: a fused clamp table's
+    bounds, ``requant8``)."""
+    lo = max(zero, lo) if relu else lo
     if zero:
         v = v + ir.const(zero, "int32")
-    return te.cast(te.minimum(te.maximum(v, ir.const(lo, "int32")), ir.const(127, "int32")), "int8")
+    return te.cast(te.minimum(te.maximum(v, ir.const(lo, "int32")), ir.const(hi, "int32")), "int8")
 
 
 def _out_table(a: dict):
@@ -123,10 +126,14 @@ def _shift_right(acc, scale):
 def quantize(shape, exp: int, name="quantize", zp: int = 0) -> KernelDef:
     """float32 ``shape`` -> int8 at exponent ``exp`` and zero point ``zp``."""
     x = te.placeholder(shape, "float32", "x")
-    scale, z = ir.const(2.0 ** exp, "float32"), ir.const(float(zp), "float32")
+    z = ir.const(float(zp), "float32")
     lo, hi = ir.const(-128.0, "float32"), ir.const(127.0, "float32")
+    if float(exp) == int(exp):      # a power of two: the exact product
+        scaled = lambda v: v * ir.const(2.0 ** exp, "float32")  # noqa: E731
+    else:                           # a model's own scale: onnxruntime's x / scale
+        scaled = lambda v: v / ir.const(float(scale_of(exp)), "float32")  # noqa: E731
     out = te.compute(shape, lambda *i: te.cast(te.minimum(te.maximum(
-        ir.call("round", "float32", x[i] * scale) + z, lo), hi), "int8"), name=name)
+        ir.call("round", "float32", scaled(x[i])) + z, lo), hi), "int8"), name=name)
     return _simple(out, [x])
 
 
@@ -174,6 +181,35 @@ def _requant(a: dict, channels: int):
     return f, tables
 
 
+def table_clamp(table) -> "tuple[int, int] | None":
+    """(lo, hi) when the 256-entry int8 ``table`` is ``clip(q, lo, hi)`` (a Clip / Relu6
+    between equal scales and zero points), else None."""
+    t = np.asarray(table, np.int64)
+    lo, hi = int(t[0]), int(t[-1])
+    clamp = lo <= hi and np.array_equal(t, np.clip(np.arange(-128, 128), lo, hi))
+    return (lo, hi) if clamp else None
+
+
+def requant8(a: dict, channels: int, zero: int):
+    """(function ``(int32 acc, channel) -> int8``, constants): the whole epilogue after the
+    bias: onnxruntime's float32 requantization where the node carries ``fscale``
+    (``ort_requant``), else :func:`_requant`; then + ``zero``, relu, clip and the node's
+    fused table (``lut.fuse_tables``): a clamp table only narrows the clip, any other is
+    read after it (:func:`_out_table`)."""
+    table = a.get("table")
+    bounds = table_clamp(table) if table is not None else None
+    lo, hi = bounds or (-128, 127)
+    if a.get("fscale") is not None:
+        f, consts = ort_requant.requant_expr(a, channels, zero, lo, hi)
+    else:
+        requant, consts = _requant(a, channels)
+        f = lambda v, o: _clip8(requant(v, o), a["relu"], zero, lo, hi)  # noqa: E731
+    if table is None or bounds is not None:
+        return f, consts
+    lut, lut_consts = _out_table(a)
+    return (lambda v, o: lut(f(v, o))), consts + lut_consts
+
+
 def conv2d(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray,
            name="conv2d") -> KernelDef:
     """Int8 CONV2D (module docstring) of NCHW ``x_shape`` with OIHW ``weight`` (int8) and
@@ -187,8 +223,7 @@ def conv2d(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray,
     x = te.placeholder(x_shape, "int8", "x")
     w = te.placeholder((O // ob, C, KH, KW, ob), "int8", "w")
     b = te.placeholder((O,), "int32", "bias")
-    requant, tables = _requant(a, O)
-    lut, lut_const = _out_table(a)
+    requant, tables = requant8(a, O, node.zp)
     (sh, sw), (ph, pw) = a["strides"], a["padding"]
     N, _, H, W = x_shape
     OH, OW = (H + 2 * ph - KH) // sh + 1, (W + 2 * pw - KW) // sw + 1
@@ -203,13 +238,13 @@ def conv2d(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray,
 
     def epilogue(n, o, oh, ow):
         s = te.cast(acc[n, o // ob, oh, ow, o % ob] + te.cast(b[o], "uint32"), "int32")
-        return lut(_clip8(requant(s, o), a["relu"], node.zp))
+        return requant(s, o)
     out = te.compute((N, O, OH, OW), epilogue, name=name)
     s = te.create_schedule(out)
     tconv.schedule_conv2d_nchw(s, acc, out, parallel_pad=False)
     workspace = [padded] if padded is not x else []
     packed = tconv.pack_conv_kernel(np.asarray(weight, np.int8), ob)
-    consts = [(w, packed), (b, np.ascontiguousarray(bias, np.int32))] + tables + lut_const
+    consts = [(w, packed), (b, np.ascontiguousarray(bias, np.int32))] + tables
     return _kernel(s, [x], out, "conv", consts, workspace)
 
 
@@ -225,24 +260,46 @@ def depthwise(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray,
     x = te.placeholder(x_shape, "int8", "x")
     w = te.placeholder((C, KH, KW), "int8", "w")
     b = te.placeholder((C,), "int32", "bias")
-    requant, tables = _requant(a, C)
-    lut, lut_const = _out_table(a)
+    requant, tables = requant8(a, C, node.zp)
     (sh, sw), (ph, pw) = a["strides"], a["padding"]
     N, _, H, W = x_shape
     OH, OW = (H + 2 * ph - KH) // sh + 1, (W + 2 * pw - KW) // sw + 1
-    padded = pad_spatial(x, (ph, pw, ph, pw), 2, value=0, name=name + "_pad")
+    if sw > 1:      # column phases: every tap reads consecutive columns
+        padded = _column_phases(x, (ph, pw), sw, OW + (KW - 1) // sw, name + "_phases")
+        tap = lambda n, c, h, ow, kw: padded[n, c, h, kw % sw, ow + kw // sw]  # noqa: E731
+    else:
+        padded = pad_spatial(x, (ph, pw, ph, pw), 2, value=0, name=name + "_pad")
+        tap = lambda n, c, h, ow, kw: padded[n, c, h, ow + kw]  # noqa: E731
     kh, kw = te.reduce_axis(KH, "kh"), te.reduce_axis(KW, "kw")
     acc = te.compute((N, C, OH, OW), lambda n, c, oh, ow: te.sum(te.cast(
-        te.cast(padded[n, c, oh * sh + kh, ow * sw + kw], "int16") * te.cast(w[c, kh, kw], "int16"),
+        te.cast(tap(n, c, oh * sh + kh, ow, kw), "int16") * te.cast(w[c, kh, kw], "int16"),
         "int32"), axis=(kh, kw)), name=name + "_acc")
-    out = te.compute((N, C, OH, OW), lambda n, c, oh, ow: lut(_clip8(
-        requant(acc[n, c, oh, ow] + b[c], c), a["relu"], node.zp)), name=name)
+    out = te.compute((N, C, OH, OW), lambda n, c, oh, ow: requant(acc[n, c, oh, ow] + b[c], c),
+                     name=name)
     s = te.create_schedule(out)
     tconv.schedule_depthwise_nchw(s, acc, out)
+    if sw > 1:
+        ax = s[padded].op.axis
+        s[padded].parallel(s[padded].fuse(ax[0], ax[1]))
     workspace = [padded] if padded is not x else []
     consts = [(w, np.ascontiguousarray(np.asarray(weight, np.int8)[:, 0])),
-              (b, np.ascontiguousarray(bias, np.int32))] + tables + lut_const
+              (b, np.ascontiguousarray(bias, np.int32))] + tables
     return _kernel(s, [x], out, "conv", consts, workspace)
+
+
+def _column_phases(x, padding, stride: int, width: int, name: str):
+    """NCHW int8 ``x`` zero-padded by ``padding`` (ph, pw) and split by column phase:
+    ``[N, C, H + 2ph, stride, width]`` with ``[n, c, h, p, j]`` the padded ``[n, c, h, j *
+    stride + p]`` (0 past the right edge). A stride-``stride`` conv's tap ``ow * stride + kw``
+    is phase ``kw % stride``, column ``ow + kw // stride``: consecutive for consecutive ow."""
+    N, C, H, W = x.shape
+    ph, pw = padding
+
+    def f(n, c, h, p, j):
+        row, col = h - ph, j * stride + p - pw
+        inside = ir.logical_and(row >= 0, row < H, col >= 0, col < W)
+        return te.if_then_else(inside, x[n, c, row, col], ir.const(0, "int8"))
+    return te.compute((N, C, H + 2 * ph, stride, width), f, name=name)
 
 
 def dense(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray, name="dense") -> KernelDef:
@@ -254,13 +311,13 @@ def dense(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray, name="dens
     x = te.placeholder(x_shape, "int8", "x")
     w = te.placeholder((O // nb, C, nb), "int8", "w")
     b = te.placeholder((O,), "int32", "bias")
-    requant, tables = _requant(a, O)
+    requant, tables = requant8(a, O, node.zp)
     k = te.reduce_axis(C, "k")
     acc = te.compute((x_shape[0], O), lambda i, j: te.sum(
         te.cast(x[i, k], "uint32") * te.cast(w[j // nb, k, j % nb], "uint32"), axis=k),
         name=name + "_acc")
-    out = te.compute((x_shape[0], O), lambda i, j: _clip8(requant(
-        te.cast(acc[i, j] + te.cast(b[j], "uint32"), "int32"), j), a["relu"], node.zp), name=name)
+    out = te.compute((x_shape[0], O), lambda i, j: requant(
+        te.cast(acc[i, j] + te.cast(b[j], "uint32"), "int32"), j), name=name)
     s = te.create_schedule(out)
     tdense.schedule_dense(s, acc, out)
     consts = [(w, tdense.pack_dense_weight(np.asarray(weight, np.int8), nb)),
@@ -286,18 +343,12 @@ def add(node: QNode, name="add") -> KernelDef:
 
 
 def rescale_add(node: QNode, name="rescale_add") -> KernelDef:
-    """Int8 RESCALE_ADD of two int8 tensors of ``node.shape`` (attrs za, zb, ma, mb, post;
-    ``qgraph`` docstring): int32 products, the rounding shift in float64 (exact)."""
-    a = node.attrs
+    """Int8 RESCALE_ADD of two int8 tensors of ``node.shape`` (attrs za, zb, sa, sb, sc;
+    ``qgraph`` docstring): onnxruntime's dequantize, float32 add, quantize
+    (``ort_requant.add_expr``), 16 lanes."""
     x, y = te.placeholder(node.shape, "int8", "a"), te.placeholder(node.shape, "int8", "b")
-
-    def term(v, z, m):
-        return (te.cast(v, "int32") - ir.const(z, "int32")) * ir.const(m, "int32")
-    scale = ir.const(2.0 ** -a["post"], "float64")
-    rnd = ir.const(1 << (a["post"] - 1), "int32")
-    out = te.compute(node.shape, lambda *i: _clip8(_shift_right(
-        term(x[i], a["za"], a["ma"]) + term(y[i], a["zb"], a["mb"]) + rnd, scale), False, node.zp),
-        name=name)
+    f = ort_requant.add_expr(node.attrs, node.zp)
+    out = te.compute(node.shape, lambda *i: f(x[i], y[i]), name=name)
     return _simple(out, [x, y])
 
 
@@ -313,7 +364,8 @@ def lut(node: QNode, name="lut") -> KernelDef:
 
 
 def mean(node: QNode, x_shape, name="mean") -> KernelDef:
-    """Int8 MEAN of ``x_shape`` over the axes after the first two, kept as size 1."""
+    """Int8 MEAN of ``x_shape`` over the axes after the first two, kept as size 1; with attrs
+    ``fscale`` and ``zin`` onnxruntime's float32 form (``ort_requant``)."""
     x = te.placeholder(x_shape, "int8", "x")
     rest = x_shape[2:]
     hw = int(np.prod(rest))
@@ -321,8 +373,14 @@ def mean(node: QNode, x_shape, name="mean") -> KernelDef:
     shape = tuple(x_shape[:2]) + (1,) * len(rest)
     total = te.compute(shape, lambda n, c, *_: te.sum(te.cast(x[(n, c, *rax)], "int32"),
                                                       axis=tuple(rax)), name=name + "_sum")
-    out = te.compute(shape, lambda *i: _clip8(
-        (total[i] + ir.const(hw // 2, "int32")) // ir.const(hw, "int32"), False), name=name)
+    if node.attrs.get("fscale") is not None:     # onnxruntime's QLinearGlobalAveragePool
+        a, zin = node.attrs, ir.const(int(node.attrs["zin"]) * hw, "int32")
+        out = te.compute(shape, lambda *i: ort_requant.to_int8(te.cast(total[i] - zin, "float32")
+                                                                * ir.const(a["fscale"], "float32"),
+                                                                False, node.zp), name=name)
+    else:
+        out = te.compute(shape, lambda *i: _clip8(
+            (total[i] + ir.const(hw // 2, "int32")) // ir.const(hw, "int32"), False), name=name)
 
     def schedule(s, out):
         s[total].compute_at(s[out], s[out].op.axis[-1])
@@ -402,36 +460,52 @@ def graph_op_kernel(node: QNode, src_nodes: list[QNode], name: str, target=None)
     return lower_group(fused, name, target)
 
 
+def _int8_gemm(node: QNode, src_nodes, params, name: str, target) -> KernelDef:
+    """CONV2D / DENSE on the int8 path the target's CPU features allow (``kernels_x86``)."""
+    from compiler.codegen.llvm.target import parse_target
+
+    from .kernels_x86 import select
+    path = select(parse_target(target or "llvm").features)
+    build = path.conv2d if node.op is QOp.CONV2D else path.dense
+    return build(node, src_nodes[0].shape, *(params[p] for p in node.params), name=name)
+
+
+def _graph_op(node: QNode, src_nodes, params, name: str, target) -> KernelDef:
+    if node.attrs["op"] == "PARAM":
+        raise ValueError(f"node {node.name!r} ({node.op.value}) has no CPU kernel: a PARAM is a "
+                         "constant, stored with the module's params")
+    return graph_op_kernel(node, src_nodes, name, target)
+
+
+#: QOp -> builder ``(node, src_nodes, params, name, target) -> KernelDef`` of its CPU step
+CPU_KERNELS = {
+    QOp.QUANTIZE: lambda n, srcs, params, name, target: quantize(n.shape, n.exp, name, n.zp),
+    QOp.DEQUANTIZE: lambda n, srcs, params, name, target: dequantize(
+        n.shape, n.attrs["src_exp"], name, n.attrs.get("src_zp", 0)),
+    QOp.CONV2D: _int8_gemm,
+    QOp.DENSE: _int8_gemm,
+    QOp.ADD: lambda n, srcs, params, name, target: add(n, name),
+    QOp.LUT: lambda n, srcs, params, name, target: lut(n, name),
+    QOp.DEPTHWISE: lambda n, srcs, params, name, target: depthwise(
+        n, srcs[0].shape, *(params[p] for p in n.params), name=name),
+    QOp.RESCALE_ADD: lambda n, srcs, params, name, target: rescale_add(n, name),
+    QOp.MEAN: lambda n, srcs, params, name, target: mean(n, srcs[0].shape, name),
+    QOp.INT8: _graph_op,
+    QOp.FLOAT: _graph_op,
+}
+
+
 def cpu_kernel(node: QNode, src_nodes: list[QNode], params, name: str, target=None) -> KernelDef:
-    """The kernel of a ``cpu`` step: node ``node`` reading values of ``src_nodes``; graph ops
-    are lowered for LLVM ``target`` (default: this machine), int8 CONV2D and DENSE on the
-    path its CPU features allow (``kernels_x86.select``: VNNI, else plain widening).
+    """The kernel of a ``cpu`` step (:data:`CPU_KERNELS`): node ``node`` reading values of
+    ``src_nodes``; graph ops are lowered for LLVM ``target`` (default: this machine), int8
+    CONV2D and DENSE on the path its CPU features allow (``kernels_x86.select``: VNNI, else
+    plain widening).
 
     Raises:
         ValueError: an op without a kernel here (INPUT; FLOAT PARAM is a constant, no kernel).
     """
-    op = node.op
-    if op is QOp.QUANTIZE:
-        return quantize(node.shape, node.exp, name, node.zp)
-    if op is QOp.DEQUANTIZE:
-        return dequantize(node.shape, node.attrs["src_exp"], name, node.attrs.get("src_zp", 0))
-    if op in (QOp.CONV2D, QOp.DENSE):       # the int8 path the target's CPU features allow
-        from compiler.codegen.llvm.target import parse_target
-
-        from .kernels_x86 import select
-        path = select(parse_target(target or "llvm").features)
-        build = path.conv2d if op is QOp.CONV2D else path.dense
-        return build(node, src_nodes[0].shape, *(params[p] for p in node.params), name=name)
-    if op is QOp.ADD:
-        return add(node, name)
-    if op is QOp.LUT:
-        return lut(node, name)
-    if op is QOp.DEPTHWISE:
-        return depthwise(node, src_nodes[0].shape, *(params[p] for p in node.params), name=name)
-    if op is QOp.RESCALE_ADD:
-        return rescale_add(node, name)
-    if op is QOp.MEAN:
-        return mean(node, src_nodes[0].shape, name)
-    if op in (QOp.INT8, QOp.FLOAT) and node.attrs["op"] != "PARAM":
-        return graph_op_kernel(node, src_nodes, name, target)
-    raise ValueError(f"node {node.name!r} ({op.value}) has no CPU kernel")
+    build = CPU_KERNELS.get(node.op)
+    if build is None:
+        raise ValueError(f"node {node.name!r} ({node.op.value}) has no CPU kernel; ops with one: "
+                         f"{', '.join(op.value for op in CPU_KERNELS)}")
+    return build(node, src_nodes, params, name, target)

@@ -10,7 +10,8 @@ accumulator row.
 
 :data:`INT8_PATHS` is the registry of CPU int8 implementations, highest priority first,
 each applicable where the target has its CPU features (``Target.features``, which the
-module manifest records): ``vnni512`` (AVX512-VNNI), ``vnni256`` (AVX-VNNI), and the plain
+module manifest records): ``amx`` (AMX tiles for the convs, ``compiler.quant.kernels_amx``;
+VNNI for the rest), ``vnni512`` (AVX512-VNNI), ``vnni256`` (AVX-VNNI), and the plain
 widening path of ``compiler.quant.kernels`` (every CPU). :func:`select` picks one.
 """
 from __future__ import annotations
@@ -23,8 +24,8 @@ import numpy as np
 from compiler import te
 from compiler.topi import x86_int8 as vnni
 
-from . import kernels
-from .kernels import _clip8, _kernel, _out_table, _requant
+from . import kernels, kernels_amx
+from .kernels import _kernel, requant8
 from .qgraph import QNode
 
 
@@ -36,12 +37,12 @@ def _bias(bias: np.ndarray, comp: np.ndarray, padded: int) -> np.ndarray:
     return out
 
 
-def _epilogue(acc_value, b, o, requant, relu, zero):
-    """int32 acc + bias (wrapping) -> requantized (``kernels._requant``: shift, and the
-    multiplier of a QDQ model's scales) -> + the output's zero point ``zero``, relu (max
-    ``zero``), clip, int8."""
+def _epilogue(acc_value, b, o, requant):
+    """int32 acc + bias (wrapping) -> int8 through ``requant`` (``kernels.requant8``: the
+    shift and multiplier, or onnxruntime's float32 scale, then the output's zero point,
+    relu, clip)."""
     s = te.cast(te.cast(acc_value, "uint32") + te.cast(b[o], "uint32"), "int32")
-    return _clip8(requant(s, o), relu, zero)
+    return requant(s, o)
 
 
 def conv2d(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray, lanes: int = 16,
@@ -55,16 +56,15 @@ def conv2d(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray, lanes: in
     x = te.placeholder(x_shape, "int8", "x")
     w = te.placeholder(packed.shape, "int8", "w")
     b = te.placeholder((packed.shape[0] * lanes,), "int32", "bias")
-    requant, tables = _requant(a, O)
-    lut, lut_const = _out_table(a)
+    requant, tables = requant8(a, O, node.zp)
     xu = vnni.offset_input(x, a["padding"], name=name + "_xu")
     acc = vnni.conv2d_acc(xu, w, a["strides"], name=name + "_acc")
     N, _, OH, OW, _ = acc.shape
-    out = te.compute((N, O, OH, OW), lambda n, o, oh, ow: lut(_epilogue(
-        acc[n, o // lanes, oh, ow, o % lanes], b, o, requant, a["relu"], node.zp)), name=name)
+    out = te.compute((N, O, OH, OW), lambda n, o, oh, ow: _epilogue(
+        acc[n, o // lanes, oh, ow, o % lanes], b, o, requant), name=name)
     s = te.create_schedule(out)
     vnni.schedule_conv2d(s, acc, out, lanes)
-    consts = [(w, packed), (b, _bias(bias, comp, packed.shape[0] * lanes))] + tables + lut_const
+    consts = [(w, packed), (b, _bias(bias, comp, packed.shape[0] * lanes))] + tables
     return _kernel(s, [x], out, "conv", consts, [xu])
 
 
@@ -78,11 +78,11 @@ def dense(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray, lanes: int
     x = te.placeholder(x_shape, "int8", "x")
     w = te.placeholder(packed.shape, "int8", "w")
     b = te.placeholder((packed.shape[0] * lanes,), "int32", "bias")
-    requant, tables = _requant(a, O)
+    requant, tables = requant8(a, O, node.zp)
     xu = vnni.offset_input(x, name=name + "_xu")
     acc = vnni.dense_acc(xu, w, name=name + "_acc")
     out = te.compute((x_shape[0], O), lambda m, o: _epilogue(
-        acc[m, o // lanes, o % lanes], b, o, requant, a["relu"], node.zp), name=name)
+        acc[m, o // lanes, o % lanes], b, o, requant), name=name)
     s = te.create_schedule(out)
     vnni.schedule_dense(s, acc, out, lanes)
     consts = [(w, packed), (b, _bias(bias, comp, packed.shape[0] * lanes))] + tables
@@ -112,6 +112,8 @@ def _vnni(lanes: int, name: str, features: tuple[str, ...]) -> Int8Path:
 
 #: CPU int8 paths, highest priority first; the last, plain widening, applies everywhere
 INT8_PATHS: tuple = (
+    Int8Path("amx", ("+amx-int8", "+amx-tile", "+avx512vnni", "+avx512f"), kernels_amx.conv2d,
+             lambda *a, name="dense": dense(*a, lanes=16, name=name)),
     _vnni(16, "vnni512", ("+avx512vnni", "+avx512f")),
     _vnni(8, "vnni256", ("+avxvnni",)),
     Int8Path("plain", (), kernels.conv2d, kernels.dense),

@@ -56,19 +56,6 @@ def scale_of(exp: "int | float") -> np.float32:
     return np.float32(2.0 ** -float(exp))
 
 
-def add_multipliers(exp_a, exp_b, exp_y) -> "tuple[int, int, int] | None":
-    """(ma, mb, post) of a RESCALE_ADD (``qgraph``): ``m = round(2**post * s / sy)`` for
-    each input, ``post`` the largest in 1..30 keeping both below 2**15 (so the int32 sum
-    of two int8 differences times them cannot overflow); None when a ratio is 2**14 or
-    more (no such post)."""
-    ra, rb = (float(scale_of(e)) / float(scale_of(exp_y)) for e in (exp_a, exp_b))
-    for post in range(30, 0, -1):
-        ma, mb = round(ra * 2 ** post), round(rb * 2 ** post)
-        if max(ma, mb) < 2 ** 15:
-            return ma, mb, post
-    return None
-
-
 def clip_params(attrs: dict, exp_in, zp_in: int, exp_out, zp_out: int) -> tuple:
     """A Clip table's recipe, (s_in, z_in, lo, hi, s_out, z_out) with float32 scales and
     bounds (an absent bound: float32's largest), which the CPU kernels compute in float32

@@ -13,20 +13,25 @@ Contract of the QGraph it returns:
 
 - every int8 value carries the scale the model gives its tensor, as ``exp = -log2(scale)``:
   an int when the scale is a power of two, else a float (``qgraph.quantize_array`` and
-  ``kernels.quantize`` then scale in float32, onnxruntime's ``x / scale`` to within an ulp);
+  ``kernels.quantize`` then compute onnxruntime's ``x / scale`` in float32);
 - CONV2D / DENSE carry the model's int8 weights (per tensor, or per output channel with
   ``ew`` and ``shift`` tuples) and the bias at the accumulator's scale ``sx * sw`` (the
   model's own int32 bias: onnxruntime quantizes biases at that scale);
-- requantization ``M = sx * sw / sy`` (per output channel): where every ``M`` is a power of
+- requantization ``M = sx * sw / sy`` (per output channel), in one of two forms
+  (``requant=``): ``"integer"`` (the accelerator's): where every ``M`` is a power of
   two ``2**-k`` (0 <= k <= 31), a plain rounding shift by ``k`` (the quantizer's own form);
   else integers only: a pre-shift, a multiplier and a post shift (attrs ``shift``, ``mult``,
   ``post``; ``layout.requantize``), with ``err`` the bound on its error in output LSBs;
+  ``"float"`` (the CPU's): onnxruntime's float32 ``M`` as attr ``fscale``
+  (``ort_requant``: bit-exact to its QLinearConv / QGemm), the weight scales recovered
+  exactly from the dequantized weights, and a MEAN as its QLinearGlobalAveragePool;
 - the residual ADD on int8 where the scales of both operands and of the result are powers of
-  two (shifts), else a RESCALE_ADD (15-bit multipliers, CPU) where the model quantizes the
-  sum; depthwise convs as DEPTHWISE (CPU, the conv's requantization); a unary op from one
-  scale to another (Clip/Relu6) as a LUT exact to onnxruntime (``lut.py``); any other op
-  whose scales differ from its source's runs in float between a DEQUANTIZE and a QUANTIZE
-  at the model's scales, as onnxruntime runs a QDQ graph;
+  two (shifts), else a RESCALE_ADD (float32, as onnxruntime's DequantizeLinear -> Add ->
+  QuantizeLinear; CPU) where the model quantizes the sum; depthwise convs as DEPTHWISE (CPU,
+  the conv's requantization); a unary op from one scale to another (Clip/Relu6) as a LUT
+  exact to onnxruntime (``lut.py``); any other op whose scales differ from its source's runs
+  in float between a DEQUANTIZE and a QUANTIZE at the model's scales, as onnxruntime runs a
+  QDQ graph;
 - data movement (reshape, max pool, relu, ...) on int8 where the model keeps the scale;
 - an op run in float whose result the model quantizes is quantized there, at the model's
   scale and zero point, so its consumers read the model's levels (the clip at a uint8 zero
@@ -71,7 +76,8 @@ from compiler.graph import Graph, Node, Op
 from compiler.graph.ops import UNARY
 from compiler.graph.rewrite import rewrite
 
-from .lut import add_multipliers, clip_params, unary_table
+from . import ort_requant
+from .lut import clip_params, scale_of, unary_table
 from .qgraph import QGraph, QNode, QOp
 from .quantize import INT8_OPS, QuantizeError, _Builder, _real
 
@@ -88,14 +94,21 @@ def is_qdq(graph: Graph) -> bool:
     return any(n.op in (Op.QUANTIZE, Op.DEQUANTIZE) for n in graph.nodes())
 
 
+#: how a conv's / dense layer's requantization is carried (``import_qdq(requant=...)``)
+REQUANT_FORMS = ("integer", "float")
+
+
 def import_qdq(graph: Graph, params: Mapping[str, np.ndarray], *,
-               group_channels: "int | None" = None) -> QGraph:
+               group_channels: "int | None" = None, requant: str = "integer") -> QGraph:
     """The QGraph of QDQ model ``graph`` at the model's own scales (module docstring).
 
     Args:
         graph, params: the imported model (``compiler.build_model.import_model``), static shapes.
         group_channels: as ``quantize.quantize`` (grouped convs with groups this wide become
             one conv per group).
+        requant: ``"integer"`` (the accelerator's pre-shift, multiplier and post-shift; the
+            default) or ``"float"`` (for the CPU: onnxruntime's float32 ratio per output
+            channel, attr ``fscale``, ``compiler.quant.ort_requant``).
 
     Returns:
         a QGraph whose outputs are float32 (dequantized), in the graph's output order.
@@ -104,8 +117,11 @@ def import_qdq(graph: Graph, params: Mapping[str, np.ndarray], *,
         QuantizeError: activations of another dtype than int8 / uint8, a per-axis activation
             scale or zero point, or conv/dense weights that are not int8 times a scale.
     """
+    if requant not in REQUANT_FORMS:
+        raise ValueError(f"requant must be one of {', '.join(map(repr, REQUANT_FORMS))}, "
+                         f"not {requant!r}")
     stripped, exps, zps = _strip(graph, params)
-    b = _QdqBuilder(stripped, params, exps, zps, group_channels)
+    b = _QdqBuilder(stripped, params, exps, zps, group_channels, requant == "float")
     for n in stripped.nodes():
         b.visit(n)
     outs = [b.as_float(o) for o in stripped.outputs]
@@ -183,9 +199,10 @@ class _QdqBuilder(_Builder):
 
     DEPTHWISE = True
 
-    def __init__(self, graph, params, exps, zps, group_channels):
+    def __init__(self, graph, params, exps, zps, group_channels, float_requant=False):
         super().__init__(graph, params, {}, per_channel=False, group_channels=group_channels)
         self.exps, self.zps = exps, zps
+        self.float_requant = float_requant
         self.zero_in = self.zero_out = 0   # the zero points of the conv/dense being built
 
     def exp_of(self, n: Node):
@@ -242,6 +259,21 @@ class _QdqBuilder(_Builder):
             count, self.absorbed, self.as_int_memo, self.as_float_memo, self.params, self.of = saved
             del self.nodes[count:]
             self.cpu_node(n)
+            return
+        i = self.of.get(n)
+        if self.float_requant and n.op is Op.GLOBAL_AVG_POOL and i is not None \
+                and self.nodes[i].op is QOp.MEAN:
+            self._float_mean(i)
+
+    def _float_mean(self, i: int) -> None:
+        """MEAN node ``i`` as onnxruntime's QLinearGlobalAveragePool (``ort_requant``): attrs
+        fscale (float32 s / (s * HW), the source's scale s) and zin (the source's zero point)."""
+        q = self.nodes[i]
+        x = self.nodes[q.src[0]]
+        hw = int(np.prod(x.shape[2:]))
+        s = scale_of(q.exp)
+        self.nodes[i] = dataclasses.replace(q, attrs={
+            "fscale": float(ort_requant.mean_ratio(scale_of(x.exp), s, hw)), "zin": x.zp})
 
     def cpu_node(self, n: Node) -> None:
         """As the base, then, where the model quantizes the result, quantized at its scale and
@@ -313,12 +345,9 @@ class _QdqBuilder(_Builder):
         ai, bi = self.as_int(a), self.as_int(b)
         qa, qb = self.nodes[ai], self.nodes[bi]
         ey, zy = self.exps[n], self.zps.get(n, 0)
-        m = add_multipliers(qa.exp, qb.exp, ey)
-        if m is None:
-            return False
-        ma, mb, post = m
+        scales = {k: float(scale_of(e)) for k, e in (("sa", qa.exp), ("sb", qb.exp), ("sc", ey))}
         self.of[n] = self.emit(QNode(QOp.RESCALE_ADD, (ai, bi), n.shape, "int8", ey,
-                                     {"za": qa.zp, "zb": qb.zp, "ma": ma, "mb": mb, "post": post},
+                                     {"za": qa.zp, "zb": qb.zp, **scales},
                                      name=n.label or "add", zp=zy))
         return True
 
@@ -333,6 +362,8 @@ class _QdqBuilder(_Builder):
         fold = self.zero_in * wq.reshape(O, -1).astype(np.int64).sum(axis=1)
         bq = np.rint(np.asarray(bias, np.float64) * 2.0 ** ea) - fold
         per = np.ndim(ew) > 0
+        if self.float_requant:
+            return ey, self._float_requant(w, wq, ew, ex, ey, bq, per)
         if np.all(k == np.rint(k)) and k.min() >= 0 and k.max() <= 31:
             shift = k.astype(np.int64)
             bq = bq + np.where(shift > 0, 2.0 ** (shift - 1), 0)
@@ -359,6 +390,20 @@ class _QdqBuilder(_Builder):
         one = (lambda v: v) if per else (lambda v: int(v[0]))
         return ey, (wq, _int32(bq), one(pre), ew,
                     {"mult": one(mult), "post": post, "err": round(err, 4)})
+
+    @staticmethod
+    def _float_requant(w, wq, ew, ex, ey, bq, per: bool):
+        """(weight, bias, shift 0, ew, {"fscale": M}) with onnxruntime's float32 ratio ``M =
+        (sx * sw) / sy`` per output channel (``ort_requant``); the bias without rounding
+        offsets (the float product rounds)."""
+        O = wq.shape[0]
+        sw = np.array([scale_of(e) for e in np.broadcast_to(np.asarray(ew, object), (O,))],
+                      np.float32)
+        sw = ort_requant.exact_weight_scales(w, wq, sw)
+        m = ort_requant.conv_ratio(scale_of(ex), sw, scale_of(ey))
+        fscale = tuple(float(v) for v in m) if per else float(m[0])
+        shift = np.zeros(O, np.int64) if per else 0
+        return wq, _int32(bq), shift, ew, {"fscale": fscale}
 
 
 def _int32(v) -> np.ndarray:

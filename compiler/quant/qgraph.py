@@ -18,7 +18,7 @@ Ops (``QOp``) and their integer semantics, the same as the accelerator's
 
     INPUT       graph input (name), in the graph's dtype
     QUANTIZE    float -> int8: clip(round_half_even(x * 2**exp) + zp, -128, 127) (a float
-                exp: the product in float32, as ``kernels.quantize`` computes it)
+                exp, a model's scale s: x / s in float32, onnxruntime's QuantizeLinear)
     DEQUANTIZE  int8 -> float32: (q - src_zp) * 2**-src_exp (attrs src_exp, src_zp)
     CONV2D      int8 x, params weight (OIHW int8), bias ((O,) int32):
                 acc = sum x*w (int32) + bias; y = clip(relu?((acc >> shift) + zp), -128, 127)
@@ -33,7 +33,11 @@ Ops (``QOp``) and their integer semantics, the same as the accelerator's
                 t = (t * mult) >> (post - 15); t = (t + 2**14) >> 15 in int32, i.e.
                 acc * mult * 2**-(shift + post) rounded (``layout.requantize``), and
                 err: a bound on that integer requantization's error against the exact
-                scale ratio, in output LSBs
+                scale ratio, in output LSBs.
+                A QDQ model imported for the CPU (``import_qdq(requant="float")``) carries
+                instead attr fscale (a float32 value, or O of them) and shift 0:
+                y = clip(relu?(round_half_even(float32(acc) * fscale) + zp), -128, 127),
+                onnxruntime's requantization (``ort_requant``)
     DENSE       the same on (N, C) x (O, C)
     ADD         int8 a, int8 b (same shape): ((a << la) + (b << lb) [+ round]) >> shift,
                 relu?, clip; int32 wrapping, round = 2**(shift-1) when shift > 0
@@ -42,13 +46,16 @@ Ops (``QOp``) and their integer semantics, the same as the accelerator's
                 (C, 1, KH, KW) int8, bias (C,) int32, the same attrs and requantization; CPU.
                 CONV2D / DEPTHWISE on the CPU may carry a LUT's ``table`` (``lut.fuse_tables``),
                 read after the clip
-    RESCALE_ADD int8 a, b at any scales and zero points -> int8 at the result's: acc =
-                (a - za) * ma + (b - zb) * mb in int32, y = clip(((acc + 2**(post-1)) >> post)
-                + zp, -128, 127); attrs za, zb, ma, mb (< 2**15: ma = round(2**post * sa/sy)),
-                post (1..30). The QDQ residual add whose scales are not powers of two (CPU)
+    RESCALE_ADD int8 a, b at any scales and zero points -> int8 at the result's, in float32
+                as onnxruntime's DequantizeLinear -> Add -> QuantizeLinear:
+                y = clip(round_half_even(((a - za) * sa + (b - zb) * sb) / sc) + zp, -128, 127)
+                (each operation rounded to float32); attrs za, zb, sa, sb, sc (float32
+                scales). The QDQ residual add whose scales are not powers of two (CPU)
     LUT         int8 -> int8 through a table: y = table[q + 128] (attrs table: 256 ints; a
                 unary op between two scales, ``compiler.quant.lut``), exp and zp the result's
-    MEAN        global average pool on int8: floor((sum + HW // 2) / HW), same exp and zp
+    MEAN        global average pool on int8: floor((sum + HW // 2) / HW), same exp and zp;
+                with attrs fscale and zin (``import_qdq(requant="float")``) onnxruntime's
+                QLinearGlobalAveragePool: round_half_even(float32(sum - zin * HW) * fscale) + zp
     INT8        a graph op (``compiler.graph.Op`` name in attrs "op", its attributes
                 in "attrs") that moves or selects values only (reshape, max pool,
                 relu when zp is 0, ...), run on the int8 tensor; same exp and zp
@@ -68,6 +75,8 @@ from typing import Any, Mapping
 import numpy as np
 
 from compiler.topi.vta.layout import add_reference, conv2d_reference, requantize
+
+from . import ort_requant
 
 
 class QOp(str, enum.Enum):
@@ -165,9 +174,10 @@ def _tuplify(v: Any) -> Any:
 
 def quantize_array(x: np.ndarray, exp: "int | float", zp: int = 0) -> np.ndarray:
     """float -> int8 at exponent ``exp`` and zero point ``zp``: clip(round_half_even(x * 2**exp)
-    + zp); for a float ``exp`` the product is a float32 one, as in the CPU kernel."""
-    if float(exp) != int(exp):
-        y = np.rint(np.asarray(x, np.float32) * np.float32(2.0 ** exp))
+    + zp); for a float ``exp`` (a model's scale) x / scale in float32, as onnxruntime's
+    QuantizeLinear and the CPU kernel compute it."""
+    if float(exp) != int(exp):     # onnxruntime's x / scale, in float32
+        y = np.rint(np.asarray(x, np.float32) / np.float32(2.0 ** -exp))
     else:
         y = np.rint(np.asarray(x, np.float64) * 2.0 ** exp)
     return np.clip(y + zp, -128, 127).astype(np.int8)
@@ -196,6 +206,9 @@ def eval_node(node: QNode, args: list[np.ndarray], params: Mapping[str, np.ndarr
         y = eval_node(dataclasses.replace(node, attrs={k: v for k, v in a.items() if k != "table"}),
                       args, params)
         return np.asarray(a["table"], np.int8)[y.astype(np.int32) + 128]
+    if op in (QOp.CONV2D, QOp.DENSE, QOp.DEPTHWISE) and a.get("fscale") is not None:
+        return ort_requant.requantize(_accumulate(node, args[0], params), a["fscale"],
+                                      a["relu"], node.zp)
     if op is QOp.CONV2D:
         w, b = (params[p] for p in node.params)
         return conv2d_reference(args[0], w, b, a["strides"], a["padding"], a["shift"], a["relu"],
@@ -212,10 +225,7 @@ def eval_node(node: QNode, args: list[np.ndarray], params: Mapping[str, np.ndarr
         return depthwise_reference(args[0], w, b, a["strides"], a["padding"], a["shift"],
                                    a["relu"], a.get("mult"), a.get("post", 15), node.zp)
     if op is QOp.RESCALE_ADD:
-        acc = ((args[0].astype(np.int64) - a["za"]) * a["ma"]
-               + (args[1].astype(np.int64) - a["zb"]) * a["mb"])
-        return np.clip(((acc + (1 << (a["post"] - 1))) >> a["post"]) + node.zp,
-                       -128, 127).astype(np.int8)
+        return ort_requant.add(args[0], args[1], a, node.zp)
     if op is QOp.LUT:
         return np.asarray(a["table"], np.int8)[args[0].astype(np.int32) + 128]
     if op is QOp.MEAN:
@@ -223,6 +233,8 @@ def eval_node(node: QNode, args: list[np.ndarray], params: Mapping[str, np.ndarr
         axes = tuple(range(2, x.ndim))
         hw = int(np.prod([x.shape[i] for i in axes]))
         s = x.astype(np.int32).sum(axis=axes, keepdims=True)
+        if a.get("fscale") is not None:
+            return ort_requant.requantize(s - np.int32(a["zin"] * hw), a["fscale"], False, node.zp)
         return _clip8((s + hw // 2) // hw, False)
     if op is QOp.FLOAT and a["op"] == "PARAM":
         return np.asarray(params[node.params[0]])
@@ -238,17 +250,40 @@ def depthwise_reference(x: np.ndarray, w: np.ndarray, bias, strides, padding, sh
                         mult=None, post: int = 15, zero: int = 0) -> np.ndarray:
     """Depthwise int8 conv: NCHW ``x`` int8, ``w`` (C, 1, KH, KW) int8, ``bias`` (C,) int32,
     symmetric zero ``padding`` (ph, pw); int32 accumulation then ``layout.requantize``."""
+    acc = conv_accumulate(x, w, bias, strides, padding, depthwise=True)
+    return requantize(acc, shift, relu, mult, post, zero)
+
+
+def conv_accumulate(x: np.ndarray, w: np.ndarray, bias, strides=(1, 1), padding=(0, 0), *,
+                    depthwise: bool = False) -> np.ndarray:
+    """int32 accumulators ``sum x * w + bias`` (wrapping as int32) of an int8 conv: NCHW
+    ``x``, OIHW ``w`` (depthwise: (C, 1, KH, KW)), ``bias`` (O,), zero ``padding`` (ph, pw)
+    on both sides. Returns [N, O, OH, OW] int32."""
     (sh, sw), (ph, pw) = strides, padding
     N, C, H, W = x.shape
-    _, _, KH, KW = w.shape
+    O, _, KH, KW = w.shape
     xp = np.pad(x.astype(np.int64), ((0, 0), (0, 0), (ph, ph), (pw, pw)))
     OH, OW = (H + 2 * ph - KH) // sh + 1, (W + 2 * pw - KW) // sw + 1
-    acc = np.zeros((N, C, OH, OW), np.int64) + np.asarray(bias, np.int64)[None, :, None, None]
+    acc = np.zeros((N, O, OH, OW), np.int64) + np.asarray(bias, np.int64)[None, :, None, None]
+    w64 = w.astype(np.int64)
     for kh in range(KH):
         for kw in range(KW):
-            acc += (xp[:, :, kh:kh + sh * (OH - 1) + 1:sh, kw:kw + sw * (OW - 1) + 1:sw]
-                    * w[:, 0, kh, kw].astype(np.int64)[None, :, None, None])
-    return requantize(acc.astype(np.int32), shift, relu, mult, post, zero)
+            patch = xp[:, :, kh:kh + sh * (OH - 1) + 1:sh, kw:kw + sw * (OW - 1) + 1:sw]
+            if depthwise:
+                acc += patch * w64[:, 0, kh, kw][None, :, None, None]
+            else:
+                acc += np.einsum("nchw,oc->nohw", patch, w64[:, :, kh, kw])
+    return ((acc + 2**31) % 2**32 - 2**31).astype(np.int32)
+
+
+def _accumulate(node: QNode, x: np.ndarray, params) -> np.ndarray:
+    """The int32 accumulators of a CONV2D, DENSE or DEPTHWISE node on input ``x``."""
+    w, b = (params[p] for p in node.params)
+    a = node.attrs
+    if node.op is QOp.DENSE:
+        return conv_accumulate(x[:, :, None, None], w[:, :, None, None], b)[:, :, 0, 0]
+    return conv_accumulate(x, w, b, a["strides"], a["padding"],
+                           depthwise=node.op is QOp.DEPTHWISE)
 
 
 def run(qg: QGraph, inputs: Mapping[str, np.ndarray], *, keep: bool = False,

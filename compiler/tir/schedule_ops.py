@@ -207,6 +207,8 @@ class Lowering:
                                 f"tensorized at {inside[0]!r}; attach it outside them")
         relax = {consumer.loop_var[iv]: (ir.const(0), ir.const(consumer.extent[iv] - 1))
                  for iv in leaves[pos + 1:]}
+        if st.scope == "shared":
+            relax.update(self._block_threads(st.attach_stage, leaves[:pos + 1]))
         root_map = {iv.var: consumer.value[iv] for iv in consumer.value}
         reads = [tuple(substitute(i, root_map) for i in x.src)
                  for x in walk_expr(consumer.body) if x.op is Op.TENSOR_READ and x.arg is t]
@@ -218,6 +220,24 @@ class Lowering:
             reads += [tuple(substitute(i, r_map) for i in x.src)
                       for x in walk_expr(nest.body) if x.op is Op.TENSOR_READ and x.arg is t]
         return self._cover(reads, relax, st, shape)
+
+    def _block_threads(self, stage: Stage, outer: list) -> dict:
+        """The loops bound to threadIdx.* among ``outer`` (loops of ``stage`` enclosing an
+        attach point) and the enclosing loops of the stages ``stage`` is computed at, each
+        over its whole range: a "shared" stage holds what every thread of the block reads
+        (as TVM relaxes thread axes for shared scope)."""
+        relax = {}
+        while True:
+            nest = self.nests[stage]
+            for iv in outer:
+                attr = stage.iter_attrs.get(iv)
+                if attr is not None and (attr.thread or "").startswith("threadIdx"):
+                    relax[nest.loop_var[iv]] = (ir.const(0), ir.const(nest.extent[iv] - 1))
+            if stage.attach != "scope":
+                return relax
+            leaves = stage.attach_stage.leaf_iter_vars
+            outer = leaves[:leaves.index(stage.attach_ivar) + 1]
+            stage = stage.attach_stage
 
     def _cover(self, reads: list, relax: dict, st: Stage, shape) -> list:
         """The box [(start, const extent)] covering index tuples `reads` with `relax`ed variables."""

@@ -9,7 +9,8 @@ Layouts (TVM's x86 conv2d):
   FMA per column against a contiguous ``ob``-wide weight vector, so it is
   equally fast for any stride.
 * ``conv2d_nchw``: data ``[N, C, H, W]``, kernel packed at compile time to
-  ``[O/ob, C, KH, KW, ob]`` (:func:`pack_conv_kernel`), output ``[N, O, OH, OW]``.
+  ``[ceil(O/ob), C, KH, KW, ob]`` (:func:`pack_conv_kernel`, zero channels past O),
+  output ``[N, O, OH, OW]``.
   Same register tile as above (``ob`` output channels x ``ow_tile`` columns),
   transposed on the way out so the output stays NCHW: no layout transforms.
 * ``depthwise_conv2d_nchw`` / ``group_conv2d_nchw``: groups > 1, vectorised
@@ -50,9 +51,22 @@ def conv2d_nchwc(data, kernel, strides=(1, 1), pads=(0, 0, 0, 0), dilations=(1, 
         name=name)
 
 
-def pack_conv_kernel(weight, ob: int):
-    """numpy: OIHW weight -> ``[O/ob, I, KH, KW, ob]`` (output channels blocked innermost)."""
+def pad_out_channels(weight, ob: int):
+    """numpy: OIHW ``weight`` with zero output channels appended up to a multiple of ``ob``
+    (the weight itself if ``ob`` divides O)."""
     import numpy as np
+    O = weight.shape[0]
+    extra = -O % ob
+    if not extra:
+        return weight
+    return np.concatenate([weight, np.zeros((extra,) + weight.shape[1:], weight.dtype)])
+
+
+def pack_conv_kernel(weight, ob: int):
+    """numpy: OIHW weight -> ``[ceil(O/ob), I, KH, KW, ob]`` (output channels blocked
+    innermost; channels past O, when ``ob`` does not divide O, are zero)."""
+    import numpy as np
+    weight = pad_out_channels(weight, ob)
     O, I, KH, KW = weight.shape
     return np.ascontiguousarray(weight.reshape(O // ob, ob, I, KH, KW).transpose(0, 2, 3, 4, 1))
 
@@ -63,6 +77,19 @@ def conv_out_block(out_channels: int) -> int:
         if out_channels % b == 0:
             return b
     return 1
+
+
+#: the padded channel block: convs with more output channels than this whose count no
+#: vector block divides (255, 75, 21...) compute ceil(O/16) blocks of 16, the channels past
+#: O on zero weights, instead of one channel per vector (a 1x1 conv 256 -> 255 channels at
+#: 13x13 ran 6.0x onnxruntime's latency with block 1, bench/tune_models.py --parts layers)
+PADDED_BLOCK = 16
+
+
+def padded_out_block(out_channels: int) -> "int | None":
+    """:data:`PADDED_BLOCK` where it beats :func:`conv_out_block`'s block 1 (O > 8 and
+    neither 16 nor 8 divides O), else None."""
+    return PADDED_BLOCK if out_channels > 8 and conv_out_block(out_channels) == 1 else None
 
 
 def conv2d_nchw(data, kernel, strides=(1, 1), pads=(0, 0, 0, 0), dilations=(1, 1), name="conv"):
@@ -264,7 +291,8 @@ def schedule_conv2d_nchw(s, conv, out, ow_tile: int = 14, parallel_pad: bool = T
     epilogue stage that reads it (the unpacking and any elementwise consumers inlined).
 
     Per (n, oc block, row) in parallel (``par_depth`` 3; 2: per (n, oc block), the rows
-    serial inside) and per column tile: an ``ow_tile x ob``
+    serial inside; 0: all on the calling thread, no fork-join, the padded copy too) and
+    per column tile: an ``ow_tile x ob``
     accumulator (unrolled over columns, vectorised over the ``ob`` output
     channels) runs over the reduction (ic, kh, kw); the epilogue stores it
     channel by channel, vectorised along the columns. The zero-padded input is
@@ -279,13 +307,14 @@ def schedule_conv2d_nchw(s, conv, out, ow_tile: int = 14, parallel_pad: bool = T
     s[out].reorder(n, oo, oh, owo, oi, owi)
     s[out].unroll(oi)
     s[out].vectorize(owi)
-    _parallel_outer(s, out, (n, oo, oh), par_depth)
+    if par_depth:
+        _parallel_outer(s, out, (n, oo, oh), par_depth)
     s[conv].compute_at(s[out], owo)
     an, ao, aoh, aow, aoi = s[conv].op.axis
     s[conv].reorder(*s[conv].op.reduce_axis, aow, aoi)
     s[conv].unroll(aow)
     s[conv].vectorize(aoi)
-    if parallel_pad:
+    if parallel_pad and par_depth:
         _schedule_pad(s, conv)
     return s
 

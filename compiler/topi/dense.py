@@ -27,9 +27,12 @@ def dense_block(n: int) -> int:
 
 
 def pack_dense_weight(w: np.ndarray, nb: int) -> np.ndarray:
-    """numpy: ``w[N, K]`` -> ``[N/nb, K, nb]``."""
+    """numpy: ``w[N, K]`` -> ``[ceil(N/nb), K, nb]`` (rows past N, where ``nb`` does not
+    divide N, are zero)."""
     N, K = w.shape
-    return np.ascontiguousarray(w.reshape(N // nb, nb, K).transpose(0, 2, 1))
+    if N % nb:
+        w = np.concatenate([w, np.zeros((-N % nb, K), w.dtype)])
+    return np.ascontiguousarray(w.reshape(-1, nb, K).transpose(0, 2, 1))
 
 
 def dense(x, w_packed, name="dense"):
@@ -60,29 +63,58 @@ def _divisor_at_most(n: int, cap: int) -> int:
     return 1
 
 
-def schedule_dense(s, acc, out, mr: int = 4, par: str = "tiles"):
+def _row_tile(M: int, mr: int) -> int:
+    """Rows per register tile: the largest divisor of M at most ``mr`` if it is at least
+    ``mr / 2``, else ``mr`` itself and a partial last tile (the lowering peels it off the
+    full ones): M = 1021 (prime) with mr 4 runs 4-row tiles, not 1-row ones at half speed."""
+    d = _divisor_at_most(M, mr)
+    return d if 2 * d >= mr else min(mr, M)
+
+
+#: parallel loop orders of :func:`schedule_dense`
+DENSE_PAR = ("tiles", "rows", "panels")
+
+
+def schedule_dense(s, acc, out, mr: int = 4, par: str = "tiles", nb: "int | None" = None):
     """Schedule :func:`dense` (``acc``) with its epilogue stage ``out[M, N]`` (may be ``acc``).
 
-    ``mr`` rows x ``nb`` columns per register tile; ``par``: ``"tiles"`` (today's choice)
-    runs the (row tile, column block) pairs in parallel, ``"rows"`` only the row tiles
-    (each thread sweeps all column blocks of its rows: one task per row tile).
+    ``mr`` rows (a cap, :func:`_row_tile`) x ``nb`` columns per register tile
+    (``mr * nb / 16`` zmm accumulators on AVX-512: 4 x 64 or 8 x 32 keep 16 of the 32
+    registers busy, leaving room for the B vectors and A broadcasts). ``par``, one of
+    :data:`DENSE_PAR`. ``nb``: the packed weight's block (default: read off ``acc``'s second
+    operand, 1 if it does not divide N). A zero-padded weight's ``acc`` has every packed
+    column, ``[M, ceil(N/nb)*nb]``, and ``out`` the first N: only the stores of the last
+    column panel are guarded.
+
+    * ``"tiles"``: the (row tile, column block) pairs in parallel, row tile outer: each
+      row tile sweeps every packed column panel of B;
+    * ``"rows"``: only the row tiles (each thread sweeps all column blocks of its rows);
+    * ``"panels"``: the (column panel, row tile) pairs, panel outer (GotoBLAS/BLIS's
+      loop order, Goto & van de Geijn, "Anatomy of high-performance matrix
+      multiplication", TOMS 2008): consecutive tiles reuse one ``K x nb`` panel of the
+      packed B (K=1024, nb=64: 256 KiB, inside Zen 4's 1 MiB L2 per core) while each
+      ``mr x K`` strip of A (16 KiB at mr=4) streams through L1.
+
+    Raises:
+        ValueError: ``par`` is not one of :data:`DENSE_PAR`.
     """
-    if par not in ("tiles", "rows"):
-        raise ValueError(f"dense par must be 'tiles' or 'rows', not {par!r}")
-    M, N = acc.shape
-    nb = acc.op.reads()[1].shape[-1] if len(acc.op.reads()) > 1 else 16
-    nb = nb if N % nb == 0 else 1
+    if par not in DENSE_PAR:
+        raise ValueError(f"dense par must be one of {DENSE_PAR}, not {par!r}")
+    M, N = out.shape
+    if nb is None:
+        nb = acc.op.reads()[1].shape[-1] if len(acc.op.reads()) > 1 else 16
+        nb = nb if N % nb == 0 else 1
     if out is acc:
         acc = s.cache_write(acc, "local")
-    m_tile = _divisor_at_most(M, mr)
+    m_tile = _row_tile(M, mr)
     i, j = s[out].op.axis
     io, ii = s[out].split(i, factor=m_tile)
     jo, ji = s[out].split(j, factor=nb)
-    s[out].reorder(io, jo, ii, ji)
+    s[out].reorder(*((jo, io) if par == "panels" else (io, jo)), ii, ji)
     s[out].unroll(ii)
     s[out].vectorize(ji)
-    if par == "tiles":
-        fused = s[out].fuse(io, jo)
+    if par in ("tiles", "panels"):
+        fused = s[out].fuse(*((jo, io) if par == "panels" else (io, jo)))
         s[out].parallel(fused)
         s[acc].compute_at(s[out], fused)
     else:
@@ -96,21 +128,79 @@ def schedule_dense(s, acc, out, mr: int = 4, par: str = "tiles"):
     return s
 
 
+#: name prefix of the stage that packs B at run time (:func:`pack_batch_b`)
+BPACK = "bpack"
+
+
+def pack_batch_b(b_fn, shape, nb: int, name: str = BPACK):
+    """The run-time packing of an activation B: ``bp[B, ceil(N/nb), K, nb] =
+    b(bb, k, jo*nb + ji)``, zero past column N.
+
+    ``b_fn(bb, k, j)`` reads B[B, K, N] (``shape``); the packed copy lets the micro-kernel
+    read ``nb`` columns contiguously at every k, as the dense weight packed at compile time.
+
+    Raises:
+        ValueError: a stage name that does not start with :data:`BPACK` (the schedule
+            finds the packing by it).
+    """
+    from compiler.tir import ir
+    B, K, N = shape
+    if not name.startswith(BPACK):
+        raise ValueError(f"pack_batch_b: the stage name must start with {BPACK!r}, not {name!r}")
+    zero = ir.const(0.0, "float32")
+
+    def f(bb, jo, k, ji):
+        if N % nb == 0:
+            return b_fn(bb, k, jo * nb + ji)
+        return te.if_then_else(jo * nb + ji < N, b_fn(bb, k, jo * nb + ji), zero)
+    return te.compute((B, -(-N // nb), K, nb), f, name=name)
+
+
+def batch_matmul_packed(a_fn, bp, M: int, name="matmul"):
+    """``a(bb, i, k)`` of ``[B, M, K]`` times the packed ``bp[B, ceil(N/nb), K, nb]``
+    (:func:`pack_batch_b`) -> ``out[B, M, ceil(N/nb)*nb]`` (every packed column, so no
+    register tile has a tail; the consumer reads the first N), float32 accumulation."""
+    B, Nb, K, nb = bp.shape
+    k = te.reduce_axis(K, "k")
+    return te.compute((B, M, Nb * nb),
+                      lambda bb, i, j: te.sum(a_fn(bb, i, k) * bp[bb, j // nb, k, j % nb], axis=k),
+                      name=name)
+
+
+def _packed_b(acc):
+    return next((t for t in acc.op.reads() if t.op.name.startswith(BPACK)), None)
+
+
 def schedule_batch_matmul(s, acc, out, mr: int = 4, nb: int = 16):
-    """Schedule :func:`batch_matmul` (``acc``) with its epilogue ``out[B, M, N]`` (may be ``acc``)."""
-    B, M, N = acc.shape
+    """Schedule :func:`batch_matmul` or :func:`batch_matmul_packed` (``acc``) with its
+    epilogue ``out[B, M, N]`` (may be ``acc``): ``mr x nb`` register tiles (caps: rows as
+    :func:`_row_tile`, columns a divisor of N at most nb; a packed B fixes nb to its panel
+    width). Unpacked: (batch, row
+    tile) in parallel. Packed: the packing runs in parallel over (batch, panel), then the
+    tiles in panel order (see :func:`schedule_dense`'s ``"panels"``)."""
+    B, M, N = out.shape
+    packed = _packed_b(acc)
     if out is acc:
         acc = s.cache_write(acc, "local")
-    m_tile = _divisor_at_most(M, mr)
-    n_tile = _divisor_at_most(N, nb)
+    m_tile = _row_tile(M, mr)
+    n_tile = packed.shape[-1] if packed is not None else _divisor_at_most(N, nb)
     b, i, j = s[out].op.axis
     io, ii = s[out].split(i, factor=m_tile)
     jo, ji = s[out].split(j, factor=n_tile)
-    s[out].reorder(b, io, jo, ii, ji)
+    if packed is None:
+        s[out].reorder(b, io, jo, ii, ji)
+        s[out].parallel(s[out].fuse(b, io))
+        tile = jo
+    else:
+        s[out].reorder(b, jo, io, ii, ji)
+        tile = s[out].fuse(b, jo, io)
+        s[out].parallel(tile)
+        pb, pj, _, pi = s[packed].op.axis
+        s[packed].parallel(s[packed].fuse(pb, pj))
+        s[packed].vectorize(pi)
     s[out].unroll(ii)
     s[out].vectorize(ji)
-    s[out].parallel(s[out].fuse(b, io))
-    s[acc].compute_at(s[out], jo)
+    s[acc].compute_at(s[out], tile)
     ab, ai, aj = s[acc].op.axis
     (k,) = s[acc].op.reduce_axis
     s[acc].reorder(k, ab, ai, aj)

@@ -56,16 +56,19 @@ def _check_m(m) -> None:
 
 def transform_weight(weight: np.ndarray, m: int, ob: int) -> np.ndarray:
     """numpy, at compile time: OIHW ``[O, C, 3, 3]`` float32 -> ``G g G^T`` packed as
-    ``[alpha, alpha, O/ob, C, ob]`` float32 (computed in float64).
+    ``[alpha, alpha, ceil(O/ob), C, ob]`` float32 (computed in float64; zero channels
+    past O).
 
     Raises:
-        ValueError: ``m`` not 2 or 4, a kernel that is not 3x3, or ``ob`` not dividing O.
+        ValueError: ``m`` not 2 or 4, or a kernel that is not 3x3.
     """
+    from .conv2d import pad_out_channels
     _check_m(m)
+    if tuple(weight.shape[2:]) != (3, 3):
+        raise ValueError(f"Winograd weight transform: kernel {weight.shape} needs a 3x3 kernel "
+                         "(F(m x m, 3x3) transforms only those; use the direct conv)")
+    weight = pad_out_channels(weight, ob)       # zero channels up to a multiple of ob
     O, C, KH, KW = weight.shape
-    if (KH, KW) != (3, 3) or O % ob:
-        raise ValueError(f"Winograd weight transform: kernel {weight.shape} with block {ob}; "
-                         "needs a 3x3 kernel and a block that divides the output channels")
     G = np.array(MATRICES[m][1], dtype=np.float64)
     u = np.einsum("ak,ockl,bl->aboc", G, weight.astype(np.float64), G)   # [a, a, O, C]
     a = m + 2
@@ -150,7 +153,7 @@ def schedule_winograd_nchw(s, acc, out, tile: int = 8, par_depth: int = 3):
       tile (unrolled tiles x vectorised output channels) over the input channels;
     * output transform at each ``m x m`` tile of the epilogue, vectorised over the ``ob``
       output channels; the epilogue parallel over (n, channel block, tile row)
-      (``par_depth`` 3; 2: (n, channel block)).
+      (``par_depth`` 3; 2: (n, channel block); 0: serial).
     """
     M = acc.op.reads()[0]
     V = M.op.reads()[0]
@@ -190,9 +193,10 @@ def schedule_winograd_nchw(s, acc, out, tile: int = 8, par_depth: int = 3):
     s[out].unroll(hi)
     s[out].vectorize(wi)
     axes = (n, oo, ho)
-    if par_depth not in (2, 3):
-        raise ValueError(f"par_depth must be 2 or 3, not {par_depth!r}")
-    s[out].parallel(s[out].fuse(*axes[:par_depth]))
+    if par_depth not in (0, 2, 3):
+        raise ValueError(f"par_depth must be 0, 2 or 3, not {par_depth!r}")
+    if par_depth:
+        s[out].parallel(s[out].fuse(*axes[:par_depth]))
     s[acc].compute_at(s[out], wo)
     an, aoc, ah, aw, aoi = s[acc].op.axis
     s[acc].reorder(ah, aw, aoi)

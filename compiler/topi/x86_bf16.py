@@ -12,7 +12,8 @@ Layouts (pairs of reduction elements adjacent, zero-padded; ``ceil`` implied)::
             accumulator [M, N/16, 16] fp32
     conv2d  x NCHW float32 -> bits [N, C/2, H + pt + pb, W + pl + pr, 2] (padding pixels
             and the odd channel read 0); weight OIHW -> [O/16, C/2, KH, KW, 16, 2];
-            accumulator [N, O/16, OH, OW, 16] fp32
+            accumulator [N, O/16, OH, OW, 16] fp32 (``compiler.topi.x86_dot.conv2d_acc``,
+            groups of 2, shared with int8 VNNI's groups of 4)
 
 :func:`bf16_reference` and :func:`bf16_conv_reference` are the numpy emulations the tests
 compare with.
@@ -24,6 +25,8 @@ import numpy as np
 from compiler import te
 from compiler.codegen.llvm import intrin_x86  # noqa: F401  (registers the x86 call names)
 from compiler.tir import ir
+
+from . import x86_dot
 
 LANES = 16
 
@@ -110,20 +113,6 @@ def bf16_input(x: te.Tensor, pads=(0, 0, 0, 0), name="x_bf16") -> te.Tensor:
     return te.compute((N, -(-C // 2), H + pt + pb, W + pl + pr, 2), f, name=name)
 
 
-def conv2d_bf16_acc(xb: te.Tensor, w: te.Tensor, strides=(1, 1), name="conv_bf16") -> te.Tensor:
-    """float32 ``[N, O/16, OH, OW, 16]``: sum over (c, kh, kw, ci) of bf16 products
-    (layouts in the module docstring)."""
-    N, C2, Hp, Wp, _ = xb.shape
-    Ob, _, KH, KW, L, _ = w.shape
-    sh, sw = strides
-    OH, OW = (Hp - KH) // sh + 1, (Wp - KW) // sw + 1
-    c, kh, kw, ci = (te.reduce_axis(C2, "c"), te.reduce_axis(KH, "kh"), te.reduce_axis(KW, "kw"),
-                     te.reduce_axis(2, "ci"))
-    return te.compute((N, Ob, OH, OW, L), lambda n, o, oh, ow, oi: te.sum(
-        te.cast(xb[n, c, oh * sh + kh, ow * sw + kw, ci], "float32")
-        * te.cast(w[o, c, kh, kw, oi, ci], "float32"), axis=(c, kh, kw, ci)), name=name)
-
-
 def _ow_tile(OW: int, cap: int) -> int:
     return max(d for d in range(1, min(OW, cap) + 1) if OW % d == 0)
 
@@ -156,7 +145,7 @@ def conv2d_bf16(x_shape, w_shape, strides=(1, 1), pads=(0, 0, 0, 0)):
     w = te.placeholder((-(-O // LANES), -(-C // 2), KH, KW, LANES, 2), "int16", "w")
     bias = te.placeholder((O,), "float32", "bias")
     xb = bf16_input(x, pads)
-    acc = conv2d_bf16_acc(xb, w, strides)
+    acc = x86_dot.conv2d_acc(xb, w, strides, "float32", name="conv_bf16")
     N, _, OH, OW, _ = acc.shape
     out = te.compute((N, O, OH, OW), lambda n, o, h, ww: acc[n, o // LANES, h, ww, o % LANES]
                      + bias[o], name="conv_bf16_out")

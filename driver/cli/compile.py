@@ -63,8 +63,8 @@ def _progress(iterable, total, desc):
               help="with --target wasm32 --executor aot: also link the model into one "
                    "WebAssembly file for the JavaScript runtime (wasm-ld; docs/deploy.md)")
 @click.option("--tuning-log", "tuning_log", type=click.Path(dir_okay=False), metavar="LOG",
-              help="LLVM targets and vta: apply, per workload, the best record of this "
-                   "`vta tune` log whose target matches this build's exactly (others keep the "
+              help="apply, per workload, the best record of this `vta tune` log whose target "
+                   "matches this build's exactly (CPU, preset or GPU device; others keep the "
                    "default)")
 @click.option("--placement", type=click.Choice(["supported", "cost"]), default="supported",
               show_default=True,
@@ -126,9 +126,6 @@ def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_
     if wasm_path and (executor != "aot" or "wasm32" not in target):
         raise click.ClickException(f"--wasm needs --target wasm32 --executor aot, not --target "
                                    f"{target!r} --executor {executor}")
-    if tuning_log and kind in ("cuda", "opencl"):
-        raise click.ClickException(f"--tuning-log applies to LLVM targets and vta, not --target "
-                                   f"{target!r} (the GPU templates have no tuning spaces yet)")
     if kind == "vta":
         if target.split()[1:]:
             raise click.ClickException(f"--target {target!r}: vta takes no options; choose the "
@@ -206,7 +203,8 @@ def _refuse_unused_precision(kind: str, quantize, dtype: str) -> None:
 
 
 def _bf16_report(model, target, shapes, cm) -> None:
-    """Print how many dense layers and convs were built in bf16 (the others stay fp32) and,
+    """Print how many dense layers and convs were built in bf16 (the others stay fp32), the
+    layers the accuracy rule kept fp32 (``stats["bf16"]``) and,
     for a target that runs on this host, the bf16 module's accuracy against an fp32 build of
     the model on one seeded standard-normal input (integer inputs: zeros)."""
     import numpy as np
@@ -216,13 +214,20 @@ def _bf16_report(model, target, shapes, cm) -> None:
     from driver.runtime import load_module
 
     tags = [name.partition("#")[2] for name in cm.params]   # weights' packing: 'conv_bf16:16'
+    rule = cm.stats.get("bf16") or {"fp32_prefix": 0}
+    kept = " the accuracy rule's below, or" if rule["fp32_prefix"] else ""
     for op, what in (("conv", "convs"), ("dense", "dense layers")):
         mine = [t for t in tags if t.split("_")[0].split(":")[0] == op]
         n_bf16 = sum("bf16" in t for t in mine)
         if mine:
             click.echo(f"  bf16: {n_bf16} of {len(mine)} {what} built in bf16"
                        + ("" if n_bf16 == len(mine) else
-                          f" (the others stay fp32: {_BF16_NEEDS[op]})"))
+                          f" (the others stay fp32:{kept} {_BF16_NEEDS[op]})"))
+    if rule["fp32_prefix"]:
+        click.echo(f"  bf16: the first {rule['fp32_prefix']} of {rule['candidates']} bf16-able "
+                   f"layers kept fp32 ({', '.join(rule['fp32_layers'])}): emulated cosine "
+                   f"{rule['emulated_cosine']:.6f} >= {rule['target_cosine']} "
+                   "(compiler.graph_lower.bf16_accuracy)")
     if not parse_target(target).is_host:
         click.echo(f"  bf16 accuracy check skipped: --target {target} does not run on this host")
         return

@@ -15,17 +15,31 @@ def _fmt(cost: float, unit: str) -> str:
     return f"{cost * 1e3:.3f} ms" if unit == "s" else f"{cost:,.0f} cycles"
 
 
+def _infra_options(f):
+    """``--build-jobs`` and ``--transfer-log``: how candidates are built and what the cost
+    model starts from."""
+    f = click.option("--transfer-log", "transfer_logs", multiple=True, metavar="LOG",
+                     type=click.Path(exists=True, dir_okay=False),
+                     help="pre-train the cost model on this earlier tuning log (any model; "
+                          "repeatable); the -o log's own records always count")(f)
+    return click.option("--build-jobs", type=click.IntRange(0), metavar="N",
+                        help="CPU candidates built at once before they are measured one at a "
+                             "time [default: min(cores, 4); 0: build each in the measuring "
+                             "worker]")(f)
+
+
 @click.command("tune")
 @click.argument("model", type=click.Path(dir_okay=False))
 @click.option("-o", "--output", required=True, metavar="LOG",
               help="tuning log (JSON lines) to append to; a rerun continues from it")
 @click.option("--target", default="llvm", show_default=True,
-              help="llvm (this CPU, timed in a worker process) or vta (the accelerator's "
-                   "conv2d/dense tilings, by cycles on the cycle model)")
+              help="llvm (this CPU, timed in a worker process), vta (the accelerator's "
+                   "conv2d/dense tilings, by cycles on the cycle model), or opencl / cuda (the "
+                   "GPU kernels, timed on this machine's device)")
 @click.option("--trials", default=16, show_default=True, type=click.IntRange(1),
               help="measured candidates per task at most")
 @click.option("--time-budget", type=click.FloatRange(min=0, min_open=True), metavar="MIN",
-              help="stop after this many minutes")
+              help="stop after this many minutes (strict: rounds shrink to the time left)")
 @click.option("--strategy", type=click.Choice(["xgb", "random"]), default="xgb",
               show_default=True, help="cost-model-guided search or plain random search")
 @click.option("--scheduler", metavar="tcp://HOST:8786",
@@ -46,16 +60,19 @@ def _fmt(cost: float, unit: str) -> str:
               help="--target llvm: skip the layout stage (each conv's channel block chosen "
                    "over the whole graph from measured layer and transform costs)")
 @click.option("--quiet", is_flag=True, help="no progress bars")
+@_infra_options
 @friendly
 def tune_cmd(model, output, target, trials, time_budget, strategy, scheduler, threads, timeout,
-             preset, input_shapes, plot, distill, no_graph, quiet):
+             preset, input_shapes, plot, distill, no_graph, quiet, build_jobs, transfer_logs):
     """Search the schedules of MODEL's layers for --target and append every trial to the
     tuning log -o; build with it by `vta compile --tuning-log LOG`.
 
     \b
     Example:
       vta tune model.onnx --trials 32 -o tuning.jsonl --plot tuning.png
+      vta tune other.onnx --time-budget 10 --transfer-log tuning.jsonl -o other.jsonl
       vta tune model.onnx --target vta --trials 16 -o vta_tuning.jsonl
+      vta tune model.onnx --target opencl --trials 16 -o gpu_tuning.jsonl
       vta tune model.onnx --scheduler tcp://10.0.0.5:8786 -o tuning.jsonl
       vta tune tuning.jsonl --distill -o best.jsonl
       vta compile model.onnx --tuning-log tuning.jsonl -o out/model.vtamod
@@ -93,6 +110,7 @@ def tune_cmd(model, output, target, trials, time_budget, strategy, scheduler, th
                        strategy=strategy, scheduler=scheduler,
                        input_shapes=parse_input_shapes(input_shapes), vta_config=preset,
                        timeout=timeout, threads=threads, on_tasks=on_tasks, on_trial=on_trial,
+                       build_jobs=build_jobs, transfer_logs=transfer_logs,
                        graph_tuning=not no_graph)
     except ImportError as e:          # the tune extra (xgboost, distributed) is missing
         raise click.ClickException(str(e)) from None

@@ -1,7 +1,7 @@
 """Build and measure one candidate: ``MEASURES[task kind](payload, config, options)``.
 
-Each returns the list of costs (seconds per run on the CPU, cycles on the cycle
-model) and raises on a failed build or a wrong result (the runner turns any
+Each returns the list of costs (seconds per run on the CPU or the GPU, cycles on the
+cycle model; GPU groups in ``gpu_measure.py``) and raises on a failed build or a wrong result (the runner turns any
 exception into the trial's error). Options (all optional): ``warmup`` runs
 (default 1), ``repeats`` (default 3), ``number`` runs per repeat (default: enough
 for about ``min_repeat_ms``, default 20 ms), ``check`` (default True: the output
@@ -14,21 +14,30 @@ import time
 
 import numpy as np
 
+from .gpu_measure import measure_gpu
+
 _REFERENCE: dict = {}        # per-process cache: task payload id -> default point's output
 
 
-def _inputs(kdef, node, seed: int) -> list:
+def arg_types(kdef) -> list:
+    """``(shape, dtype)`` of each kernel argument of ``kdef`` (picklable)."""
+    return [(tuple(int(d) for d in t.shape), str(t.dtype)) for t in kdef.args]
+
+
+def inputs(node, packs, types, constants, seed: int) -> list:
+    """Seeded random arguments of a fused group's kernel: its inputs (constants packed
+    by their tags), its compile-time tables, zeroed workspaces and output."""
     from compiler.graph_lower.packing import pack_param
     rng = np.random.default_rng(seed)
     args = []
     for i, src in enumerate(node.src):
         v = rng.standard_normal(src.shape).astype(src.dtype) if src.shape else \
             np.asarray(rng.standard_normal(), src.dtype)
-        tag = kdef.packs[i]
+        tag = packs[i]
         v = pack_param(v, tag) if tag is not None else v
-        args.append(np.ascontiguousarray(v).reshape(kdef.args[i].shape))
-    args += [np.asarray(c) for c in kdef.constants]
-    args += [np.zeros(t.shape, t.dtype) for t in kdef.args[len(args):]]
+        args.append(np.ascontiguousarray(v).reshape(types[i][0]))
+    args += [np.asarray(c) for c in constants]
+    args += [np.zeros(shape, dtype) for shape, dtype in types[len(args):]]
     return args
 
 
@@ -39,34 +48,33 @@ def _build_llvm(node, target, config):
     return kdef, compiler.build(kdef.schedule, kdef.args, target, name="cand", fp_contract=True)
 
 
-def measure_llvm(payload: dict, config, options: dict) -> list:
-    """Seconds per run of the fused group ``payload["node"]`` at ``config``."""
-    node, target = payload["node"], payload["target"]
-    kdef, f = _build_llvm(node, target, config)
-    args = _inputs(kdef, node, 0)
+def _check(node, target, out) -> None:
+    """Raise ArithmeticError unless ``out`` equals the default point's output to 1e-4."""
+    key = (node, target)
+    if key not in _REFERENCE:
+        dk, df = _build_llvm(node, target, None)
+        ref_args = inputs(node, dk.packs, arg_types(dk), dk.constants, 0)
+        df(*ref_args)
+        _REFERENCE[key] = ref_args[-1].copy()
+    ref = _REFERENCE[key]
+    scale = float(np.max(np.abs(ref))) or 1.0
+    if out.shape != ref.shape or not np.allclose(out, ref, rtol=1e-4, atol=1e-4 * scale):
+        err = float(np.max(np.abs(out - ref))) if out.shape == ref.shape else float("nan")
+        raise ArithmeticError(f"wrong result: differs from the default schedule's by up to "
+                              f"{err:.3g} (tolerance 1e-4 relative)")
+
+
+def time_kernel(payload: dict, func, args: list, options: dict) -> list:
+    """Seconds per run of the kernel ``func`` (a ``CompiledFunction``) on ``args``: warm-up,
+    the output check against the default point (option ``check``), then ``repeats``
+    timings of ``number`` runs each."""
     for _ in range(options.get("warmup", 1)):
-        f(*args)
+        func(*args)
     if options.get("check", True):
-        key = (node, target)
-        if key not in _REFERENCE:
-            dk, df = _build_llvm(node, target, None)
-            ref_args = _inputs(dk, node, 0)
-            df(*ref_args)
-            _REFERENCE[key] = ref_args[-1].copy()
-        ref, out = _REFERENCE[key], args[-1]
-        scale = float(np.max(np.abs(ref))) or 1.0
-        if out.shape != ref.shape or not np.allclose(out, ref, rtol=1e-4, atol=1e-4 * scale):
-            err = float(np.max(np.abs(out - ref))) if out.shape == ref.shape else float("nan")
-            raise ArithmeticError(f"wrong result: differs from the default schedule's by up to "
-                                  f"{err:.3g} (tolerance 1e-4 relative)")
-    return _time(f, args, options)
-
-
-def _time(f, args, options: dict) -> list:
-    """Seconds per call of kernel ``cand`` of module ``f`` over ``args`` (module docstring)."""
-    # time the raw entry point over pointers (args checked by the first call): the numpy
+        _check(payload["node"], payload["target"], args[-1])
+    # time the raw entry point over pointers (args checked by the call above): the numpy
     # wrapper's checks cost tens of microseconds, as much as a small kernel
-    raw = f.get_function("cand")._cfunc
+    raw = func._cfunc
     ptrs = [a.ctypes.data for a in args]
     t0 = time.perf_counter()
     raw(*ptrs)
@@ -84,6 +92,14 @@ def _time(f, args, options: dict) -> list:
     return costs
 
 
+def measure_llvm(payload: dict, config, options: dict) -> list:
+    """Seconds per run of the fused group ``payload["node"]`` at ``config`` (built here)."""
+    node = payload["node"]
+    kdef, f = _build_llvm(node, payload["target"], config)
+    args = inputs(node, kdef.packs, arg_types(kdef), kdef.constants, 0)
+    return time_kernel(payload, f.get_function("cand"), args, options)
+
+
 def measure_layout_transform(payload: dict, config, options: dict) -> list:
     """Seconds per run of the kernel moving an NCHW-``payload["shape"]`` tensor from layout
     ``payload["src"]`` to ``payload["dst"]`` (``compiler.autotune.layout_stage``), built as
@@ -98,14 +114,13 @@ def measure_layout_transform(payload: dict, config, options: dict) -> list:
     y = make(Op.LAYOUT_TRANSFORM, x, src_layout=p["src"], dst_layout=p["dst"])
     node = optimize(Graph((x,), (y,), ("y",)), {}).graph.outputs[0]
     kdef, f = _build_llvm(node, p["target"], None)
-    args = _inputs(kdef, node, 0)
-    for _ in range(options.get("warmup", 1)):
-        f(*args)
+    args = inputs(node, kdef.packs, arg_types(kdef), kdef.constants, 0)
+    f(*args)
     if options.get("check", True) and not np.array_equal(
             args[-1], layout_transform(args[0], p["src"], p["dst"])):
         raise ArithmeticError(f"wrong result: the {p['src']} -> {p['dst']} kernel differs from "
                               "numpy's transform")
-    return _time(f, args, options)
+    return time_kernel(payload, f.get_function("cand"), args, dict(options, check=False))
 
 
 def vta_kernel(payload: dict, config):
@@ -146,16 +161,21 @@ def check_vta_conv2d(payload: dict, config) -> "str | None":
 
 
 #: task kind -> measure(payload, config, options) -> costs
-MEASURES = {"llvm": measure_llvm, "vta_conv2d": measure_vta_conv2d,
+MEASURES = {"llvm": measure_llvm, "vta_conv2d": measure_vta_conv2d, "gpu": measure_gpu,
             "layout_transform": measure_layout_transform}
+
+
+def guarded(fn, *args) -> tuple:
+    """``("ok", fn(*args))`` or ``("error", "Type: first line of the message")``."""
+    try:
+        return "ok", fn(*args)
+    except Exception as e:        # a candidate's failure is a result, not a tuner crash
+        msg = str(e).splitlines()[0] if str(e) else ""
+        return "error", f"{type(e).__name__}: {msg}"[:500]
 
 
 def measure(kind: str, payload: dict, config, options: dict) -> tuple:
     """``("ok", costs)`` or ``("error", one line)``: never raises for a bad candidate."""
     if kind not in MEASURES:
         return "error", f"no measure function for task kind {kind!r}; kinds: {sorted(MEASURES)}"
-    try:
-        return "ok", MEASURES[kind](payload, config, options)
-    except Exception as e:        # a candidate's failure is a result, not a tuner crash
-        msg = str(e).splitlines()[0] if str(e) else ""
-        return "error", f"{type(e).__name__}: {msg}"[:500]
+    return guarded(MEASURES[kind], payload, config, options)

@@ -12,7 +12,9 @@ tvm#5610, tvm#9269).
 """
 from __future__ import annotations
 
+import errno
 import math
+import os
 import time
 from dataclasses import dataclass, field
 
@@ -45,29 +47,44 @@ class Summary:
 
 
 def make_runner(target: str, scheduler: "str | None" = None, timeout: float = 60.0,
-                threads: "int | None" = None):
-    """The runner for ``target`` (``"llvm..."`` or ``"vta"``); on ``scheduler`` (a Dask
-    address) a :class:`~driver.tune.DaskRunner`."""
+                threads: "int | None" = None, build_jobs: "int | None" = None):
+    """The runner for ``target`` (``"llvm..."``, ``"vta"``, ``"opencl"`` or ``"cuda..."``); on
+    ``scheduler`` (a Dask address) a :class:`~driver.tune.DaskRunner`. ``build_jobs``: the
+    local runner's parallel builds (None: ``local.default_build_jobs()``).
+
+    Raises:
+        compiler.autotune.gpu_task.GpuDeviceError: a GPU target whose device this machine
+            lacks (``vta tune --target cuda`` without a GPU: names the fix).
+    """
     if scheduler:
         from .cluster import DaskRunner
         return DaskRunner(scheduler, timeout=timeout)
-    if target.split()[0] == "vta":
+    kind = target.split()[0]
+    if kind == "vta":
         from .cycle import CycleRunner
         return CycleRunner()
+    if kind in ("cuda", "opencl"):
+        from compiler.autotune.gpu_task import require_device
+        from compiler.graph_lower.gpu import parse_gpu_target
+        parse_gpu_target(target)
+        require_device(target)
+        from .local import LocalRunner
+        return LocalRunner(timeout=timeout, threads=threads)
     from compiler.codegen.llvm.target import parse_target
     if not parse_target(target).is_host:
         raise ArgumentError(f"target {target!r} is not this machine: `vta tune` measures CPU "
                          "candidates here (or on --scheduler's workers, which must be that "
                          "machine); use --target llvm")
     from .local import LocalRunner
-    return LocalRunner(timeout=timeout, threads=threads)
+    return LocalRunner(timeout=timeout, threads=threads, build_jobs=build_jobs)
 
 
 def tune_model(model, output, *, target: str = "llvm", trials: int = 16,
                time_budget_s: "float | None" = None, strategy: str = "xgb",
                scheduler: "str | None" = None, input_shapes=None, vta_config=None,
                timeout: float = 60.0, threads: "int | None" = None, on_tasks=None,
-               on_trial=None, measure_model: bool = True, graph_tuning: bool = True) -> Summary:
+               on_trial=None, measure_model: bool = True, build_jobs: "int | None" = None,
+               transfer_logs=(), graph_tuning: bool = True) -> Summary:
     """Tune ``model`` for ``target`` into the log ``output`` (appended to; a rerun
     continues from it).
 
@@ -83,14 +100,20 @@ def tune_model(model, output, *, target: str = "llvm", trials: int = 16,
         on_tasks: called with the task list before tuning (progress bars).
         on_trial: ``on_trial(task_index, record, best_cost)`` after each trial.
         measure_model: CPU: build with the log and measure the end-to-end latency.
+        build_jobs: candidates built at once before they are measured one at a time
+            (None: ``min(cores, 4)``; 0: each built in the measuring worker).
+        transfer_logs: earlier tuning logs (any models) whose records pre-train the cost
+            model (``compiler.autotune.transfer``); ``output`` 's own records always do.
         graph_tuning: CPU: after the per-task stage, run the layout stage and append the
             graph tuner's decision to the log (the build applies it).
 
     Raises:
         ValueError: an unknown strategy or target; compiler.frontend.FrontendError: the
-            model does not import; OSError: the Dask scheduler cannot be reached.
+            model does not import; OSError: the Dask scheduler cannot be reached;
+            FileNotFoundError: a transfer log that does not exist (its ``filename``).
     """
-    runner = make_runner(target, scheduler, timeout, threads)
+    transfer = transfer_records(transfer_logs)
+    runner = make_runner(target, scheduler, timeout, threads, build_jobs)
     vta = target.split()[0] == "vta"
     layout = None
     try:
@@ -99,13 +122,13 @@ def tune_model(model, output, *, target: str = "llvm", trials: int = 16,
             on_tasks(tasks)
         start = time.monotonic()
         results = tune(tasks, runner, trials=trials, log=TuningLog(output), strategy=strategy,
-                       time_budget_s=time_budget_s, on_trial=on_trial)
-        if graph_tuning and not vta:
+                       time_budget_s=time_budget_s, on_trial=on_trial, transfer=transfer)
+        if graph_tuning and target.split()[0] not in ("vta", "cuda", "opencl"):
             left = None if time_budget_s is None else \
                 max(time_budget_s - (time.monotonic() - start), 0.0)
             _, layout = tune_layouts(model, runner, TuningLog(output), target=target,
                                      trials=trials, input_shapes=input_shapes,
-                                     strategy=strategy, time_budget_s=left)
+                                     strategy=strategy, time_budget_s=left, transfer=transfer)
     finally:
         if hasattr(runner, "close"):
             runner.close()
@@ -120,10 +143,24 @@ def tune_model(model, output, *, target: str = "llvm", trials: int = 16,
     return s
 
 
+def transfer_records(paths) -> list:
+    """The records of the tuning logs ``paths`` (``--transfer-log``).
+
+    Raises:
+        FileNotFoundError: a path that is not a file (its ``filename``).
+    """
+    from compiler.autotune.record import read_records
+    out = []
+    for p in paths:
+        if not os.path.isfile(p):
+            raise FileNotFoundError(errno.ENOENT, "no such tuning log to transfer from (give "
+                                    "a log that `vta tune MODEL -o LOG` wrote)", os.fspath(p))
+        out += read_records(p)
+    return out
+
+
 def model_latency(model, target, log, input_shapes=None, threads=None, repeat: int = 20) -> float:
     """Median seconds per run of ``model`` built with the tuning ``log``."""
-    import os
-
     import numpy as np
 
     from compiler import build_model

@@ -1,9 +1,10 @@
-"""The local runner's worker process: ``python -m driver.tune.worker HOST PORT``.
+"""The tuning worker process: ``python -m driver.tune.worker HOST PORT``.
 
-Connects back to the runner over a local socket, sends the token from the
-environment variable ``VTA_TUNE_KEY`` (so the runner knows it is its own worker),
-then answers each ``(kind, payload, config, options)`` with ``measure.measure``'s
-result until it receives None or the connection closes.
+Connects back to its :class:`~driver.tune.process.WorkerProcess` over a local
+socket, sends the token from the environment variable ``VTA_TUNE_KEY`` (so the
+runner knows it is its own worker), then answers each ``(op, args)`` with
+``OPS[op](*args)`` (``("ok", value)`` or ``("error", one line)``, never raising
+for a bad candidate) until it receives None or the connection closes.
 """
 from __future__ import annotations
 
@@ -12,7 +13,11 @@ import socket
 import sys
 from multiprocessing.connection import Connection
 
+from .build import build, run
 from .measure import measure
+
+#: op -> function(*args) -> ("ok", value) | ("error", one line)
+OPS = {"measure": measure, "build": build, "run": run}
 
 
 def main(host: str, port: int) -> None:
@@ -25,7 +30,9 @@ def main(host: str, port: int) -> None:
             return
         if msg is None:
             return
-        conn.send(measure(*msg))
+        op, args = msg
+        conn.send(OPS[op](*args) if op in OPS else
+                  ("error", f"no worker op {op!r}; ops: {sorted(OPS)}"))
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 
 from llvmlite import ir
 
+from compiler.codegen.llvm import intrin_x86
 from compiler.codegen.llvm import parallel as par
 from compiler.codegen.llvm.dtypes import scalar_type
 from compiler.codegen.llvm.expr import ExprEmitter
@@ -141,6 +142,7 @@ class _FunctionEmitter(ExprEmitter):
                 self.env[p] = arg
         self._begin(fn)
         self.stmt(func.body)
+        intrin_x86.release_tiles(self.builder, self.module)
         self.builder.ret(ir.Constant(I32, 0))
         return specs
 

@@ -32,6 +32,10 @@ from compiler.codegen.llvm.vector import Ramp, broadcast, extract_lanes, lanes_o
 from compiler.tir.ir import Expr
 from compiler.tir.ops import Op
 
+#: vector loads of 4, 8, 16 or 32 lanes stepping by 2..this many elements are one
+#: contiguous load and a shuffle; others load lane by lane
+STRIDED_LOAD_MAX = 4
+
 _ICMP = {Op.EQ: "==", Op.NE: "!=", Op.LT: "<", Op.LE: "<=", Op.GT: ">", Op.GE: ">="}
 
 
@@ -325,6 +329,18 @@ class ExprEmitter:
             ld = bld.load(self.address(buffer, index.base), typ=vec(st.mem(), index.lanes))
             ld.align = st.nbytes
             return self._from_mem(ld, st)
+        if (isinstance(index, Ramp) and 1 < index.stride <= STRIDED_LOAD_MAX
+                and index.lanes in (4, 8, 16, 32)):
+            # one load of the span from the first lane to the last, then a shuffle picking
+            # every stride-th element (a stride-2 depthwise conv's taps): no byte outside the
+            # addresses the lanes read is touched beyond those in between
+            span = index.stride * (index.lanes - 1) + 1
+            wide = bld.load(self.address(buffer, index.base), typ=vec(st.mem(), span))
+            wide.align = st.nbytes
+            mask = ir.Constant(ir.VectorType(ir.IntType(32), index.lanes),
+                               [i * index.stride for i in range(index.lanes)])
+            return self._from_mem(bld.shuffle_vector(
+                wide, ir.Constant(wide.type, ir.Undefined), mask), st)
         lanes = lanes_of(index)
         if lanes == 1:
             ld = bld.load(self.address(buffer, index), typ=st.mem())

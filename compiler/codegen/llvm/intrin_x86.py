@@ -17,14 +17,17 @@ Calls (operand dtypes as in the loop IR; ``N`` lanes of the int32 / float32 accu
                      in fp32 (AVX512-BF16 ``vdpbf16ps``)
     x86.amx.tdpbusd  (c handle, a handle, b handle, lda int32) -> int32 0: one 16 x 16 int32
                      tile ``C += A(16 x 64 u8) . B(16 rows of 16 x 4 s8, VNNI-interleaved)``:
-                     ``ldtilecfg`` (a constant config), three ``tileloadd``, ``tdpbusd``,
-                     ``tilestored``, ``tilerelease``; ``lda`` A's row stride in bytes, C
-                     and B rows of 64 bytes. The same with ``x86.amx.tdpbf16ps`` on bf16
-                     (A 16 x 32, B 16 rows of 16 x 2, fp32 C). The configuration is loaded
-                     per call: correct, not yet fast (a kernel-level ldtilecfg is the
-                     next step).
+                     three ``tileloadd``, ``tdpbusd``, ``tilestored``; ``lda`` A's row
+                     stride in bytes, C and B rows of 64 bytes. The same with
+                     ``x86.amx.tdpbf16ps`` on bf16 (A 16 x 32, B 16 rows of 16 x 2, fp32
+                     C). The tile configuration (a constant) is loaded once per function,
+                     in its entry block; kernels release the tiles before they return
+                     (:func:`release_tiles`). C still goes through memory per call
+                     (keeping it in a tile across the reduction is the next step).
     x86.bf16_bits    (float32xN) -> int16xN: the nearest bfloat16 (ties to even) as bits
                      (NaN payloads not preserved); plain integer code, any x86 CPU
+    x86.bf16_value   (int16xN) -> float32xN: the value of bfloat16 bits (exact); plain
+                     code, any x86 CPU (the AMX kernels' emulation reads its operands so)
 
 Errors: :func:`emit` raises ``ValueError`` for an unknown name, wrong operand count or
 lanes; :func:`check_target` for a target without the features (the code generator calls
@@ -122,16 +125,49 @@ def _tile_config(module: ir.Module) -> ir.GlobalVariable:
     return g
 
 
+def _configures_tiles(fn: ir.Function) -> bool:
+    """Whether ``fn``'s entry block loads the tile configuration."""
+    return bool(fn.blocks) and any(
+        getattr(getattr(i, "callee", None), "name", "") == "llvm.x86.ldtilecfg"
+        for i in fn.entry_basic_block.instructions)
+
+
+def _configure_tiles(b: ir.IRBuilder, module: ir.Module) -> None:
+    """``ldtilecfg`` once per function, at the end of its entry block (which dominates every
+    tile instruction). The tile configuration is per thread, and an outlined parallel body
+    is a function of its own, so each thread that runs tile code configures first."""
+    entry = b.function.entry_basic_block
+    if _configures_tiles(b.function):
+        return
+    ptr = ir.IntType(8).as_pointer()
+    eb = ir.IRBuilder(entry)
+    if entry.is_terminated:
+        eb.position_before(entry.terminator)
+    eb.call(_declare(module, "llvm.x86.ldtilecfg", ir.VoidType(), [ptr]),
+            [eb.bitcast(_tile_config(module), ptr)])
+
+
+def release_tiles(b: ir.IRBuilder, module: ir.Module) -> None:
+    """``tilerelease`` (tiles back to their initial state) where ``b`` stands, if the
+    function there or one of its outlined parallel bodies (``<name>.parallel<i>``) used AMX
+    tiles; the code generator calls it before a kernel returns. (The pool's other threads
+    keep their configuration until their next kernel; release where no tiles are
+    configured is a no-op.)"""
+    fn = b.function
+    if any(_configures_tiles(f) for f in module.functions
+           if f is fn or f.name.startswith(fn.name + ".parallel")):
+        b.call(_declare(module, "llvm.x86.tilerelease", ir.VoidType(), []), [])
+
+
 def _amx(op: str):
     def emit(b: ir.IRBuilder, module: ir.Module, args: list) -> ir.Value:
         _check(f"x86.amx.{op}", args, 4, "(c, a, b handles, a's row stride in bytes)",
                all(isinstance(a.type, ir.PointerType) for a in args[:3]) if len(args) == 4 else False)
         c, a, w, lda = args
         ptr = c.type
+        _configure_tiles(b, module)
         load = _declare(module, "llvm.x86.tileloadd64", ir.VoidType(), [_I8, ptr, _I64])
         store = _declare(module, "llvm.x86.tilestored64", ir.VoidType(), [_I8, ptr, _I64])
-        cfg = b.bitcast(_tile_config(module), ptr)
-        b.call(_declare(module, "llvm.x86.ldtilecfg", ir.VoidType(), [ptr]), [cfg])
         row = ir.Constant(_I64, 64)
         lda = b.sext(lda, _I64) if lda.type != _I64 else lda
         for tile, (p, stride) in enumerate(((c, row), (a, lda), (w, row))):
@@ -139,7 +175,6 @@ def _amx(op: str):
         b.call(_declare(module, f"llvm.x86.{op}", ir.VoidType(), [_I8, _I8, _I8]),
                [ir.Constant(_I8, 0), ir.Constant(_I8, 1), ir.Constant(_I8, 2)])
         b.call(store, [ir.Constant(_I8, 0), c, row])
-        b.call(_declare(module, "llvm.x86.tilerelease", ir.VoidType(), []), [])
         return ir.Constant(_I32, 0)
     return emit
 
@@ -163,6 +198,18 @@ def _bf16_bits(b: ir.IRBuilder, module: ir.Module, args: list) -> ir.Value:
     odd = b.and_(b.lshr(bits, k(16)), k(1))
     rounded = b.lshr(b.add(b.add(bits, k(0x7FFF)), odd), k(16))
     return b.trunc(rounded, ir.VectorType(_I16, n) if n > 1 else _I16)
+
+
+@_register("x86.bf16_value")
+def _bf16_value(b: ir.IRBuilder, module: ir.Module, args: list) -> ir.Value:
+    """int16(xN) bfloat16 bits -> float32(xN), exactly (the bits are the float's top half)."""
+    x = args[0] if len(args) == 1 else None
+    _check("x86.bf16_value", args, 1, "(int16 or int16xN)",
+           x is not None and str(x.type) in ("i16", f"<{_lanes(x)} x i16>"))
+    n = _lanes(x)
+    i32 = ir.VectorType(_I32, n) if n > 1 else _I32
+    wide = b.shl(b.zext(x, i32), ir.Constant(i32, [16] * n) if n > 1 else ir.Constant(_I32, 16))
+    return b.bitcast(wide, ir.VectorType(ir.FloatType(), n) if n > 1 else ir.FloatType())
 
 
 def check_target(name: str, target) -> None:

@@ -2,21 +2,27 @@
 
 Shapes and layouts as in ``compiler.topi.conv2d``. Knobs (defaults are the
 hand-picked schedule): ``conv_out_block`` (output channels per packed weight
-block, a divisor of O: the channel block, 4 = one 128-bit fp32 vector),
+block, a divisor of O: the channel block, 4 = one 128-bit fp32 vector; where no
+vector block divides O, also 16 with O padded up to a multiple of 16, the default:
+``topi.conv2d.padded_out_block``),
 ``ow_tile`` (output columns per register tile, a cap: ``topi.conv2d`` picks a
 divisor of OW near it), ``ow_vec`` (columns per vector of the depthwise-style
 schedules, 4 = 128-bit), ``par_depth`` (outer axes fused into the parallel loop:
-3 = (n, channel block, row), 2 = (n, channel block); the depthwise default is 2: one
+3 = (n, channel block, row), 2 = (n, channel block), 0 = none: offered, and the
+default, for direct convs under ``SERIAL_MACS``; the depthwise default is 2: one
 fork-join per layer with the padded copy made per task, see ``schedule_depthwise_nchw``),
 ``algorithm`` (3x3 stride-1 convs with constant weights: ``direct`` or Winograd
 ``winograd2`` / ``winograd4``, ``compiler.topi.winograd``; default direct).
 """
 from __future__ import annotations
 
+import math
+
 from compiler import te
 from compiler.graph import Op
 from compiler.topi import conv2d as tconv
 from compiler.topi import winograd as twino
+from compiler.tir import ir
 from compiler.topi.injective import Lazy
 
 from ..builder import view
@@ -33,6 +39,14 @@ _OW_TILE = Knob("ow_tile", (4, 7, 8, 14, 16, 28), 14)
 _OW_TILE_WASM = Knob("ow_tile", _OW_TILE.candidates, 7)
 _OW_VEC = Knob("ow_vec", (4, 8, 16, 32), 16)
 _PAR = Knob("par_depth", (3, 2), 3)
+#: convs smaller than this (multiply-adds) default to ``par_depth`` 0, one thread: on 2
+#: threads each fork-join wakes the second thread from a futex sleep (about 17 us, see
+#: ``schedule_depthwise_nchw``), as long as such a conv takes on one core (a 3x3 64 -> 64
+#: conv at 7x7, 1.8 M MACs: 35 us at 1 thread, 48 us parallel on 2 against onnxruntime's
+#: 37 us, bench/tune_models.py --parts layers). ResNet-18's and MobileNetV2's convs at 224
+#: are all larger (the smallest, 4.8 M).
+SERIAL_MACS = 2_000_000
+_PAR_SERIAL = Knob("par_depth", (3, 2, 0), 0)
 _PAR_DW = Knob("par_depth", (3, 2), 2)
 #: conv algorithm -> Winograd output tile m (None: direct); offered for 3x3 stride-1 convs
 #: with constant weights. With Winograd, ``ow_tile`` is the GEMM's register tile (tiles
@@ -56,14 +70,24 @@ def _winograd_applies(w) -> bool:
             and tuple(n.attr("dilations", (1, 1))) == (1, 1) and w.is_const(n.src[1]))
 
 
+def _macs(n) -> int:
+    """Multiply-adds of conv node ``n`` (groups 1): output elements x C x KH x KW."""
+    _, C, KH, KW = n.src[1].shape
+    return math.prod(n.shape) * C * KH * KW
+
+
 def _conv_space(w):
     O = w.node.src[1].shape[0]
+    par = _PAR_SERIAL if _macs(w.node) < SERIAL_MACS else _PAR
     blocks = tuple(b for b in (16, 8, 4, 2, 1) if O % b == 0)
+    padded = tconv.padded_out_block(O)
+    if padded:                     # O no vector block divides: pad it up to one
+        blocks = (padded,) + blocks
     if w.target.arch.startswith("wasm"):
         pair = 2 * w.target.vector_lanes(32)
-        block = pair if O % pair == 0 else tconv.conv_out_block(O)
-        return ConfigSpace((Knob("conv_out_block", blocks, block), _OW_TILE_WASM, _PAR))
-    knobs = (Knob("conv_out_block", blocks, tconv.conv_out_block(O)), _OW_TILE, _PAR)
+        block = pair if O % pair == 0 else (padded or tconv.conv_out_block(O))
+        return ConfigSpace((Knob("conv_out_block", blocks, block), _OW_TILE_WASM, par))
+    knobs = (Knob("conv_out_block", blocks, padded or tconv.conv_out_block(O)), _OW_TILE, par)
     if not _winograd_applies(w):
         return ConfigSpace(knobs)
     return ConfigSpace(knobs + (_ALGORITHM,))
@@ -104,8 +128,14 @@ def _conv2d_nchw(b, n, a, cfg):
         ob = cfg["conv_out_block"]
         wt = b.tensor_of(a[1], "w")
         O, I, KH, KW = wt.shape
-        w = te.compute((O // ob, I, KH, KW, ob),
-                       lambda oc, i, kh, kw, oi: wt[oc * ob + oi, i, kh, kw], name=b.fresh("wpack"))
+        zero = ir.const(0.0, wt.dtype)
+
+        def wpack(oc, i, kh, kw, oi):      # zero channels past O (a padded block)
+            o = oc * ob + oi
+            if O % ob == 0:
+                return wt[o, i, kh, kw]
+            return te.if_then_else(o < O, wt[o, i, kh, kw], zero)
+        w = te.compute((-(-O // ob), I, KH, KW, ob), wpack, name=b.fresh("wpack"))
         b.workspace.append(w)
     acc, _ = tconv.conv2d_nchw(x, w, *_window(n), name=name)
     ob = w.shape[-1]

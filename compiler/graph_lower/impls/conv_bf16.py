@@ -12,7 +12,7 @@ per 16 output channels, one ``vdpbf16ps`` per pair of input channels and window 
 from __future__ import annotations
 
 from compiler.graph import Op
-from compiler.topi import x86_bf16
+from compiler.topi import x86_bf16, x86_dot
 from compiler.topi.injective import Lazy
 
 from ..master import MasterKind
@@ -44,6 +44,6 @@ def _conv2d_bf16(b, n, a, cfg):
     xb = x86_bf16.bf16_input(b.tensor_of(a[0], "conv_in"), n.attr("pads", (0, 0, 0, 0)),
                              name=b.fresh("x_bf16"))
     b.workspace.append(xb)
-    acc = x86_bf16.conv2d_bf16_acc(xb, a[1]._tensor, n.attr("strides", (1, 1)),
-                                   name=b.fresh("conv_bf16"))
+    acc = x86_dot.conv2d_acc(xb, a[1]._tensor, n.attr("strides", (1, 1)), "float32",
+                             name=b.fresh("conv_bf16"))
     return Lazy(n.shape, n.dtype, lambda nn, o, h, ww: acc[nn, o // L, h, ww, o % L]), acc

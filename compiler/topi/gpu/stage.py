@@ -18,9 +18,9 @@ reads of input and packed weights go through the L1/L2 caches.
 from __future__ import annotations
 
 from ... import te
-from ...te.tensor import ComputeOp, PlaceholderOp, Tensor
+from ...te.tensor import ComputeOp, PlaceholderOp, Tensor, tensors_read
 from ...tir.ops import Op
-from ...tir.visit import rewrite_expr, substitute
+from ...tir.visit import rewrite_expr, substitute, walk_expr
 
 MIN_BLOCKS = 264   # two blocks per SM of an H100/H200 (132 SMs)
 
@@ -92,11 +92,13 @@ def conv_tile(out: Tensor, reductions: list, min_threads: int = 32768) -> int:
     return max(t, 1)
 
 
-def _bind_threads(st, axes: list, t: Tensor, tile: int, threads: int):
+def _bind_threads(st, axes: list, t: Tensor, tile: int, threads: int, adapt: bool = True):
     """Fuse ``axes`` of stage ``st`` (of tensor ``t``, ``tile`` elements a thread) into one
     loop and bind it to ``blockIdx.x`` x ``threadIdx.x``: at most ``threads`` threads a
-    block, fewer (down to 64) while the grid would have under ``MIN_BLOCKS`` blocks.
-    Returns the thread loop (where per-thread stages are computed at)."""
+    block (no more than the stage has, rounded up to a power of two), and with ``adapt``
+    fewer (down to 64) while the grid would have under ``MIN_BLOCKS`` blocks.
+    Returns the thread loop (where per-thread stages are computed at), the threads a block
+    and whether they divide the stage's threads (no tail block: barriers are allowed)."""
     n = 1
     for a in t.op.axis:
         n *= a.extent
@@ -106,38 +108,100 @@ def _bind_threads(st, axes: list, t: Tensor, tile: int, threads: int):
                          "keep a reduced axis (keepdims=1) or compile for a CPU target")
     f = st.fuse(*axes) if len(axes) > 1 else axes[0]
     threads = min(threads, max(32, 1 << (n - 1).bit_length()))
-    while threads > 64 and -(-n // threads) < MIN_BLOCKS:   # spread small stages over more SMs
+    while adapt and threads > 64 and -(-n // threads) < MIN_BLOCKS:   # spread small stages
         threads //= 2
     bo, ti = st.split(f, factor=threads)
     st.bind(bo, te.thread_axis("blockIdx.x"))
     st.bind(ti, te.thread_axis("threadIdx.x"))
-    return ti
+    return ti, threads, n % threads == 0
 
 
-def schedule_stage(out: Tensor, reductions: list, threads: int = 256, tile: int = 1):
+#: ``unroll`` values of the templates: which loops are unrolled
+UNROLL = ("tile", "none", "reduce")   # the per-thread tile (today); nothing; the tile and the
+                                      # innermost reduce loop of a per-thread reduction
+
+
+def _check_unroll(unroll: str) -> None:
+    if unroll not in UNROLL:
+        raise ValueError(f"unroll must be one of {UNROLL}, not {unroll!r}")
+
+
+def _unroll_reduction(sr, red: list, unroll: str) -> None:
+    """Unroll the innermost of the reduce loops ``red`` of stage ``sr`` if ``unroll`` asks."""
+    if unroll == "reduce" and red:
+        sr.unroll(red[-1])
+
+
+def _stage_shared(s, r: Tensor, at, block: int) -> None:
+    """Copy the region of each input that ``r`` (computed per thread) reads in one iteration
+    of its loop ``at`` into shared memory, every thread of the ``block`` copying a share
+    (the region covers what all of them read: bound inference relaxes thread axes for
+    "shared"); ``gpu_barriers`` then places the barriers around the copies."""
+    for x in tensors_read(r.op.body):
+        if not isinstance(x.op, PlaceholderOp):
+            continue
+        xs = s.cache_read(x, "shared", [r])
+        sx = s[xs]
+        sx.compute_at(s[r], at)
+        axes = list(xs.op.axis)
+        f = sx.fuse(*axes) if len(axes) > 1 else axes[0]
+        _, tx = sx.split(f, factor=block)
+        sx.bind(tx, te.thread_axis("threadIdx.x"))
+
+
+def schedule_stage(out: Tensor, reductions: list, threads: int = 256, tile: int = 1,
+                   vector: int = 1, unroll: str = "tile", adapt: bool = True, shared: int = 0):
     """A schedule of ``out`` (one thread per output element, or ``tile`` output channels of a
-    packed conv per thread) with ``reductions`` computed per thread in registers."""
+    packed conv per thread) with ``reductions`` computed per thread in registers.
+
+    ``vector`` (1, 2 or 4): elements of the last axis per thread, for a stage without
+    reductions whose last axis it divides (other stages ignore it); one vector access where
+    the body allows (no branches such as padding or tail guards, no math calls), else an
+    unrolled loop.
+    ``unroll``: one of :data:`UNROLL`; ``adapt``: as ``_bind_threads`` (False: ``threads`` a
+    block whatever the grid). ``shared`` (0: off): shared-memory staging of the inputs of a
+    single per-thread reduction, ``shared`` iterations of its first reduce axis at a time
+    (where that divides the axis and the threads fill whole blocks; else ignored).
+    Raises ValueError for another ``unroll``."""
+    _check_unroll(unroll)
     if out.op.reduce_axis:     # a root reduction: accumulate in registers, one output a thread
-        return schedule_partial(out, threads, 1)
+        return schedule_partial(out, threads, 1, unroll, adapt)
     s = te.create_schedule(out)
     st = s[out]
     axes = list(out.op.axis)
-    inner = None
+    inner = vec = None
     if tile > 1:
         oo, inner = st.split(axes[1], factor=tile)
         st.reorder(axes[0], oo, axes[2], axes[3], inner)
         axes = [axes[0], oo, axes[2], axes[3]]
-    ti = _bind_threads(st, axes, out, tile, threads)
-    if inner is not None:
+    elif vector > 1 and not reductions and axes and axes[-1].extent % vector == 0:
+        lo, vec = st.split(axes[-1], factor=vector)
+        axes = axes[:-1] + [lo]
+        tile = vector
+    ti, block, whole = _bind_threads(st, axes, out, tile, threads, adapt)
+    if inner is not None and unroll != "none":
         st.unroll(inner)
+    if vec is not None:   # GPU printers have no vector math calls (exp, ...): unroll those
+        calls = any(e.op is Op.CALL for e in walk_expr(out.op.body))
+        (st.unroll if calls else st.vectorize)(vec)
     for r in reductions:
-        s[r].set_scope("local")
-        s[r].compute_at(st, ti)
+        sr = s[r]
+        sr.set_scope("local")
+        sr.compute_at(st, ti)
+        sp, red = list(r.op.axis), list(r.op.reduce_axis)
+        staged = (shared and len(reductions) == 1 and whole and red
+                  and red[0].extent % shared == 0 and red[0].extent > shared)
+        if staged:
+            ko, ki = sr.split(red[0], factor=shared)
+            red = [ko, ki] + red[1:]
         if tile > 1:
             # reduce loops outside the channel block: one input load feeds `tile` accumulators
-            sp, red = list(r.op.axis), list(r.op.reduce_axis)
-            s[r].reorder(*sp[:-1], *red, sp[-1])
-            s[r].unroll(sp[-1])
+            sr.reorder(*sp[:-1], *red, sp[-1])
+            if unroll != "none":
+                sr.unroll(sp[-1])
+        _unroll_reduction(sr, red, unroll)
+        if staged:
+            _stage_shared(s, r, red[0], block)
     return s
 
 
@@ -191,10 +255,13 @@ def replace_reads(t: Tensor, old: Tensor, new: Tensor) -> Tensor:
     return ComputeOp(t.op.name, t.op.axis, t.op.reduce_axis, rewrite_expr(t.op.body, fn)).output
 
 
-def schedule_partial(partial: Tensor, threads: int = 256, tile: int = 1):
+def schedule_partial(partial: Tensor, threads: int = 256, tile: int = 1, unroll: str = "tile",
+                     adapt: bool = True):
     """A root reduction ``partial`` accumulated in registers (``cache_write`` "local",
     ``compute_at`` the thread loop) with ``tile`` elements of its last axis per thread and
-    the reduce loops outside them, so each loaded input feeds ``tile`` accumulators."""
+    the reduce loops outside them, so each loaded input feeds ``tile`` accumulators.
+    ``unroll``: one of :data:`UNROLL` (ValueError otherwise); ``adapt`` as ``_bind_threads``."""
+    _check_unroll(unroll)
     s = te.create_schedule(partial)
     cache = s.cache_write(partial, "local")
     st = s[partial]
@@ -203,13 +270,14 @@ def schedule_partial(partial: Tensor, threads: int = 256, tile: int = 1):
     if tile > 1:
         lo, inner = st.split(axes[-1], factor=tile)
         axes = axes[:-1] + [lo]
-    ti = _bind_threads(st, axes, partial, tile, threads)
-    if inner is not None:
+    ti, _, _ = _bind_threads(st, axes, partial, tile, threads, adapt)
+    if inner is not None and unroll != "none":
         st.unroll(inner)
     sc = s[cache]
     sc.compute_at(st, ti)
     sp = list(cache.op.axis)
     sc.reorder(*sp[:-1], *cache.op.reduce_axis, sp[-1])
-    if tile > 1:
+    if tile > 1 and unroll != "none":
         sc.unroll(sp[-1])
+    _unroll_reduction(sc, list(cache.op.reduce_axis), unroll)
     return s

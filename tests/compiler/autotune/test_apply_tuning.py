@@ -102,13 +102,6 @@ def test_a_missing_log_is_named(no_shipped, tmp_path):
         build_model(g, params=p, tuning_log=str(tmp_path / "nope.jsonl"))
 
 
-def test_tuning_logs_are_not_for_gpus(no_shipped):
-    g, p = _model()
-    with pytest.raises(ValueError, match="tuning_log applies to LLVM targets and 'vta', not "
-                                         "'cuda'"):
-        build_model(g, params=p, target="cuda", tuning_log="t.jsonl")
-
-
 def _vta_model():
     rng = np.random.default_rng(3)
     w = rng.standard_normal((16, 16, 3, 3)).astype(np.float32) * 0.2

@@ -3,6 +3,8 @@ stopping, resumable from the log, the cost model beating random search, the sche
 spending trials where the gain is largest."""
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 
@@ -103,8 +105,53 @@ def test_an_unknown_strategy_names_the_strategies():
         make_strategy("grid")
 
 
-def test_a_time_budget_stops_the_loop_after_each_task_had_its_first_round():
-    results = tune([_task("a"), _task("b")], ToyRunner(), trials=200, strategy="random",
-                   batch=4, time_budget_s=0.0)
-    assert [r.trials for r in results] == [4, 4]
-    assert all(r.default_cost == _cost(SPACE.default) for r in results)
+class SlowRunner(ToyRunner):
+    """Each candidate takes ``seconds`` of wall time."""
+
+    def __init__(self, seconds):
+        super().__init__()
+        self.seconds, self.rounds = seconds, []
+
+    def measure(self, task, configs):
+        self.rounds.append(len(configs))
+        time.sleep(self.seconds * len(configs))
+        return super().measure(task, configs)
+
+
+def test_a_time_budget_is_strict_and_first_rounds_are_the_default_point_alone():
+    runner = SlowRunner(0.05)
+    start = time.monotonic()
+    results = tune([_task("a"), _task("b")], runner, trials=200, strategy="random", batch=8,
+                   time_budget_s=0.6)
+    took = time.monotonic() - start
+    # ends within one candidate (0.05 s) of the budget, plus slack for a loaded machine
+    assert 0.6 <= took < 0.6 + 0.05 + 0.25, took
+    assert runner.rounds[:2] == [1, 1] and runner.measured[:2] == [SPACE.default] * 2
+    assert max(runner.rounds) == 8                        # full rounds while time allows
+    assert sum(r.trials for r in results) == len(runner.measured) >= 6
+
+
+def test_no_round_starts_once_the_budget_is_spent():
+    # the first candidate alone outlasts the budget: the second task is never started
+    results = tune([_task("a"), _task("b")], SlowRunner(0.3), trials=200, strategy="random",
+                   batch=8, time_budget_s=0.1)
+    assert [r.trials for r in results] == [1, 0]
+    assert results[1].best_config is None
+
+
+def test_choosing_stops_featurizing_at_its_time_limit(monkeypatch):
+    calls = []
+
+    def slow(task, cfg):           # a featurizer that takes 20 ms, as lowering does
+        calls.append(cfg)
+        time.sleep(0.02)
+        return [float(cfg["a"]), float(cfg["b"])]
+    monkeypatch.setitem(features.FEATURIZERS, "toy", slow)
+    search, task = make_strategy("xgb"), _task()
+    pts = random_points(SPACE, 10, (), np.random.default_rng(1))
+    search.observe(task, [(c, _cost(c)) for c in pts])       # trained on 10 points
+    calls.clear()
+    start = time.monotonic()
+    got = search.propose(task, 4, set(pts), np.random.default_rng(0), time_s=0.1)
+    assert len(got) == 4 and not set(got) & set(pts)
+    assert len(calls) <= 6 and time.monotonic() - start < 0.1 + 0.02 + 0.25

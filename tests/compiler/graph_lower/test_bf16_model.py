@@ -86,6 +86,8 @@ def test_bf16_cnn_cosine_to_fp32(tmp_path):
     yb, y32 = load_module(bf)(x)[0], load_module(fp)(x)[0]
     cos = float(yb.ravel() @ y32.ravel() / np.linalg.norm(yb) / np.linalg.norm(y32))
     assert cos >= 0.999 and np.abs(yb - y32).max() > 1e-4
+    # this shallow net meets the bar all in bf16: the accuracy rule keeps no layer fp32
+    assert bf.stats["bf16"]["fp32_prefix"] == 0 and bf.stats["bf16"]["candidates"] == 3
     packed = {k: v for k, v in bf.params.items() if "#conv_bf16" in k}
     assert len(packed) == 3 and all(v.dtype == np.int16 for v in packed.values())
     assert not any(v.dtype == np.int16 for v in fp.params.values())
@@ -94,17 +96,21 @@ def test_bf16_cnn_cosine_to_fp32(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.skipif(not HOST_BF16, reason="this CPU has no AVX512-BF16")
-# MobileNetV2 (seeded random weights, 32 x 32) measures 0.99895: below the 0.999, so
-# its bar here is 0.998 (OpenVINO's bf16 gives 0.9953 on this model at 64 x 64,
-# bench/int8_cpu.py); ResNet-18 holds 0.999
-@pytest.mark.parametrize("name, bar", [("resnet18", 0.999), ("mobilenet_v2", 0.998)])
-def test_bf16_bench_models_cosine_to_fp32(name, bar):
+# the bar on both bench models (seeded random weights, 32 x 32 here, 224 in
+# bench/int8_cpu.py). All in bf16 MobileNetV2 measures 0.99895 here: the build keeps its
+# first layers fp32 (compiler.graph_lower.bf16_accuracy); ResNet-18 stays all bf16
+@pytest.mark.parametrize("name, fp32_layers", [("resnet18", 0), ("mobilenet_v2", None)])
+def test_bf16_bench_models_cosine_to_fp32(name, fp32_layers):
     from tests.models import builders
     model = getattr(builders, f"build_{name}")(32)
-    x = np.random.default_rng(0).standard_normal((1, 3, 32, 32)).astype(np.float32)
-    yb = load_module(build_model(model, dtype="bfloat16"))(x)[0]
-    y32 = load_module(build_model(model))(x)[0]
-    assert float(yb.ravel() @ y32.ravel() / np.linalg.norm(yb) / np.linalg.norm(y32)) >= bar
+    rng = np.random.default_rng(7)          # not the input the build's emulation ran on
+    cm = build_model(model, dtype="bfloat16")
+    ref = load_module(build_model(model))
+    for x in rng.standard_normal((3, 1, 3, 32, 32)).astype(np.float32):
+        yb, y32 = load_module(cm)(x)[0], ref(x)[0]
+        assert float(yb.ravel() @ y32.ravel() / np.linalg.norm(yb) / np.linalg.norm(y32)) >= 0.999
+    st = cm.stats["bf16"]
+    assert st["fp32_prefix"] == fp32_layers if fp32_layers is not None else st["fp32_prefix"] > 0
 
 
 def test_dtype_option_errors():

@@ -53,21 +53,24 @@ def _conv(o, c=8, groups=1):
 
 
 @pytest.mark.parametrize("node,name,default,size", [
-    # conv_out_block: 16, 8 or 1 as topi.conv2d.conv_out_block; ow_tile 14; par_depth 3
-    (_conv(64), "conv2d_nchw", {"conv_out_block": 16, "ow_tile": 14, "par_depth": 3}, 5 * 6 * 2),
-    (_conv(24), "conv2d_nchw", {"conv_out_block": 8, "ow_tile": 14, "par_depth": 3}, 4 * 6 * 2),
-    (_conv(6), "conv2d_nchw", {"conv_out_block": 1, "ow_tile": 14, "par_depth": 3}, 2 * 6 * 2),
+    # conv_out_block: 16, 8 or 1 as topi.conv2d.conv_out_block; ow_tile 14; par_depth 0 (one
+    # thread) below SERIAL_MACS, as these: 64 x 8x8 x 8 x 3x3 = 295k multiply-adds
+    (_conv(64), "conv2d_nchw", {"conv_out_block": 16, "ow_tile": 14, "par_depth": 0}, 5 * 6 * 3),
+    (_conv(24), "conv2d_nchw", {"conv_out_block": 8, "ow_tile": 14, "par_depth": 0}, 4 * 6 * 3),
+    (_conv(6), "conv2d_nchw", {"conv_out_block": 1, "ow_tile": 14, "par_depth": 0}, 2 * 6 * 3),
+    (_conv(64, c=512), "conv2d_nchw",                # 18.9 M: parallel over 3 axes
+     {"conv_out_block": 16, "ow_tile": 14, "par_depth": 3}, 5 * 6 * 2),
     (_conv(8, groups=8), "depthwise_conv2d_nchw", {"ow_vec": 16, "par_depth": 2}, 4 * 2),
     (_conv(8, groups=2), "group_conv2d_nchw", {"ow_vec": 16}, 4),
     (make(Op.CONV2D_TRANSPOSE, input_node("x", (1, 4, 5, 5)), input_node("w", (4, 2, 3, 3))),
      "conv2d_transpose_nchw", {"ow_vec": 16}, 4),
-    # dense_block: 16, 8 or 1 as topi.dense.dense_block; mr 4; par "tiles"
+    # M < 64 rows: dense_block 16, 8 or 1 as topi.dense.dense_block; mr 4; par "tiles"
     (make(Op.DENSE, input_node("x", (2, 8)), input_node("w", (40, 8))), "dense",
-     {"dense_block": 8, "mr": 4, "par": "tiles"}, 4 * 4 * 2),
+     {"dense_block": 8, "mr": 4, "par": "tiles"}, 4 * 4 * 3),
     (make(Op.MATMUL, input_node("a", (2, 8)), input_node("b", (8, 10))), "matmul_dense",
-     {"dense_block": 1, "mr": 4, "par": "tiles"}, 2 * 4 * 2),
+     {"dense_block": 1, "mr": 4, "par": "tiles"}, 2 * 4 * 3),
     (make(Op.MATMUL, input_node("a", (2, 8)), input_node("b", (8, 10))), "batch_matmul",
-     {"mr": 4, "nb": 16}, 4 * 4),
+     {"mr": 4, "nb": 16, "pack_b": False}, 4 * 5 * 2),
     (make(Op.MAX_POOL, input_node("x", (1, 2, 4, 4)), kernel=(2, 2)), "pool2d_nchw",
      {"par_depth": 3}, 2),
     (make(Op.SOFTMAX, input_node("x", (2, 4)), axis=1), "softmax", {}, 1),

@@ -8,6 +8,7 @@ from compiler.topi import x86_bf16
 
 CASES = {"conv": ((32, 6, 3, 3), 16), "dense": ((48, 10), 16), "dense_t": ((10, 48), 16),
          "dense_bf16": ((20, 9), 16), "conv_bf16": ((20, 5, 3, 1), 16),
+         "conv_bf16_amx": ((20, 40, 3, 2), 16),
          "wino2": ((32, 6, 3, 3), 16), "wino4": ((16, 3, 3, 3), 8)}
 
 
@@ -22,6 +23,16 @@ def test_declared_type_is_what_pack_makes(kind):
     out = pack_param(value, f"{kind}:{block}")
     assert (out.shape, str(out.dtype)) == packed_type(shape, "float32", f"{kind}:{block}")
     assert out.flags.c_contiguous
+
+
+def test_conv_bf16_amx_packing_places_each_weight():
+    # one B tile per (16 outputs, tap, 32 inputs): 16 rows of (16 outputs x 2 inputs)
+    w = np.random.default_rng(2).standard_normal((20, 40, 3, 2)).astype(np.float32)
+    p = pack_param(w, "conv_bf16_amx:16")
+    bits = x86_bf16.to_bf16_bits(w)
+    for o, c, kh, kw in [(0, 0, 0, 0), (19, 39, 2, 1), (17, 33, 1, 0), (5, 30, 0, 1)]:
+        assert p[o // 16, kh, kw, c // 32, (c % 32) // 2, o % 16, c % 2] == bits[o, c, kh, kw]
+    assert not p[1, :, :, :, :, 4:].any() and not p[:, :, :, 1, 4:].any()  # O and C padding
 
 
 def test_conv_bf16_packing_places_each_weight():

@@ -63,6 +63,7 @@ def test_the_default_point_is_the_untuned_schedule(name):
     ("dense", "dense_block", 4),
     ("dense", "mr", 2),
     ("dense", "par", "rows"),
+    ("dense", "par", "panels"),
     ("pool2d_nchw", "par_depth", 2),
 ])
 def test_each_knob_changes_the_loop_ir_and_stays_correct(name, knob, value):

@@ -60,3 +60,9 @@ def test_param_constants_have_no_kernel():
                  params=("c",), name="c")
     with pytest.raises(ValueError, match="'c' \\(float\\) has no CPU kernel"):
         kernels.cpu_kernel(node, [], {"c": np.zeros(3, np.float32)}, "k")
+
+
+def test_an_op_without_a_kernel_is_named_with_those_that_have_one():
+    node = QNode(QOp.INPUT, (), (3,), "float32", name="x")
+    with pytest.raises(ValueError, match=r"'x' \(input\) has no CPU kernel; ops with one: quantize"):
+        kernels.cpu_kernel(node, [], {}, "k")

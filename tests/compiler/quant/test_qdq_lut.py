@@ -94,7 +94,7 @@ class _Reader(CalibrationDataReader):
 def test_relu6_model_runs_clip_as_lut(tmp_path):
     """conv 8 -> 16, Clip(0, 6), conv 16 -> 16, Clip(0, 6), + the first Clip, global average
     pool: both Clips become LUTs folded into their convs' epilogues (none in float), the
-    residual add a RESCALE_ADD, bit-exact with the oracle, within 1 LSB of onnxruntime."""
+    residual add a RESCALE_ADD, bit-exact with the oracle and with onnxruntime."""
     b = OnnxBuilder(3)
     lo, hi = b.const(np.array(0.0, np.float32)), b.const(np.array(6.0, np.float32))
     c1 = b.node("Clip", [b.conv("input", 8, 16, 3, bias=True), lo, hi])
@@ -113,25 +113,20 @@ def test_relu6_model_runs_clip_as_lut(tmp_path):
     assert not any(n.op is QOp.LUT for n in qg.nodes)
     assert sum(n.op is QOp.RESCALE_ADD for n in qg.nodes) == 1
     assert not any(n.op is QOp.FLOAT and n.attrs["op"] in ("CLIP", "ADD") for n in qg.nodes)
-    out = model.graph.output[0].name
-    dq = next(n for n in model.graph.node if n.output[0] == out)
-    ys = float(numpy_helper.to_array(next(t for t in model.graph.initializer
-                                          if t.name == dq.input[1])))
     sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     m, rng = load_module(cm), np.random.default_rng(7)
     for _ in range(2):
         x = rng.standard_normal(SHAPE).astype(np.float32)
         (got,) = m(x)
         np.testing.assert_array_equal(got, run_oracle(qg, {"input": x})[0])
-        lsb = np.abs(np.rint(got / ys) - np.rint(sess.run(None, {"input": x})[0] / ys))
-        assert lsb.max() <= 1, lsb.max()
+        np.testing.assert_array_equal(got, sess.run(None, {"input": x})[0])   # onnxruntime's bits
 
 
 @pytest.mark.parametrize("stride, symmetric", [(1, True), (2, True), (1, False)])
 def test_depthwise_model_runs_in_int8(tmp_path, stride, symmetric):
     """conv 8 -> 16, Clip(0, 6), depthwise 3x3 (pad 1), Clip(0, 6), conv 1x1 16 -> 8: the
     depthwise conv becomes a DEPTHWISE node, nothing runs in float, bit-exact with the
-    oracle, within 1 LSB of onnxruntime (symmetric False: uint8 activations at zero points)."""
+    oracle and with onnxruntime (symmetric False: uint8 activations at zero points)."""
     b = OnnxBuilder(5)
     lo, hi = b.const(np.array(0.0, np.float32)), b.const(np.array(6.0, np.float32))
     c1 = b.node("Clip", [b.conv("input", 8, 16, 3, bias=True), lo, hi])
@@ -148,15 +143,10 @@ def test_depthwise_model_runs_in_int8(tmp_path, stride, symmetric):
     qg = cm.plan.qgraph
     assert sum(n.op is QOp.DEPTHWISE for n in qg.nodes) == 1
     assert not any(n.op is QOp.FLOAT and n.attrs["op"] != "PARAM" for n in qg.nodes)
-    out = model.graph.output[0].name
-    dq = next(n for n in model.graph.node if n.output[0] == out)
-    ys = float(numpy_helper.to_array(next(t for t in model.graph.initializer
-                                          if t.name == dq.input[1])))
     sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     m, rng = load_module(cm), np.random.default_rng(7)
     for _ in range(2):
         x = rng.standard_normal(SHAPE).astype(np.float32)
         (got,) = m(x)
         np.testing.assert_array_equal(got, run_oracle(qg, {"input": x})[0])
-        lsb = np.abs(np.rint(got / ys) - np.rint(sess.run(None, {"input": x})[0] / ys))
-        assert lsb.max() <= 1, lsb.max()
+        np.testing.assert_array_equal(got, sess.run(None, {"input": x})[0])   # onnxruntime's bits

@@ -98,26 +98,83 @@ def test_amx_instruction_selection(dtype, op):
     asm = compiler.build(s, args, target=AMX, name="k").assembly()
     assert _mnemonics(asm, [op, "ldtilecfg", "tileloadd", "tilestored", "tilerelease"]) == {
         op, "ldtilecfg", "tileloadd", "tilestored", "tilerelease"}
+    # the tile configuration is loaded once per kernel, not per tile product, and released
+    # once before it returns
+    count = {m: len(re.findall(rf"\s{m}\b", asm)) for m in (op, "ldtilecfg", "tilerelease")}
+    assert count["ldtilecfg"] == count["tilerelease"] == 1 and count[op] >= 1
 
 
 @pytest.mark.parametrize("dtype,op,kt,esize", [("int8", "tdpbusd", 64, 1),
                                                ("bfloat16", "tdpbf16ps", 32, 2)])
-def test_amx_conv_instruction_selection_and_tile_rows(dtype, op, kt, esize):
+@pytest.mark.parametrize("strides", [(1, 1), (2, 2)])
+def test_amx_conv_instruction_selection_and_tile_rows(dtype, op, kt, esize, strides):
     from compiler.tir.lowering import lower
     C = 2 * kt
-    s, args = x86_amx.conv2d_amx((1, 18, 18, C), (32, C, 3, 3), dtype)
+    s, args = x86_amx.conv2d_amx((1, C, 18, 18), (32, C, 3, 3), strides, (1, 1, 1, 1), dtype)
     asm = compiler.build(s, args, target=AMX, name="k").assembly()
-    assert _mnemonics(asm, [op, "ldtilecfg", "tileloadd", "tilestored"]) == {
-        op, "ldtilecfg", "tileloadd", "tilestored"}
-    # the A tile's rows are adjacent output columns' pixels: C elements apart, in bytes
+    assert _mnemonics(asm, [op, "ldtilecfg", "tileloadd", "tilestored", "tilerelease"]) == {
+        op, "ldtilecfg", "tileloadd", "tilestored", "tilerelease"}
+    # one tile configuration for the kernel's many tile products (the parallel body is an
+    # outlined function of its own: it configures; the kernel releases before returning)
+    count = {m: len(re.findall(rf"\s{m}\b", asm)) for m in (op, "ldtilecfg", "tilerelease")}
+    assert count["ldtilecfg"] == 1 and count["tilerelease"] == 1 and count[op] > 1
+    # the A tile's rows are adjacent output columns' pixels: C elements apart, in bytes, for
+    # either stride (the input is stored split by stride phase)
     calls = re.findall(rf"x86\.amx\.{op}\((.*)\)", str(lower(s, args, name="k")))
     assert calls and all(c.endswith(f", {C * esize}") for c in calls)
 
 
-def test_amx_conv_shapes_must_be_whole_tiles():
-    with pytest.raises(ValueError, match=r"AMX conv needs OW and O multiples of 16 and C of 32, "
-                                         r"not OW=10, O=32, C=64"):
-        x86_amx.conv2d_amx((1, 12, 12, 64), (32, 64, 3, 3), "bfloat16")   # OW = 10
+def _conv_int64(x, w, strides, pads):
+    pt, pl, pb, pr = pads
+    xp = np.pad(x.astype(np.int64), ((0, 0), (0, 0), (pt, pb), (pl, pr)))
+    O, _, KH, KW = w.shape
+    sh, sw = strides
+    OH, OW = (xp.shape[2] - KH) // sh + 1, (xp.shape[3] - KW) // sw + 1
+    out = np.zeros((x.shape[0], O, OH, OW), np.int64)
+    for kh in range(KH):
+        for kw in range(KW):
+            win = xp[:, :, kh:kh + sh * (OH - 1) + 1:sh, kw:kw + sw * (OW - 1) + 1:sw]
+            out += np.einsum("nchw,oc->nohw", win, w[:, :, kh, kw].astype(np.int64))
+    return out
+
+
+# the AMX conv's loop nest without the tile instruction (tensorize=False), run here: its
+# layouts, padding, stride phases and channel / column tails against numpy
+@pytest.mark.parametrize("x_shape,w_shape,strides,pads", [
+    ((1, 20, 9, 11), (24, 20, 3, 3), (2, 2), (1, 1, 1, 1)),      # C, O, OW not whole tiles
+    ((1, 70, 5, 17), (16, 70, 1, 1), (1, 1), (0, 0, 0, 0)),      # 1x1, OW 17: two column tiles
+])
+def test_amx_conv_emulation_int8_exact(x_shape, w_shape, strides, pads):
+    rng = np.random.default_rng(sum(x_shape))
+    x = rng.integers(-128, 128, x_shape).astype(np.int8)
+    w = rng.integers(-128, 128, w_shape).astype(np.int8)
+    s, args = x86_amx.conv2d_amx(x_shape, w_shape, strides, pads, "int8", tensorize=False)
+    out = np.zeros(args[-1].shape, np.int32)
+    compiler.build(s, args, name="k")(x, x86_amx.pack_amx_conv_weight(w, "int8"),
+                                      np.zeros(args[2].shape, np.uint8), out)
+    comp = 128 * w.astype(np.int64).reshape(w.shape[0], -1).sum(1)    # the +128 offset's
+    np.testing.assert_array_equal(out, _conv_int64(x, w, strides, pads) + comp[:, None, None])
+
+
+def test_amx_conv_emulation_bf16_matches_numpy():
+    x_shape, w_shape, strides, pads = (1, 20, 9, 11), (24, 20, 3, 3), (2, 2), (1, 0, 1, 2)
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal(x_shape).astype(np.float32)
+    w = rng.standard_normal(w_shape).astype(np.float32)
+    s, args = x86_amx.conv2d_amx(x_shape, w_shape, strides, pads, "bfloat16", tensorize=False)
+    out = np.zeros(args[-1].shape, np.float32)
+    compiler.build(s, args, name="k")(x, x86_amx.pack_amx_conv_weight(w, "bfloat16"),
+                                      np.zeros(args[2].shape, np.int16), out)
+    want = x86_bf16.bf16_conv_reference(x, w, strides, pads)
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-4)
+
+
+def test_amx_conv_errors():
+    with pytest.raises(ValueError, match=r"AMX conv: activation channels 64 != weight "
+                                         r"in-channels 32"):
+        x86_amx.conv2d_amx((1, 64, 12, 12), (32, 32, 3, 3))
+    with pytest.raises(ValueError, match=r"AMX conv dtype must be one of .*not 'fp8'"):
+        x86_amx.conv2d_amx((1, 64, 12, 12), (32, 64, 3, 3), dtype="fp8")
 
 
 def test_amx_shapes_must_be_whole_tiles():

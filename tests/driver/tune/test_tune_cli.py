@@ -30,12 +30,6 @@ def test_tune_then_compile_with_the_log(tmp_path):
     assert f"tuning: 3 of 3 tunable workloads covered by {best}" in r.output
 
 
-def test_a_tuning_log_for_a_gpu_build_is_refused(tmp_path):
-    r = run_cli("compile", DIGITS, "--target", "cuda", "--tuning-log", tmp_path / "t.jsonl",
-                "-o", tmp_path / "m.vtamod")
-    assert r.exit_code == 1 and "--tuning-log applies to LLVM targets and vta" in r.output
-
-
 def test_a_missing_tuning_log_is_one_line(tmp_path):
     r = run_cli("compile", DIGITS, "--tuning-log", tmp_path / "none.jsonl", "--quiet",
                 "-o", tmp_path / "m.vtamod")
@@ -62,4 +56,28 @@ def test_a_damaged_tuning_log_line_is_one_clean_warning(tmp_path):
 
 def test_tuning_log_help_names_every_target_it_applies_to():
     r = run_cli("compile", "--help")
-    assert "LLVM targets and vta: apply, per workload" in " ".join(r.output.split())
+    assert "(CPU, preset or GPU device; others keep the default)" in " ".join(r.output.split())
+
+
+def test_tune_transfers_from_another_preset_s_log(tmp_path, monkeypatch):
+    from compiler.autotune import search
+    seen = []
+    real = search.XGBSearch.pretrain
+    monkeypatch.setattr(search.XGBSearch, "pretrain", lambda self, records, tasks: (
+        seen.append(self), real(self, records, tasks)))
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    r = run_cli("tune", DIGITS, "--target", "vta", "--trials", "3", "--quiet", "-o", first)
+    assert r.exit_code == 0, r.output
+    r = run_cli("tune", DIGITS, "--target", "vta", "--config", "1x8_i8w8a32_11_12_13_14",
+                "--trials", "3", "--transfer-log", first, "--quiet", "-o", second)
+    assert r.exit_code == 0, r.output
+    # the 1x16 preset's six records (two workloads) pre-trained the 1x8 session's model,
+    # which then learnt the session's own six trials
+    assert seen[-1].models["vta_conv2d"].samples == 6 + 6
+    assert all("1x8_i8w8a32" in json.loads(ln)["key"] for ln in second.read_text().splitlines())
+
+
+def test_a_missing_transfer_log_is_one_line(tmp_path):
+    r = run_cli("tune", DIGITS, "--transfer-log", tmp_path / "none.jsonl", "-o", tmp_path / "o.jsonl")
+    assert r.exit_code == 2 and "none.jsonl' does not exist" in r.output
+    assert "Traceback" not in r.output

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from compiler.autotune import TuningLog, tune
+from compiler.autotune.search import random_points
 from compiler.autotune.task import llvm_tasks, vta_conv2d_task
 from compiler.graph import Graph, Op, input_node, make, optimize, param_node
 from compiler.graph_lower.space import Config
@@ -30,7 +31,7 @@ def conv_task():
 
 @pytest.fixture(scope="module")
 def runner():
-    with LocalRunner(timeout=60, threads=1, repeats=2, min_repeat_ms=1) as r:
+    with LocalRunner(timeout=60, threads=1, build_jobs=2, repeats=2, min_repeat_ms=1) as r:
         yield r
 
 
@@ -47,7 +48,30 @@ def test_a_tiny_cpu_session_measures_in_a_worker_process(conv_task, runner, tmp_
     assert len(recs) == 3 and not [r.error for r in recs if r.error]
     assert all(len(r.costs) == 2 and 0 < r.cost < 1 for r in recs)   # seconds per run
     assert res.best_cost == min(r.cost for r in recs) <= res.default_cost
-    assert runner._proc.pid != os.getpid()
+    assert runner.worker.proc.pid != os.getpid()
+
+
+def test_a_batch_builds_in_parallel_worker_processes_then_runs_one_at_a_time(conv_task, runner):
+    cfgs = [conv_task.space.default] + [c for c in random_points(
+        conv_task.space, 40, {conv_task.space.default}, np.random.default_rng(0))
+        if c["algorithm"] == "direct"][:3]
+    res = runner.measure(conv_task, cfgs)
+    assert [r.error for r in res] == [None] * 4 and all(0 < r.cost < 1 for r in res)
+    pids = {w.proc.pid for w in runner._all_builders}
+    assert runner.build_jobs == 2 and len(pids) == 2 and runner.worker.proc.pid not in pids
+    assert os.listdir(runner._dir) == []                      # each module file run, then deleted
+
+
+def test_a_build_past_the_timeout_is_an_error(conv_task):
+    with LocalRunner(timeout=0.05, threads=1, build_jobs=1) as r:
+        r._all_builders[0].start()                            # start-up is not the build's time
+        (res,) = r.measure(conv_task, [conv_task.space.default])
+    assert res.error == "timed out after 0.05 s (build)" and res.costs == []
+
+
+def test_build_jobs_below_zero_are_refused():
+    with pytest.raises(ValueError, match=r"build_jobs must be >= 0, not -1"):
+        LocalRunner(build_jobs=-1)
 
 
 def test_a_failed_build_is_an_error_and_the_next_candidate_runs(conv_task, runner):
@@ -58,20 +82,21 @@ def test_a_failed_build_is_an_error_and_the_next_candidate_runs(conv_task, runne
 
 
 def test_a_hang_is_killed_at_the_timeout(conv_task):
-    with LocalRunner(timeout=2, threads=1, number=10**9, check=False) as r:
+    with LocalRunner(timeout=2, threads=1, build_jobs=0, number=10**9, check=False) as r:
         (res,) = r.measure(conv_task, [conv_task.space.default])
         assert res.error == "timed out after 2 s (build and run)" and res.costs == []
-        assert r._proc is None                                    # killed; restarted on demand
+        assert r.worker.proc is None                              # killed; restarted on demand
 
 
 def test_a_crash_is_an_error_and_a_fresh_worker_takes_the_next_candidate(conv_task):
-    with LocalRunner(timeout=60, threads=1, number=10**9, check=False) as r:
-        r._start()
-        killer = threading.Timer(2.0, os.kill, (r._proc.pid, signal.SIGKILL))
+    with LocalRunner(timeout=60, threads=1, build_jobs=0, number=10**9, check=False) as r:
+        r.worker.start()
+        killer = threading.Timer(2.0, os.kill, (r.worker.proc.pid, signal.SIGKILL))
         killer.start()
         (res,) = r.measure(conv_task, [conv_task.space.default])
         killer.join()
-        assert res.error == f"worker process crashed (exit code {-signal.SIGKILL})"
+        assert res.error == (f"worker process crashed (exit code {-signal.SIGKILL}; "
+                             "build and run)")
         r.options["number"] = 1
         (ok,) = r.measure(conv_task, [conv_task.space.default])
         assert ok.error is None

@@ -78,3 +78,21 @@ def test_print_module_shares_prelude_and_helpers():
     assert all(f'void __launch_bounds__({k.launch.threads_per_block}) {k.name}(' in code for k in kernels)
     with pytest.raises(ValueError, match="appears twice"):
         c_source.print_module(opencl.OpenCLPrinter, [fs[0], fs[0]])
+
+
+@needs_opencl
+def test_shared_staging_copies_what_the_whole_block_reads():
+    """64 threads a block, one output each: a block is one row i of 64 columns j, so per step
+    of 8 along r it reads 8 values of x (one row) and 64 x 8 of w; every thread copies a
+    share, and the result still matches numpy."""
+    x, w, acc, out = dense_group(16, 64, 64)
+    new, reds = stage.split_stage(out, {})
+    f = tir.lower(stage.schedule_stage(new, reds, threads=64, adapt=False, shared=8), [x, w, new], "k")
+    src = opencl.print_kernel(f)
+    assert "__local float x_shared[8]" in src.code and "__local float w_shared[512]" in src.code
+    assert src.code.count("barrier(CLK_LOCAL_MEM_FENCE)") == 2
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((16, 64)).astype("float32"), rng.standard_normal((64, 64)).astype("float32")
+    y = np.zeros((16, 64), "float32")
+    opencl.build(f)(a, b, y)
+    np.testing.assert_allclose(y, np.maximum(a @ b.T + 1, 0), rtol=1e-5, atol=1e-5)
