@@ -1,7 +1,7 @@
 """Winograd bench (issue 15): 3x3 stride-1 convs direct vs F(2x2,3x3) vs F(4x4,3x3), and
 ResNet-18 end to end with Winograd on its 3x3 stride-1 convs, against onnxruntime.
 
-* ``layers``: a 56x56x64 and a 14x14x256 conv (C = O, pads 1), each built three times
+* ``layers``: ResNet-18's four 3x3 stride-1 conv shapes (C = O, pads 1), each built three times
   (``algorithm`` pinned to direct, winograd2, winograd4 by ``compiler.autotune.pin``) and
   once untuned (``default``: the space's default point);
   latency is the best of ``--rounds`` alternating rounds of ``--repeat`` runs, onnxruntime's
@@ -33,10 +33,11 @@ sys.path.insert(0, ROOT)
 
 ALGORITHMS = ("direct", "winograd2", "winograd4")
 #: the variants built: each algorithm pinned, and the untuned default (the space's default
-#: point: direct today)
+#: point: the per-shape choice of compiler/graph_lower/impls/conv.py)
 VARIANTS = ALGORITHMS + ("default",)
-#: (name, channels, spatial size)
-LAYERS = [("conv56x56x64", 64, 56), ("conv14x14x256", 256, 14)]
+#: (name, channels, spatial size): ResNet-18's four 3x3 stride-1 conv shapes
+LAYERS = [("conv56x56x64", 64, 56), ("conv28x28x128", 128, 28), ("conv14x14x256", 256, 14),
+          ("conv7x7x512", 512, 7)]
 
 
 def _ort(path, threads):

