@@ -87,14 +87,20 @@ def _route_cpu(graph, consts, target, progress, opt_level, layout_block, options
         folded = optimize(graph, consts, fuse=False, verify=False)
         bf16 = bf16_accuracy.choose(folded.graph, folded.params)
         graph, consts = mark_bf16(folded.graph, bf16.keep_fp32), folded.params
-    t0 = time.perf_counter()
-    opt = optimize(graph, consts, layout_block=layout_block)
-    t1 = time.perf_counter()
+    from compiler.codegen.llvm.target import parse_target
+    from compiler.graph.passes.assign_layout import count_transforms
     tuning = load_tuning(options.get("tuning_log") or ())
+    # the graph tuner's per-conv layouts, where a log holds a decision for this graph
+    layouts = tuning.layout_chooser(parse_target(target)) if tuning.layouts and not layout_block \
+        else None
+    t0 = time.perf_counter()
+    opt = optimize(graph, consts, layout_block=layout_block, layouts=layouts)
+    t1 = time.perf_counter()
     cm = compile_graph(opt.graph, opt.params, opt.memory_plan, target, progress, opt_level,
                        options.get("executor", "graph"), tuning=tuning)
     cm.stats["optimize_s"] = t1 - t0
     cm.stats["tuning"] = tuning.report()
+    cm.stats["layout_transforms"] = count_transforms(opt.graph)
     if bf16 is not None:
         cm.stats["bf16"] = bf16.stats()
     return cm
@@ -182,7 +188,11 @@ def build_model(model, target: str = "llvm", params=None, input_shapes=None, pro
             driver version) is applied, the others keep
             the default schedule. The logs shipped in
             ``compiler/autotune/logs/`` are applied in any case, under the same
-            rule; ``stats["tuning"]`` says how many workloads the logs covered.
+            rule; ``stats["tuning"]`` says how many workloads the logs covered. On LLVM
+            targets, a graph tuner decision for this model and target (``layout_block``
+            not given) lays each conv out as it chose (``stats["tuning"]["layouts"]``),
+            with the layout transforms the choice implies (``stats["layout_transforms"]``
+            counts them).
         **options: target="llvm": ``quantize="int8"`` runs the model in int8 on the CPU
             (the project's power-of-two quantization; int8 x int8 -> int32 convs and
             dense layers on VNNI where the CPU has it, ``compiler.quant.cpu_int8``),

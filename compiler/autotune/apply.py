@@ -11,7 +11,9 @@ dropped) is ignored. ``covered`` / ``workloads`` count what a build met.
 Accelerator builds ask :meth:`TuningContext.vta_tiling_for` for each conv's
 tiling (records of target ``{"target": "vta", "config": preset}``); GPU builds ask
 :meth:`TuningContext.config_for_gpu` for each group (records of the device the
-build machine has, ``gpu_task.gpu_target_record``).
+build machine has, ``gpu_task.gpu_target_record``). CPU builds ask
+:meth:`TuningContext.layout_chooser` for the graph tuner's per-conv layouts (the latest
+``graph_layout`` record of the graph's fingerprint and the exact target).
 """
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ import json
 import os
 from pathlib import Path
 
-from .record import best_records, read_records, target_record
+from .record import LayoutRecord, best_records, read_log, target_record
 
 #: the shipped logs (``*.jsonl``), applied under the same matching rule
 SHIPPED_DIR = Path(__file__).parent / "logs"
@@ -29,14 +31,28 @@ SHIPPED_DIR = Path(__file__).parent / "logs"
 class TuningContext:
     """Best configs by (workload key, target); consulted by ``compile_graph``."""
 
-    def __init__(self, records, sources=()):
+    def __init__(self, records, sources=(), layouts=()):
         self.best = best_records(records)
+        self.layouts = {(r.graph, json.dumps(r.target, sort_keys=True)): r for r in layouts}
         self.sources = list(sources)
         self.workloads: set = set()
         self.covered: set = set()
+        self.layout_applied: "LayoutRecord | None" = None
 
     def __bool__(self) -> bool:
-        return bool(self.best)
+        return bool(self.best) or bool(self.layouts)
+
+    def layout_chooser(self, target):
+        """``choose(layout_sites) -> layouts | None`` for ``assign_layout`` on LLVM
+        ``target`` (a ``Target``): the latest decision for that graph and target, or None
+        (no decision: the graph keeps today's layouts). Remembers what it applied."""
+        rec = target_record(target)
+
+        def choose(sites):
+            r = self.layouts.get((sites.key, json.dumps(rec, sort_keys=True)))
+            self.layout_applied = r
+            return None if r is None else r.layouts
+        return choose
 
     def config_values(self, key: str, target: dict) -> "dict | None":
         """The best record's config (tuples restored) for ``key`` on ``target``, or None."""
@@ -118,9 +134,13 @@ class TuningContext:
         return tiling_for
 
     def report(self) -> dict:
-        """``{"workloads": met, "covered": with a tuned record, "logs": [paths]}``."""
-        return {"workloads": len(self.workloads), "covered": len(self.covered),
-                "logs": self.sources}
+        """``{"workloads": met, "covered": with a tuned record, "logs": [paths]}``, plus
+        ``"layouts"``: the per-conv layouts applied from a graph decision, if one was."""
+        out = {"workloads": len(self.workloads), "covered": len(self.covered),
+               "logs": self.sources}
+        if self.layout_applied is not None:
+            out["layouts"] = [list(c) for c in self.layout_applied.layouts]
+        return out
 
 
 def load_tuning(logs=(), shipped: bool = True, shipped_dir=None) -> TuningContext:
@@ -141,5 +161,6 @@ def load_tuning(logs=(), shipped: bool = True, shipped_dir=None) -> TuningContex
     if shipped:
         d = Path(shipped_dir) if shipped_dir is not None else SHIPPED_DIR
         paths += sorted(str(p) for p in d.glob("*.jsonl")) if d.is_dir() else []
-    records = [r for p in paths for r in read_records(p)]
-    return TuningContext(records, paths)
+    logs = [read_log(p) for p in paths]
+    return TuningContext([r for log in logs for r in log["trial"]], paths,
+                         [r for log in logs for r in log[LayoutRecord.KIND]])

@@ -17,6 +17,16 @@ interrupted session leaves a valid log and a rerun continues from it.
 Reading skips a damaged line, a record of another format version and a line
 that is not a record, each with a warning naming the file and the line
 number (:class:`TuningLogWarning`).
+
+Besides trials, a log holds graph-level decisions, told apart by a ``kind`` field
+(absent: a trial; ``RECORD_KINDS``). ``"graph_layout"`` (:class:`LayoutRecord`, its own
+``version``) is the graph tuner's choice of every conv's layout for one model and target::
+
+    {"kind": "graph_layout", "version": 1, "graph": "3f0c...", "target": {...},
+     "layouts": [[0, 0], [16, 8], ...], "estimate": {"dp_s": ..., ...}, "timestamp": ...}
+
+A reader that predates a kind skips its lines with a warning (a graph record has no
+``key``), as it does any foreign line.
 """
 from __future__ import annotations
 
@@ -102,28 +112,86 @@ class TuningLog:
             f.flush()
             os.fsync(f.fileno())
 
+    def layout_records(self) -> list[LayoutRecord]:
+        """The graph-level layout decisions in the log, in file order."""
+        return read_log(self.path)[LayoutRecord.KIND]
+
     def records(self) -> list[Record]:
         """Every valid record, in file order; a missing file has none. Bad lines are
         skipped with a :class:`TuningLogWarning` naming the file and the line."""
         return read_records(self.path)
 
 
-def read_records(path) -> list[Record]:
-    """The records of the log at ``path`` (see :meth:`TuningLog.records`)."""
+@dataclass
+class LayoutRecord:
+    """The graph tuner's layout decision (module docstring): per conv site of the graph
+    with fingerprint ``graph`` (``compiler.graph.passes.assign_layout.LayoutSites.key``),
+    its ``[in block, out block]`` (0: NCHW); ``estimate`` holds the estimated costs in
+    seconds behind it."""
+
+    graph: str
+    target: dict
+    layouts: list
+    estimate: dict = field(default_factory=dict)
+    timestamp: float = field(default_factory=time.time)
+
+    KIND = "graph_layout"
+    VERSION = 1
+
+    def to_json(self) -> str:
+        return json.dumps({"kind": self.KIND, "version": self.VERSION, "graph": self.graph,
+                           "target": self.target, "layouts": [list(c) for c in self.layouts],
+                           "estimate": self.estimate, "timestamp": self.timestamp})
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "LayoutRecord":
+        """Raises ValueError naming the bad version or field."""
+        if d.get("version") != cls.VERSION:
+            raise ValueError(f"{cls.KIND} format version {d.get('version')!r}, this reader "
+                             f"takes {cls.VERSION}")
+        for name, typ in (("graph", str), ("target", dict), ("layouts", list)):
+            if not isinstance(d.get(name), typ):
+                raise ValueError(f"field {name!r} must be a {typ.__name__}, not {d.get(name)!r}")
+        if not all(isinstance(c, list) and len(c) == 2 and all(isinstance(b, int) for b in c)
+                   for c in d["layouts"]):
+            raise ValueError(f"field 'layouts' must hold [in block, out block] int pairs, not "
+                             f"{d['layouts']!r}")
+        return cls(d["graph"], d["target"], [tuple(c) for c in d["layouts"]],
+                   dict(d.get("estimate") or {}), float(d.get("timestamp", 0.0)))
+
+
+#: the ``kind`` field of a log line -> the class that reads it (absent: a trial)
+RECORD_KINDS = {"trial": Record, LayoutRecord.KIND: LayoutRecord}
+
+
+def read_log(path) -> dict:
+    """Every valid line of the log at ``path`` by kind: ``{"trial": [Record...],
+    "graph_layout": [LayoutRecord...]}`` in file order; bad lines and unknown kinds are
+    skipped with a :class:`TuningLogWarning` naming the file and the line."""
     path = os.fspath(path)
+    out: dict = {k: [] for k in RECORD_KINDS}
     if not os.path.exists(path):
-        return []
-    out = []
+        return out
     with open(path, encoding="utf-8", errors="replace") as f:
         for no, line in enumerate(f, 1):
             if not line.strip():
                 continue
             try:
-                out.append(Record.from_dict(json.loads(line)))
+                d = json.loads(line)
+                kind = d.get("kind", "trial") if isinstance(d, dict) else "trial"
+                if kind not in RECORD_KINDS:
+                    raise ValueError(f"record kind {kind!r} is unknown to this reader (kinds: "
+                                     f"{sorted(RECORD_KINDS)})")
+                out[kind].append(RECORD_KINDS[kind].from_dict(d))
             except (ValueError, TypeError) as e:
                 warnings.warn(f"{path} line {no}: skipped a line that is not a tuning record of "
-                              f"format {FORMAT_VERSION}: {e}", TuningLogWarning, stacklevel=2)
+                              f"format {FORMAT_VERSION}: {e}", TuningLogWarning, stacklevel=3)
     return out
+
+
+def read_records(path) -> list[Record]:
+    """The trial records of the log at ``path`` (see :meth:`TuningLog.records`)."""
+    return read_log(path)["trial"]
 
 
 def best_records(records) -> dict:
@@ -139,8 +207,8 @@ def best_records(records) -> dict:
 
 
 def distill(src, dst) -> int:
-    """Write the best record per (workload, target) of log ``src`` to ``dst`` (replaced);
-    returns how many.
+    """Write the best record per (workload, target) and the latest layout decision per
+    (graph, target) of log ``src`` to ``dst`` (replaced); returns how many.
 
     Raises:
         FileNotFoundError: there is no log ``src`` (its ``filename``).
@@ -148,10 +216,12 @@ def distill(src, dst) -> int:
     if not os.path.isfile(src):
         raise FileNotFoundError(errno.ENOENT, "no such tuning log to distill (give a log that "
                                 "`vta tune MODEL -o LOG` wrote)", os.fspath(src))
-    best = best_records(read_records(src))
+    log = read_log(src)
+    best = best_records(log["trial"])
+    latest = {(r.graph, json.dumps(r.target, sort_keys=True)): r for r in log[LayoutRecord.KIND]}
     tmp = os.fspath(dst) + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:
-        for r in best.values():
+        for r in list(best.values()) + list(latest.values()):
             f.write(r.to_json() + "\n")
     os.replace(tmp, dst)
-    return len(best)
+    return len(best) + len(latest)

@@ -1,7 +1,7 @@
 """The graph optimization pipeline: a flat, ordered, named list of passes.
 
     infer_types -> fold_constants -> fold_batch_norm -> eliminate_dead_code
-    [-> alter_layout(block) -> fold_constants -> eliminate_dead_code]
+    [-> alter_layout(block) | assign_layout(choose) -> fold_constants -> eliminate_dead_code]
     -> fuse_ops                      then: plan_memory (analysis)
 
 `optimize` runs it, verifying the IR after every pass when `verify` is set.
@@ -16,8 +16,8 @@ from typing import Callable, Mapping, NamedTuple
 import numpy as np
 
 from .ir import Graph
-from .passes import (MemoryPlan, alter_layout, eliminate_dead_code, fold_batch_norm, fold_constants, fuse_ops,
-                     infer_types, plan_memory)
+from .passes import (MemoryPlan, alter_layout, assign_layout, eliminate_dead_code, fold_batch_norm, fold_constants,
+                     fuse_ops, infer_types, plan_memory)
 from .verify import verify as verify_graph
 
 
@@ -26,17 +26,23 @@ class Pass(NamedTuple):
     run: Callable[[Graph, dict], tuple[Graph, dict]]
 
 
-def default_pipeline(layout_block: int | None = None, fuse: bool = True) -> list[Pass]:
-    """The passes `optimize` runs, in order. layout_block: NCHW{b}c block for convs (None: keep NCHW)."""
+def default_pipeline(layout_block: int | None = None, fuse: bool = True,
+                     layouts: Callable | None = None) -> list[Pass]:
+    """The passes `optimize` runs, in order. layout_block: NCHW{b}c block for convs (None: keep NCHW).
+    layouts: instead, a per-conv choice `choose(LayoutSites) -> [(in block, out block)] | None`
+    (`passes.assign_layout`, the graph tuner's decision)."""
     passes = [
         Pass("infer_types", infer_types),
         Pass("fold_constants", fold_constants),
         Pass("fold_batch_norm", fold_batch_norm),
         Pass("eliminate_dead_code", eliminate_dead_code),
     ]
-    if layout_block:
+    if layout_block and layouts is not None:
+        raise ValueError(f"give layout_block ({layout_block}) or per-conv layouts, not both")
+    if layout_block or layouts is not None:
         passes += [
-            Pass(f"alter_layout[{layout_block}]", partial(alter_layout, block=layout_block)),
+            Pass(f"alter_layout[{layout_block}]", partial(alter_layout, block=layout_block)) if layout_block
+            else Pass("assign_layout", partial(assign_layout, choose=layouts)),
             Pass("fold_constants", fold_constants),
             Pass("eliminate_dead_code", eliminate_dead_code),
         ]
@@ -56,16 +62,16 @@ class Optimized:
 
 
 def optimize(graph: Graph, params: Mapping[str, np.ndarray], *, layout_block: int | None = None,
-             fuse: bool = True, verify: bool = True,
+             fuse: bool = True, verify: bool = True, layouts: Callable | None = None,
              on_pass: Callable[[str, Graph, dict], None] | None = None) -> Optimized:
-    """Run `default_pipeline(layout_block, fuse)` then `plan_memory`.
+    """Run `default_pipeline(layout_block, fuse, layouts)` then `plan_memory`.
 
     on_pass(name, graph, params) is called after each pass (tests use it to
     check that every pass preserves outputs). Raises GraphError when a pass
     produces IR that fails `verify`.
     """
     params = dict(params)
-    pipeline = default_pipeline(layout_block, fuse)
+    pipeline = default_pipeline(layout_block, fuse, layouts)
     for p in pipeline:
         graph, params = p.run(graph, params)
         if verify:

@@ -258,6 +258,10 @@ def _echo_tuning(cm) -> None:
     if tuning and tuning["logs"]:
         click.echo(f"  tuning: {tuning['covered']} of {plural(tuning['workloads'], 'tunable workload')}"
                    f" covered by {', '.join(tuning['logs'])}")
+    if tuning and "layouts" in tuning:
+        blocked = sum(1 for ib, _ in tuning["layouts"] if ib)
+        click.echo(f"  layouts: the graph tuner's choice, {blocked} of "
+                   f"{plural(len(tuning['layouts']), 'conv')} in blocked NCHW{{b}}c")
 
 
 def _echo_io(cm) -> None:

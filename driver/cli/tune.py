@@ -56,11 +56,14 @@ def _infra_options(f):
               help="draw best-so-far against trials for each task")
 @click.option("--distill", is_flag=True,
               help="MODEL is a tuning log: write its best record per workload to -o")
+@click.option("--no-graph-tuning", "no_graph", is_flag=True,
+              help="--target llvm: skip the layout stage (each conv's channel block chosen "
+                   "over the whole graph from measured layer and transform costs)")
 @click.option("--quiet", is_flag=True, help="no progress bars")
 @_infra_options
 @friendly
 def tune_cmd(model, output, target, trials, time_budget, strategy, scheduler, threads, timeout,
-             preset, input_shapes, plot, distill, quiet, build_jobs, transfer_logs):
+             preset, input_shapes, plot, distill, no_graph, quiet, build_jobs, transfer_logs):
     """Search the schedules of MODEL's layers for --target and append every trial to the
     tuning log -o; build with it by `vta compile --tuning-log LOG`.
 
@@ -107,7 +110,8 @@ def tune_cmd(model, output, target, trials, time_budget, strategy, scheduler, th
                        strategy=strategy, scheduler=scheduler,
                        input_shapes=parse_input_shapes(input_shapes), vta_config=preset,
                        timeout=timeout, threads=threads, on_tasks=on_tasks, on_trial=on_trial,
-                       build_jobs=build_jobs, transfer_logs=transfer_logs)
+                       build_jobs=build_jobs, transfer_logs=transfer_logs,
+                       graph_tuning=not no_graph)
     except ImportError as e:          # the tune extra (xgboost, distributed) is missing
         raise click.ClickException(str(e)) from None
     for b in bars:
@@ -118,6 +122,13 @@ def tune_cmd(model, output, target, trials, time_budget, strategy, scheduler, th
                    f"({r.trials} trials)")
     for name, why in s.checks:
         click.echo(f"warning: the chosen schedule of {name} failed its check: {why}", err=True)
+    if s.layout is not None:
+        e = s.layout.estimate
+        blocked = sum(1 for ib, _ in s.layout.layouts if ib)
+        click.echo(f"graph tuning: {blocked} of {plural(len(s.layout.layouts), 'conv')} blocked, "
+                   f"{plural(e['transforms'], 'layout transform')}; estimated "
+                   f"{_fmt(e['dp_s'], 's')} (per-layer best layouts {_fmt(e['per_layer_best_s'], 's')}"
+                   f", all NCHW {_fmt(e['default_s'], 's')})")
     click.echo(f"sum of tuned per-task times: {_fmt(s.tasks_tuned, s.unit)} (default "
                f"{_fmt(s.tasks_default, s.unit)})"
                + (f"; measured end-to-end latency: {_fmt(s.end_to_end_s, 's')}"

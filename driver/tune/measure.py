@@ -100,6 +100,29 @@ def measure_llvm(payload: dict, config, options: dict) -> list:
     return time_kernel(payload, f.get_function("cand"), args, options)
 
 
+def measure_layout_transform(payload: dict, config, options: dict) -> list:
+    """Seconds per run of the kernel moving an NCHW-``payload["shape"]`` tensor from layout
+    ``payload["src"]`` to ``payload["dst"]`` (``compiler.autotune.layout_stage``), built as
+    a model build would (a fused injective group); checked against numpy's transform."""
+    from compiler.graph import Graph, Op, input_node, make, optimize
+    from compiler.graph.opdefs.transform import layout_transform
+    p = payload
+    x = input_node("x", p["shape"], p["dtype"])
+    if p["src"] != "NCHW":
+        x = input_node("x", make(Op.LAYOUT_TRANSFORM, x, src_layout="NCHW",
+                                 dst_layout=p["src"]).shape, p["dtype"])
+    y = make(Op.LAYOUT_TRANSFORM, x, src_layout=p["src"], dst_layout=p["dst"])
+    node = optimize(Graph((x,), (y,), ("y",)), {}).graph.outputs[0]
+    kdef, f = _build_llvm(node, p["target"], None)
+    args = inputs(node, kdef.packs, arg_types(kdef), kdef.constants, 0)
+    f(*args)
+    if options.get("check", True) and not np.array_equal(
+            args[-1], layout_transform(args[0], p["src"], p["dst"])):
+        raise ArithmeticError(f"wrong result: the {p['src']} -> {p['dst']} kernel differs from "
+                              "numpy's transform")
+    return time_kernel(payload, f.get_function("cand"), args, dict(options, check=False))
+
+
 def vta_kernel(payload: dict, config):
     """The accelerator program of a ``vta_conv2d`` task at ``config`` (its tiling)."""
     from compiler.topi.vta import conv2d_program
@@ -138,7 +161,8 @@ def check_vta_conv2d(payload: dict, config) -> "str | None":
 
 
 #: task kind -> measure(payload, config, options) -> costs
-MEASURES = {"llvm": measure_llvm, "vta_conv2d": measure_vta_conv2d, "gpu": measure_gpu}
+MEASURES = {"llvm": measure_llvm, "vta_conv2d": measure_vta_conv2d, "gpu": measure_gpu,
+            "layout_transform": measure_layout_transform}
 
 
 def guarded(fn, *args) -> tuple:

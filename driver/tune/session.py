@@ -3,6 +3,8 @@
 :func:`tune_model` extracts the tasks of a model for ``"llvm"`` or ``"vta"``,
 picks the runner (the local worker process or the cycle model; a Dask cluster
 when ``scheduler`` names one), tunes into the JSON-lines log and, for the CPU,
+runs the layout stage (every conv in each candidate layout, the layout transforms,
+then the graph tuner's choice: ``compiler.autotune.layout_stage``), then
 builds the model with the log and measures its end-to-end latency, so the sum
 of the tuned per-task times can be printed beside it (they disagree where
 layout transforms, copies and the runtime's own work are not in any task:
@@ -13,9 +15,11 @@ from __future__ import annotations
 import errno
 import math
 import os
+import time
 from dataclasses import dataclass, field
 
 from compiler.autotune import TuningLog, extract_tasks, tune
+from compiler.autotune.layout_stage import tune_layouts
 from vta_hw.errors import ArgumentError
 
 
@@ -29,6 +33,8 @@ class Summary:
         tasks_default / tasks_tuned: sum over tasks of weight x cost at the default
             point and at the best point.
         end_to_end_s: the built model's measured latency with the log (CPU; else None).
+        layout: the graph tuner's decision (``record.LayoutRecord``; CPU with graph
+            tuning, else None); its ``estimate`` holds the estimated totals in seconds.
     """
 
     results: list
@@ -37,6 +43,7 @@ class Summary:
     tasks_tuned: float = 0.0
     end_to_end_s: "float | None" = None
     checks: list = field(default_factory=list)
+    layout: object = None
 
 
 def make_runner(target: str, scheduler: "str | None" = None, timeout: float = 60.0,
@@ -77,7 +84,7 @@ def tune_model(model, output, *, target: str = "llvm", trials: int = 16,
                scheduler: "str | None" = None, input_shapes=None, vta_config=None,
                timeout: float = 60.0, threads: "int | None" = None, on_tasks=None,
                on_trial=None, measure_model: bool = True, build_jobs: "int | None" = None,
-               transfer_logs=()) -> Summary:
+               transfer_logs=(), graph_tuning: bool = True) -> Summary:
     """Tune ``model`` for ``target`` into the log ``output`` (appended to; a rerun
     continues from it).
 
@@ -97,6 +104,8 @@ def tune_model(model, output, *, target: str = "llvm", trials: int = 16,
             (None: ``min(cores, 4)``; 0: each built in the measuring worker).
         transfer_logs: earlier tuning logs (any models) whose records pre-train the cost
             model (``compiler.autotune.transfer``); ``output`` 's own records always do.
+        graph_tuning: CPU: after the per-task stage, run the layout stage and append the
+            graph tuner's decision to the log (the build applies it).
 
     Raises:
         ValueError: an unknown strategy or target; compiler.frontend.FrontendError: the
@@ -105,21 +114,30 @@ def tune_model(model, output, *, target: str = "llvm", trials: int = 16,
     """
     transfer = transfer_records(transfer_logs)
     runner = make_runner(target, scheduler, timeout, threads, build_jobs)
+    vta = target.split()[0] == "vta"
+    layout = None
     try:
         tasks = extract_tasks(model, target, input_shapes=input_shapes, vta_config=vta_config)
         if on_tasks is not None:
             on_tasks(tasks)
+        start = time.monotonic()
         results = tune(tasks, runner, trials=trials, log=TuningLog(output), strategy=strategy,
                        time_budget_s=time_budget_s, on_trial=on_trial, transfer=transfer)
+        if graph_tuning and target.split()[0] not in ("vta", "cuda", "opencl"):
+            left = None if time_budget_s is None else \
+                max(time_budget_s - (time.monotonic() - start), 0.0)
+            _, layout = tune_layouts(model, runner, TuningLog(output), target=target,
+                                     trials=trials, input_shapes=input_shapes,
+                                     strategy=strategy, time_budget_s=left, transfer=transfer)
     finally:
         if hasattr(runner, "close"):
             runner.close()
-    vta = target.split()[0] == "vta"
     fin = [r for r in results if math.isfinite(r.best_cost)]
     s = Summary(results, "cycles" if vta else "s",
                 sum(r.task.weight * r.default_cost for r in fin if math.isfinite(r.default_cost)),
                 sum(r.task.weight * r.best_cost for r in fin))
     s.checks = [(r.task.name, r.check) for r in results if r.check]
+    s.layout = layout
     if measure_model and not vta and tasks:
         s.end_to_end_s = model_latency(model, target, output, input_shapes, threads)
     return s

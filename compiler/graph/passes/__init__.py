@@ -4,6 +4,7 @@ dict comes back); `plan_memory` is an analysis returning a `MemoryPlan`.
 """
 
 from .alter_layout import alter_layout
+from .assign_layout import assign_layout
 from .dce import eliminate_dead_code
 from .fold_batch_norm import fold_batch_norm
 from .fold_constants import fold_constants
@@ -11,5 +12,5 @@ from .fuse_ops import fuse_ops
 from .infer_types import infer_types
 from .plan_memory import MemoryPlan, plan_memory
 
-__all__ = ["alter_layout", "eliminate_dead_code", "fold_batch_norm", "fold_constants", "fuse_ops",
+__all__ = ["alter_layout", "assign_layout", "eliminate_dead_code", "fold_batch_norm", "fold_constants", "fuse_ops",
            "infer_types", "plan_memory", "MemoryPlan"]

@@ -7,7 +7,10 @@ consumer, is not a graph output, and:
 - P is OUT_EWISE_FUSABLE (conv, dense, pool) and C is INJECTIVE (a complex
   op absorbs the elementwise/injective ops after it);
 and the merged group holds at most one REDUCTION / OUT_EWISE_FUSABLE op (its
-master). OPAQUE ops stay alone. Single consumers mean a group has exactly
+master). A LAYOUT_TRANSFORM is never absorbed after an OUT_EWISE_FUSABLE master:
+it is a kernel of its own (as in TVM, where a conv takes only elementwise ops
+after it), so the master keeps its aligned epilogue (``graph_lower.schedule``)
+and the graph tuner's measured layer and transform costs add up to the build's. OPAQUE ops stay alone. Single consumers mean a group has exactly
 one output (its root), so groups never form cycles.
 
 Every compute node ends up in a FUSED node (singletons too): src = the
@@ -50,6 +53,9 @@ def fusion_groups(graph: Graph) -> dict[Node, list[Node]]:
             kn is Kind.OUT_EWISE_FUSABLE and kc is Kind.INJECTIVE)
         gn, gc = find(n), find(c)
         if not ok or (master[gn] is not None and master[gc] is not None):
+            continue
+        if (c.op is Op.LAYOUT_TRANSFORM and master[gn] is not None
+                and kind_of(master[gn].op) is Kind.OUT_EWISE_FUSABLE):
             continue
         parent[gn] = gc
         master[gc] = master[gc] or master[gn]

@@ -56,8 +56,10 @@ def test_every_heldout_prediction_matches_onnxruntime(heldout):
     np.testing.assert_array_equal(opt_logits.argmax(1), ref_pred)
     assert np.abs(opt_logits - expected).max() <= 1e-4 * np.abs(expected).max()
     assert [n.attr("name") for n in opt.graph.nodes() if n.op is Op.FUSED] == \
-        ["fused_conv2d_add_relu_layout_transform",  # conv1 (1 in-channel stays NCHW), re-laid out for conv2
-         "fused_conv2d_add_relu_layout_transform_reshape",  # blocked conv2, back to NCHW, flatten
+        ["fused_conv2d_add_relu",  # conv1 (1 in-channel stays NCHW)
+         "fused_layout_transform",  # re-laid out for conv2 (a transform is a kernel of its own)
+         "fused_conv2d_add_relu",  # blocked conv2
+         "fused_layout_transform_reshape",  # back to NCHW, flatten
          "fused_dense_add"]
     accuracy = float((ref_pred == labels).mean())
     assert accuracy >= 0.97, f"held-out accuracy {accuracy:.4f}; retrain with examples/digits/train.py"
