@@ -17,7 +17,9 @@ float unit and keeps those):
         rA = float32(sa / sc), rB = float32(sb / sc),
         F = float32(float32(Zc) - float32(float32(rA * Za) + float32(rB * Zb))),
         y = clip(round_half_even(fma(A, rA, fma(B, rB, F))) - o, -128, 127)
-      each fma rounded once to float32 (here: exact float64 products and sums, one rounding)
+      each fma rounded once to float32 (here: the exact float64 product plus the addend in
+      float64, then one rounding to float32: the fma's value unless the float64 sum's own
+      rounding lands on a float32 tie)
     QLinearGlobalAveragePool (MLAS): M = float32(s_in / float32(s_out * HW)),
         y = clip(round_half_even(float32(sum(q) - z_in * HW) * M) + z_out, -128, 127)
 
@@ -155,7 +157,7 @@ def add_expr(a: dict, zero: int):
         def f64(v):
             return ir.const(float(v), "float64")
 
-        def fma(v, r, c):   # float32(v * r + c) with one rounding: exact float64 steps
+        def fma(v, r, c):   # float32((v + o) * r + c): float64 steps, one float32 rounding
             return te.cast((te.cast(v, "float64") + f64(o)) * f64(r) + c, "float32")
         return lambda x, y: to_int8(fma(x, ra, te.cast(fma(y, rb, f64(fixed)), "float64")),
                                     False, -o)
