@@ -12,6 +12,14 @@ float unit and keeps those):
     DequantizeLinear -> Add -> QuantizeLinear (the adds onnxruntime leaves in float):
         y = clip(round_half_even(float32(float32((a - za) * sa) + float32((b - zb) * sb))
                  / sc) + zc, -128, 127)
+    QLinearAdd (MLAS ``MlasQLinearAddKernelAvx2Helper``; the adds it fuses, attr ``qlinear``:
+    the offset o from our int8 values to the model's, 128 for uint8), with A = a + o etc.:
+        rA = float32(sa / sc), rB = float32(sb / sc),
+        F = float32(float32(Zc) - float32(float32(rA * Za) + float32(rB * Zb))),
+        y = clip(round_half_even(fma(A, rA, fma(B, rB, F))) - o, -128, 127)
+      each fma rounded once to float32 (here: the exact float64 product plus the addend in
+      float64, then one rounding to float32: the fma's value unless the float64 sum's own
+      rounding lands on a float32 tie)
     QLinearGlobalAveragePool (MLAS): M = float32(s_in / float32(s_out * HW)),
         y = clip(round_half_even(float32(sum(q) - z_in * HW) * M) + z_out, -128, 127)
 
@@ -76,8 +84,22 @@ def requantize(acc: np.ndarray, fscale, relu: bool, zero: int) -> np.ndarray:
     return np.clip(y, -128, 127).astype(np.int8)
 
 
+def qlinear_add_consts(attrs: dict, zero: int) -> tuple:
+    """(o, rA, rB, F) of QLinearAdd (module docstring) as Python floats (float32 values)."""
+    o, f = attrs["qlinear"], np.float32
+    ra, rb = f(f(attrs["sa"]) / f(attrs["sc"])), f(f(attrs["sb"]) / f(attrs["sc"]))
+    fixed = f(f(zero + o) - f(f(ra * f(attrs["za"] + o)) + f(rb * f(attrs["zb"] + o))))
+    return o, float(ra), float(rb), float(fixed)
+
+
 def add(a: np.ndarray, b: np.ndarray, attrs: dict, zero: int) -> np.ndarray:
-    """RESCALE_ADD in float32 (module docstring): attrs za, zb, sa, sb, sc."""
+    """RESCALE_ADD in float32 (module docstring): attrs za, zb, sa, sb, sc; with ``qlinear``
+    onnxruntime's QLinearAdd."""
+    if attrs.get("qlinear") is not None:
+        o, ra, rb, fixed = qlinear_add_consts(attrs, zero)
+        t = ((b.astype(np.float64) + o) * rb + fixed).astype(np.float32)
+        y = ((a.astype(np.float64) + o) * ra + t.astype(np.float64)).astype(np.float32)
+        return np.clip(np.rint(y).astype(np.float64) - o, -128, 127).astype(np.int8)
     fa = (a.astype(np.float32) - np.float32(attrs["za"])) * np.float32(attrs["sa"])
     fb = (b.astype(np.float32) - np.float32(attrs["zb"])) * np.float32(attrs["sb"])
     y = np.rint((fa + fb) / np.float32(attrs["sc"])).astype(np.float64) + zero
@@ -128,7 +150,18 @@ def requant_expr(a: dict, channels: int, zero: int, lo: int = -128, hi: int = 12
 
 def add_expr(a: dict, zero: int):
     """``(int8 a expr, int8 b expr) -> int8 expr``: RESCALE_ADD in float32 (attrs za, zb, sa,
-    sb, sc; module docstring)."""
+    sb, sc; module docstring), with ``qlinear`` onnxruntime's QLinearAdd (float64 lanes)."""
+    if a.get("qlinear") is not None:
+        o, ra, rb, fixed = qlinear_add_consts(a, zero)
+
+        def f64(v):
+            return ir.const(float(v), "float64")
+
+        def fma(v, r, c):   # float32((v + o) * r + c): float64 steps, one float32 rounding
+            return te.cast((te.cast(v, "float64") + f64(o)) * f64(r) + c, "float32")
+        return lambda x, y: to_int8(fma(x, ra, te.cast(fma(y, rb, f64(fixed)), "float64")),
+                                    False, -o)
+
     def term(v, z, s):
         return (te.cast(v, "float32") - _f32(z)) * _f32(np.float32(s))
     return lambda x, y: to_int8((term(x, a["za"], a["sa"]) + term(y, a["zb"], a["sb"]))

@@ -120,8 +120,8 @@ def import_qdq(graph: Graph, params: Mapping[str, np.ndarray], *,
     if requant not in REQUANT_FORMS:
         raise ValueError(f"requant must be one of {', '.join(map(repr, REQUANT_FORMS))}, "
                          f"not {requant!r}")
-    stripped, exps, zps = _strip(graph, params)
-    b = _QdqBuilder(stripped, params, exps, zps, group_channels, requant == "float")
+    stripped, exps, zps, unsigned = _strip(graph, params)
+    b = _QdqBuilder(stripped, params, exps, zps, group_channels, requant == "float", unsigned)
     for n in stripped.nodes():
         b.visit(n)
     outs = [b.as_float(o) for o in stripped.outputs]
@@ -135,11 +135,14 @@ def exponent_of_scale(scale: float) -> "int | float":
     return int(e) if e.is_integer() else e
 
 
-def _strip(graph: Graph, params) -> tuple[Graph, dict[Node, "int | float"], dict[Node, int]]:
-    """``graph`` with every DequantizeLinear(QuantizeLinear(t)) pair replaced by ``t``, and
-    the exponent and the int8 zero point of each such ``t``."""
+def _strip(graph: Graph, params) -> tuple[Graph, dict[Node, "int | float"], dict[Node, int],
+                                          set]:
+    """``graph`` with every DequantizeLinear(QuantizeLinear(t)) pair replaced by ``t``, the
+    exponent and the int8 zero point of each such ``t``, and the set of those ``t`` the model
+    quantizes to uint8."""
     exps: dict[Node, int | float] = {}
     zps: dict[Node, int] = {}
+    unsigned: set = set()
 
     def pair(d: Node):
         q = d.src[0]
@@ -158,9 +161,11 @@ def _strip(graph: Graph, params) -> tuple[Graph, dict[Node, "int | float"], dict
                                 "or QuantType.QInt8")
         exps.setdefault(t, exponent_of_scale(s.reshape(())))
         zps.setdefault(t, int(z.reshape(())) + STORED_OFFSET[q.dtype])
+        if q.dtype == "uint8":
+            unsigned.add(t)
         return t
 
-    return rewrite(graph, {Op.DEQUANTIZE: [pair]}), exps, zps
+    return rewrite(graph, {Op.DEQUANTIZE: [pair]}), exps, zps, unsigned
 
 
 def model_weight(w: np.ndarray, what: str) -> tuple[np.ndarray, "int | float | np.ndarray"]:
@@ -199,10 +204,12 @@ class _QdqBuilder(_Builder):
 
     DEPTHWISE = True
 
-    def __init__(self, graph, params, exps, zps, group_channels, float_requant=False):
+    def __init__(self, graph, params, exps, zps, group_channels, float_requant=False,
+                 unsigned=frozenset()):
         super().__init__(graph, params, {}, per_channel=False, group_channels=group_channels)
         self.exps, self.zps = exps, zps
         self.float_requant = float_requant
+        self.unsigned = unsigned   # the tensors the model quantizes to uint8 (_strip)
         self.zero_in = self.zero_out = 0   # the zero points of the conv/dense being built
 
     def exp_of(self, n: Node):
@@ -346,6 +353,9 @@ class _QdqBuilder(_Builder):
         qa, qb = self.nodes[ai], self.nodes[bi]
         ey, zy = self.exps[n], self.zps.get(n, 0)
         scales = {k: float(scale_of(e)) for k, e in (("sa", qa.exp), ("sb", qb.exp), ("sc", ey))}
+        if self.float_requant and {a, b, n} <= self.unsigned:
+            # onnxruntime fuses an all-uint8 add into QLinearAdd (ort_requant.add)
+            scales["qlinear"] = -STORED_OFFSET["uint8"]
         self.of[n] = self.emit(QNode(QOp.RESCALE_ADD, (ai, bi), n.shape, "int8", ey,
                                      {"za": qa.zp, "zb": qb.zp, **scales},
                                      name=n.label or "add", zp=zy))

@@ -50,7 +50,9 @@ Ops (``QOp``) and their integer semantics, the same as the accelerator's
                 as onnxruntime's DequantizeLinear -> Add -> QuantizeLinear:
                 y = clip(round_half_even(((a - za) * sa + (b - zb) * sb) / sc) + zp, -128, 127)
                 (each operation rounded to float32); attrs za, zb, sa, sb, sc (float32
-                scales). The QDQ residual add whose scales are not powers of two (CPU)
+                scales); with attr qlinear (an all-uint8 add: 128) onnxruntime's QLinearAdd
+                instead (``ort_requant``). The QDQ residual add whose scales are not powers
+                of two (CPU)
     LUT         int8 -> int8 through a table: y = table[q + 128] (attrs table: 256 ints; a
                 unary op between two scales, ``compiler.quant.lut``), exp and zp the result's
     MEAN        global average pool on int8: floor((sum + HW // 2) / HW), same exp and zp;
