@@ -62,6 +62,8 @@ def _depthwise_space(w):
     wide = w.target.vector_lanes(32) >= 16
     vec = Knob("ow_vec", _OW_VEC.candidates, _OW_VEC_DW_WIDE) if wide else _OW_VEC
     return ConfigSpace((vec, _PAR_DW))
+
+
 #: conv algorithm -> Winograd output tile m (None: direct); offered for 3x3 stride-1 convs
 #: with constant weights. With Winograd, ``ow_tile`` is the GEMM's register tile (accumulator
 #: vectors) and ``par_depth`` the output transform's parallel depth.
