@@ -11,7 +11,8 @@ Parts (``--parts``, comma-separated; all by default):
   ``--rounds`` alternating rounds of ``--repeat`` runs, ours and onnxruntime's
   (``intra_op_num_threads``), and OpenVINO's (``INFERENCE_PRECISION_HINT=f32``) when
   the ``openvino`` package is installed. Output agreement with onnxruntime is
-  checked (max error relative to max|expected|, must be <= 1e-4).
+  checked (max error relative to max|expected|, must be <= 1e-4). At 1 thread also
+  the thread's CPU time of ours and onnxruntime's (``_cpu`` figures).
   Bars: ResNet-18 <= 0.9x onnxruntime, MobileNetV2 <= 1.1x, at every thread count.
 * ``layers``: single convs of shapes no shipped log covers (24, 40 and 255 output
   channels, small spatial sizes, 1x1): each layer's latency against onnxruntime's
@@ -27,7 +28,8 @@ Parts (``--parts``, comma-separated; all by default):
   operand (the ``matmul_dense`` implementation) and one of two activations
   (``batch_matmul``, B packed in the kernel), against numpy (OpenBLAS limited to the same
   threads by threadpoolctl), interleaved rounds, at each thread count (bar: >= 1.1x numpy);
-  at 1 thread also by the thread's CPU time (``_cpu`` figures: steady on a loaded machine).
+  at 1 thread also by the thread's CPU time (``_cpu`` figures: steady on a loaded machine;
+  the models part reports them too).
 
 The load average is printed before and after (timings on a loaded machine are not
 figures). The last line is one JSON object of every figure (units in the names).
@@ -75,7 +77,8 @@ def _openvino(path, threads):
 
 
 def _compare(path, log, threads, repeat, rounds):
-    """(ours best s, onnxruntime best s, openvino best s or None, max rel err)."""
+    """(ours best s, onnxruntime best s, openvino best s or None, max rel err, the build's
+    tuning stats, and at 1 thread (ours, onnxruntime) best thread CPU s, else None)."""
     import numpy as np
 
     from compiler import build_model
@@ -90,13 +93,17 @@ def _compare(path, log, threads, repeat, rounds):
     ref = sess.run(None, {iname: x})[0]
     err = float(np.abs(m.get_output(0) - ref).max() / np.abs(ref).max())
     ov = _openvino(path, threads)
-    ours, theirs, vino = [], [], []
+    ours, theirs, vino, cpu = [], [], [], ([], [])
     for _ in range(rounds):
         ours += timed(m.run, repeat)
         theirs += timed(lambda: sess.run(None, {iname: x}), repeat)
         if ov is not None:
             vino += timed(lambda: ov([x]), repeat)
-    return min(ours), min(theirs), (min(vino) if vino else None), err, cm.stats.get("tuning", {})
+        if threads == 1:
+            cpu[0].extend(timed_thread_cpu(m.run, repeat))
+            cpu[1].extend(timed_thread_cpu(lambda: sess.run(None, {iname: x}), repeat))
+    return (min(ours), min(theirs), (min(vino) if vino else None), err, cm.stats.get("tuning", {}),
+            (min(cpu[0]), min(cpu[1])) if threads == 1 else None)
 
 
 def _conv_model(C, O, H, k, s):
@@ -127,7 +134,8 @@ def one_thread_count(a, threads: int) -> dict:
                                 ("mobilenet_v2", builders.build_mobilenet_v2)):
                 path = os.path.join(tmp, f"{name}.onnx")
                 onnx.save(build(a.size), path)
-                o, r, v, err, tun = _compare(path, a.tuning_log, threads, a.repeat, a.rounds)
+                o, r, v, err, tun, cpu = _compare(path, a.tuning_log, threads, a.repeat,
+                                                  a.rounds)
                 line = (f"{name:13s} {threads}T  ours {o * 1e3:8.2f} ms  onnxruntime "
                         f"{r * 1e3:8.2f} ms  ratio {o / r:5.2f}x")
                 pre = f"{name}_t{threads}"
@@ -139,13 +147,18 @@ def one_thread_count(a, threads: int) -> dict:
                     line += f"  openvino {v * 1e3:8.2f} ms  ratio {o / v:5.2f}x"
                     fig.update({f"{pre}_openvino_ms": round(v * 1e3, 3),
                                 f"{pre}_ratio_vs_openvino": round(o / v, 3)})
+                if cpu is not None:
+                    line += f"  cpu {cpu[0] * 1e3:.2f} / {cpu[1] * 1e3:.2f} ms {cpu[0] / cpu[1]:5.2f}x"
+                    fig.update({f"{pre}_ours_cpu_ms": round(cpu[0] * 1e3, 3),
+                                f"{pre}_ort_cpu_ms": round(cpu[1] * 1e3, 3),
+                                f"{pre}_ratio_vs_ort_cpu": round(cpu[0] / cpu[1], 3)})
                 print(line + f"  (max rel err {err:.1e}; log covered {tun.get('covered', 0)} "
                       f"of {tun.get('workloads', 0)} workloads)", flush=True)
         if "layers" in parts:
             for name, C, O, H, k, s in LAYERS:
                 path = os.path.join(tmp, f"{name}.onnx")
                 onnx.save(_conv_model(C, O, H, k, s), path)
-                o, r, _, err, _ = _compare(path, a.tuning_log, threads, a.repeat, a.rounds)
+                o, r, _, err, _, _ = _compare(path, a.tuning_log, threads, a.repeat, a.rounds)
                 print(f"{name:18s} {threads}T  ours {o * 1e6:9.1f} us  onnxruntime "
                       f"{r * 1e6:9.1f} us  ratio {o / r:5.2f}x", flush=True)
                 fig[f"{name}_t{threads}_ratio_vs_ort"] = round(o / r, 3)
@@ -246,7 +259,7 @@ def session(a) -> dict:
             print(f"session {s:6s}: {trials} trials in {spent[s] / 60:.2f} min "
                   f"({trials / (spent[s] / 60):.1f}/min, {runner.build_jobs} build jobs), sum "
                   f"of tuned tasks {tuned * 1e3:.3f} ms", flush=True)
-        o, r, _, err, _ = _compare(path, logs["xgb"].path, 1, a.repeat, a.rounds)
+        o, r, _, err, _, _ = _compare(path, logs["xgb"].path, 1, a.repeat, a.rounds)
         fig["session_xgb_resnet18_t1_ratio_vs_ort"] = round(o / r, 3)
         print(f"  ResNet-18 after the xgb session, 1T: {o * 1e3:.2f} ms vs onnxruntime "
               f"{r * 1e3:.2f} ms: {o / r:.2f}x (max rel err {err:.1e})", flush=True)

@@ -32,7 +32,7 @@ from compiler.codegen.llvm.vector import Ramp, broadcast, extract_lanes, lanes_o
 from compiler.tir.ir import Expr
 from compiler.tir.ops import Op
 
-#: vector loads of 4, 8, 16 or 32 lanes stepping by 2..this many elements are one
+#: vector loads (any lane count, e.g. a 28-column row) stepping by 2..this many elements are one
 #: contiguous load and a shuffle; others load lane by lane
 STRIDED_LOAD_MAX = 4
 
@@ -330,7 +330,7 @@ class ExprEmitter:
             ld.align = st.nbytes
             return self._from_mem(ld, st)
         if (isinstance(index, Ramp) and 1 < index.stride <= STRIDED_LOAD_MAX
-                and index.lanes in (4, 8, 16, 32)):
+                and index.lanes >= 2):
             # one load of the span from the first lane to the last, then a shuffle picking
             # every stride-th element (a stride-2 depthwise conv's taps): no byte outside the
             # addresses the lanes read is touched beyond those in between

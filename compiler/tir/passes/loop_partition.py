@@ -5,6 +5,11 @@ For a guard conjunct that is affine in the loop variable (e.g. the tail check
 where the conjunct holds for every iteration of the loops inside, with the
 conjunct replaced by `true`, and the rest, which keeps the check. `simplify`
 then drops the decided checks.
+
+A guard with an else branch is cut the same way when both branches are single stores
+(a padded copy: the input inside the border, the fill value outside): the interior
+becomes a plain copy that LLVM vectorises, instead of a compare and branch per element
+(MobileNetV2's depthwise layers spent most of their time there).
 """
 
 from __future__ import annotations
@@ -40,7 +45,8 @@ def _guards(s: ir.Stmt, ranges: dict):
     elif isinstance(s, (ir.Allocate, ir.AttrStmt)):
         yield from _guards(s.body, ranges)
     elif isinstance(s, ir.IfThenElse):
-        if s.else_case is None:
+        if s.else_case is None or (isinstance(s.then_case, ir.Store)
+                                   and isinstance(s.else_case, ir.Store)):
             for c in _conjuncts(s.cond):
                 yield c, ranges
         yield from _guards(s.then_case, ranges)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from compiler.codegen.llvm.target import host_target
+from compiler.codegen.llvm.target import Target, host_target
 from compiler.graph import Op, input_node, make
 from compiler.graph_lower.space import Config, ConfigSpace, Knob
 from compiler.graph_lower.strategy import Workload, default_registry
@@ -60,7 +60,6 @@ def _conv(o, c=8, groups=1):
     (_conv(6), "conv2d_nchw", {"conv_out_block": 1, "ow_tile": 14, "par_depth": 0}, 2 * 6 * 3),
     (_conv(64, c=512), "conv2d_nchw",                # 18.9 M: parallel over 3 axes
      {"conv_out_block": 16, "ow_tile": 14, "par_depth": 3}, 5 * 6 * 2),
-    (_conv(8, groups=8), "depthwise_conv2d_nchw", {"ow_vec": 16, "par_depth": 2}, 4 * 2),
     (_conv(8, groups=2), "group_conv2d_nchw", {"ow_vec": 16}, 4),
     (make(Op.CONV2D_TRANSPOSE, input_node("x", (1, 4, 5, 5)), input_node("w", (4, 2, 3, 3))),
      "conv2d_transpose_nchw", {"ow_vec": 16}, 4),
@@ -80,3 +79,17 @@ def test_default_points_are_the_hand_picked_schedules(node, name, default, size)
     space = _space(node, name)
     assert space.default.as_dict() == default
     assert space.size == size
+
+
+@pytest.mark.parametrize("target,ow_vec", [
+    # 512-bit vectors: a cap of 32 columns (whole 28-column rows, 28 of 56)
+    (Target("x86_64-unknown-linux-gnu", "znver4", "+avx2,+fma,+avx512f", False), 32),
+    (Target("x86_64-unknown-linux-gnu", "haswell", "+avx2,+fma", False), 16),
+    (Target("aarch64-unknown-linux-gnu", "generic", "+neon", False), 16),
+])
+def test_the_depthwise_default_column_tile_follows_the_vector_width(target, ow_vec):
+    impl = next(i for i in default_registry().implementations(Op.CONV2D)
+                if i.name == "depthwise_conv2d_nchw")
+    space = impl.space(Workload(_conv(8, groups=8), target))
+    assert space.default.as_dict() == {"ow_vec": ow_vec, "par_depth": 2}
+    assert space.size == 4 * 2

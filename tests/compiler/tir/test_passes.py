@@ -47,6 +47,25 @@ def test_loop_partition_lower_bound_guard_keeps_suffix():
     assert after.body == loop(i, 3, 5, ir.Store(A, ir.const(1.0), (i,)))
 
 
+def test_loop_partition_cuts_a_padded_copy_into_border_and_plain_interior():
+    # B[i] = A[i - 1] for 1 <= i < 5, else 0: a 1-column border each side of 4 columns
+    A, B = ir.Buffer("A", "float32", (4,)), ir.Buffer("B", "float32", (6,))
+    copy = ir.IfThenElse(ir.logical_and(i - 1 >= 0, i - 1 < 4),
+                         ir.Store(B, ir.load(A, [i - 1]), (i,)),
+                         ir.Store(B, ir.const(0.0), (i,)))
+    after = simplify(loop_partition(func(loop(i, 0, 6, copy), A, B)))
+    assert after.body == ir.seq(ir.Store(B, ir.const(0.0), (ir.const(0),)),
+                                loop(i, 1, 4, ir.Store(B, ir.load(A, [i - 1]), (i,))),
+                                ir.Store(B, ir.const(0.0), (ir.const(5),)))
+
+
+def test_loop_partition_leaves_an_if_else_over_more_than_a_store():
+    A = ir.Buffer("A", "float32", (8,))
+    then = ir.seq(ir.Store(A, ir.const(1.0), (i,)), ir.Store(A, ir.const(2.0), (i,)))
+    before = func(loop(i, 0, 8, ir.IfThenElse(i >= 3, then, ir.Store(A, ir.const(0.0), (i,)))), A)
+    assert simplify(loop_partition(before)).body == simplify(before).body
+
+
 def test_unroll_copies_body():
     A = ir.Buffer("A", "int32", (3,))
     before = func(loop(i, 0, 3, ir.Store(A, i * 2, (i,)), U), A)

@@ -1,6 +1,7 @@
 """Vector loads whose lanes step by a small constant (a stride-2 conv's taps): one
 contiguous load of the span and a shuffle (``codegen.llvm.expr.STRIDED_LOAD_MAX``), the same
-values as numpy; odd lane counts and wider strides still load lane by lane."""
+values as numpy, for any lane count (a 28-column depthwise row); wider strides still load
+lane by lane."""
 import numpy as np
 import pytest
 
@@ -19,7 +20,7 @@ def _strided(n, stride, lanes, dtype):
 
 @pytest.mark.parametrize("stride,lanes,dtype,shuffled", [
     (2, 16, "int8", True), (3, 8, "float32", True), (4, 4, "int32", True),
-    (2, 7, "int8", False),      # 7 lanes: lane by lane
+    (2, 7, "int8", True), (2, 28, "float32", True),   # any lane count
     (5, 8, "int16", False),     # stride 5: lane by lane
 ])
 def test_strided_vector_load(stride, lanes, dtype, shuffled):
