@@ -31,10 +31,12 @@ SHIPPED_DIR = Path(__file__).parent / "logs"
 class TuningContext:
     """Best configs by (workload key, target); consulted by ``compile_graph``."""
 
-    def __init__(self, records, sources=(), layouts=()):
+    def __init__(self, records, sources=(), layouts=(), origin=None, given=None):
         self.best = best_records(records)
         self.layouts = {(r.graph, json.dumps(r.target, sort_keys=True)): r for r in layouts}
         self.sources = list(sources)
+        self.origin = origin or {}           # id(record) -> the log it came from
+        self.given = list(sources) if given is None else list(given)
         self.workloads: set = set()
         self.covered: set = set()
         self.layout_applied: "LayoutRecord | None" = None
@@ -134,10 +136,12 @@ class TuningContext:
         return tiling_for
 
     def report(self) -> dict:
-        """``{"workloads": met, "covered": with a tuned record, "logs": [paths]}``, plus
+        """``{"workloads": met, "covered": with a tuned record, "logs": [paths]}`` (the
+        logs the caller gave, and the shipped ones that supplied an applied record), plus
         ``"layouts"``: the per-conv layouts applied from a graph decision, if one was."""
-        out = {"workloads": len(self.workloads), "covered": len(self.covered),
-               "logs": self.sources}
+        used = {self.origin.get(id(r)) for (key, _), r in self.best.items() if key in self.covered}
+        logs = list(self.given) + [p for p in self.sources if p in used and p not in self.given]
+        out = {"workloads": len(self.workloads), "covered": len(self.covered), "logs": logs}
         if self.layout_applied is not None:
             out["layouts"] = [list(c) for c in self.layout_applied.layouts]
         return out
@@ -158,9 +162,11 @@ def load_tuning(logs=(), shipped: bool = True, shipped_dir=None) -> TuningContex
             raise FileNotFoundError(errno.ENOENT, f"tuning log {os.fspath(p)!r} does not exist; "
                                     "write one with `vta tune MODEL -o LOG`", os.fspath(p))
         paths.append(os.fspath(p))
+    given = list(paths)
     if shipped:
         d = Path(shipped_dir) if shipped_dir is not None else SHIPPED_DIR
         paths += sorted(str(p) for p in d.glob("*.jsonl")) if d.is_dir() else []
     logs = [read_log(p) for p in paths]
+    origin = {id(r): p for p, log in zip(paths, logs) for r in log["trial"]}
     return TuningContext([r for log in logs for r in log["trial"]], paths,
-                         [r for log in logs for r in log[LayoutRecord.KIND]])
+                         [r for log in logs for r in log[LayoutRecord.KIND]], origin, given)
