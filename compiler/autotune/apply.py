@@ -72,17 +72,7 @@ class TuningContext:
         space = impl.space(w)
         if space.size <= 1:
             return None
-        key = workload_key(impl, w)
-        self.workloads.add(key)
-        vals = self.config_values(key, target_record(target))
-        if vals is None:
-            return None
-        try:
-            cfg = space.point(**vals)
-        except ValueError:
-            return None
-        self.covered.add(key)
-        return cfg
+        return self._point(space, workload_key(impl, w), target_record(target))
 
     def config_for_gpu(self, node, kdef, target: "dict | None"):
         """The tuned ``Config`` of FUSED ``node`` (lowered as ``kdef``) on the GPU whose log
@@ -94,7 +84,12 @@ class TuningContext:
         space = gpu_space(kdef)
         if space.size <= 1:
             return None
-        key = gpu_workload_key(node)
+        return self._point(space, gpu_workload_key(node), target)
+
+    def _point(self, space, key: str, target: "dict | None"):
+        """The ``Config`` of ``space`` the best record for ``key`` on ``target`` names (the
+        workload counted, and counted covered when one applies), or None (no target, no
+        matching record, or a record outside today's space)."""
         self.workloads.add(key)
         vals = self.config_values(key, target) if target is not None else None
         if vals is None:
