@@ -161,13 +161,19 @@ def schedule_conv2d(s: te.Schedule, acc, out, lanes: int) -> None:
         s[out].reorder(n, oo, oh, ow, oi)
         s[out].vectorize(oi)
     s[out].parallel(oo)
+    tile = s.cache_write(acc, "local")
     s[acc].compute_at(s[out], oh)
     an, ao, aoh, aow, aoi = s[acc].op.axis
-    c, kh, kw, ci = s[acc].op.reduce_axis
     owo, owi = s[acc].split(aow, factor=_ow_tile(acc.shape[3]))
-    s[acc].reorder(an, ao, aoh, owo, c, kh, kw, owi, aoi, ci)
     s[acc].unroll(owi)
-    s[acc].tensorize(aoi, vnni_intrin(lanes))
+    s[acc].vectorize(aoi)
+    s[tile].compute_at(s[acc], owo)
+    tn, to, toh, tow, toi = s[tile].op.axis
+    c, kh, kw, ci = s[tile].op.reduce_axis
+    s[tile].reorder(tn, to, toh, tow, c, kh, kw, toi, ci)
+    s[tile].reorder(c, kh, kw, tow, toi, ci)
+    s[tile].unroll(tow)
+    s[tile].tensorize(toi, vnni_intrin(lanes))
 
 
 def schedule_dense(s: te.Schedule, acc, out, lanes: int) -> None:
