@@ -35,29 +35,34 @@ def _conjuncts(c: ir.Expr):
         yield c
 
 
-def _guards(s: ir.Stmt, ranges: dict):
-    """(conjunct, ranges of the loops around it) for each guard in `s`."""
+def _guards(s: ir.Stmt, ranges: dict, in_pragma: bool = False):
+    """(conjunct, ranges of the loops around it) for each guard in `s`. Inside a pragma
+    (e.g. the accelerator's ``dma_copy``, whose lowering wants one guarded Store under its
+    loops) an if/else is left whole."""
     if isinstance(s, ir.SeqStmt):
         for c in s.stmts:
-            yield from _guards(c, ranges)
+            yield from _guards(c, ranges, in_pragma)
     elif isinstance(s, ir.For):
-        yield from _guards(s.body, {**ranges, s.var: loop_range(s.min, s.extent, ranges)})
-    elif isinstance(s, (ir.Allocate, ir.AttrStmt)):
-        yield from _guards(s.body, ranges)
+        yield from _guards(s.body, {**ranges, s.var: loop_range(s.min, s.extent, ranges)},
+                           in_pragma)
+    elif isinstance(s, ir.AttrStmt):
+        yield from _guards(s.body, ranges, in_pragma or str(s.key).startswith("pragma_"))
+    elif isinstance(s, ir.Allocate):
+        yield from _guards(s.body, ranges, in_pragma)
     elif isinstance(s, ir.IfThenElse):
-        if s.else_case is None or (isinstance(s.then_case, ir.Store)
+        if s.else_case is None or (not in_pragma and isinstance(s.then_case, ir.Store)
                                    and isinstance(s.else_case, ir.Store)):
             for c in _conjuncts(s.cond):
                 yield c, ranges
-        yield from _guards(s.then_case, ranges)
+        yield from _guards(s.then_case, ranges, in_pragma)
         if s.else_case is not None:
-            yield from _guards(s.else_case, ranges)
+            yield from _guards(s.else_case, ranges, in_pragma)
 
 
-def _cut(loop: ir.For, ranges: dict):
+def _cut(loop: ir.For, ranges: dict, in_pragma: bool = False):
     """(cut point, conjunct, side where it holds: "prefix"/"suffix") or None."""
     lo, end = loop.min.arg, loop.min.arg + loop.extent.arg
-    for c, inner in _guards(loop.body, ranges):
+    for c, inner in _guards(loop.body, ranges, in_pragma):
         if c.op not in _TO_NONNEG or not (dt.is_int(c.src[0].dtype)):
             continue
         terms, const = linear(_TO_NONNEG[c.op](*c.src))
@@ -76,31 +81,34 @@ def _cut(loop: ir.For, ranges: dict):
     return None
 
 
-def _partition(s: ir.Stmt, ranges: dict) -> ir.Stmt:
+def _partition(s: ir.Stmt, ranges: dict, in_pragma: bool = False) -> ir.Stmt:
     if isinstance(s, ir.SeqStmt):
-        return ir.seq(*(_partition(c, ranges) for c in s.stmts))
+        return ir.seq(*(_partition(c, ranges, in_pragma) for c in s.stmts))
     if isinstance(s, ir.For):
         if s.min.op is Op.CONST and s.extent.op is Op.CONST and s.thread is None:
-            found = _cut(s, ranges)
+            found = _cut(s, ranges, in_pragma)
             if found is not None:
                 cut, cond, side = found
                 lo, end = s.min.arg, s.min.arg + s.extent.arg
                 decided = substitute_stmt(s.body, {cond: ir.const(True)})
                 first, second = (decided, s.body) if side == "prefix" else (s.body, decided)
-                return ir.seq(_partition(ir.For(s.var, s.min, ir.const(cut - lo), s.kind, first), ranges),
+                return ir.seq(_partition(ir.For(s.var, s.min, ir.const(cut - lo), s.kind, first),
+                                         ranges, in_pragma),
                               _partition(ir.For(s.var, ir.const(cut), ir.const(end - cut), s.kind, second),
-                                         ranges))
+                                         ranges, in_pragma))
         inner = {**ranges, s.var: loop_range(s.min, s.extent, ranges)}
-        return ir.For(s.var, s.min, s.extent, s.kind, _partition(s.body, inner), s.thread)
+        return ir.For(s.var, s.min, s.extent, s.kind, _partition(s.body, inner, in_pragma), s.thread)
     if isinstance(s, ir.Allocate):
-        return ir.Allocate(s.buffer, _partition(s.body, ranges))
+        return ir.Allocate(s.buffer, _partition(s.body, ranges, in_pragma))
     if isinstance(s, ir.AttrStmt):
-        return ir.AttrStmt(s.key, s.value, _partition(s.body, ranges))
+        return ir.AttrStmt(s.key, s.value, _partition(
+            s.body, ranges, in_pragma or str(s.key).startswith("pragma_")))
     if isinstance(s, ir.LetStmt):
-        return ir.LetStmt(s.var, s.value, _partition(s.body, ranges))
+        return ir.LetStmt(s.var, s.value, _partition(s.body, ranges, in_pragma))
     if isinstance(s, ir.IfThenElse):
-        return ir.IfThenElse(s.cond, _partition(s.then_case, ranges),
-                             None if s.else_case is None else _partition(s.else_case, ranges))
+        return ir.IfThenElse(s.cond, _partition(s.then_case, ranges, in_pragma),
+                             None if s.else_case is None
+                             else _partition(s.else_case, ranges, in_pragma))
     return s
 
 
