@@ -442,6 +442,22 @@ def unpack(packed_shape, shape, name="unpack") -> KernelDef:
     return _simple(out, [y], schedule_copy)
 
 
+def _graph_body(node: QNode, src_nodes: list[QNode]):
+    """The graph op of INT8 / FLOAT ``node`` on inputs of ``src_nodes``: ``(inputs, op node)``.
+
+    Raises:
+        ValueError: the op's output shape differs from ``node.shape``."""
+    from compiler.graph import Op
+    from compiler.graph.ir import input_node, make
+    ins = tuple(input_node(f"p{i}", s.shape, s.dtype) for i, s in enumerate(src_nodes))
+    op = Op[node.attrs["op"]]
+    body_out = make(op, *ins, label=node.name, **dict(node.attrs["attrs"]))
+    if tuple(body_out.shape) != tuple(node.shape):
+        raise ValueError(f"node {node.name!r}: {op.name} gives shape {list(body_out.shape)}, the "
+                         f"quantized graph says {list(node.shape)}")
+    return ins, body_out
+
+
 def graph_op_kernel(node: QNode, src_nodes: list[QNode], name: str, target=None) -> KernelDef:
     """An INT8 or FLOAT node (a ``compiler.graph`` op on its inputs) through the CPU graph
     lowering: the op in a one-node FUSED group, lowered by ``graph_lower.lower_group`` for
@@ -452,15 +468,11 @@ def graph_op_kernel(node: QNode, src_nodes: list[QNode], name: str, target=None)
         compiler.graph_lower.LoweringError: the op has no CPU lowering.
     """
     from compiler.graph import Graph, Op
-    from compiler.graph.ir import input_node, make
+    from compiler.graph.ir import make
     from compiler.graph.passes.fuse_ops import kind_of
     from compiler.graph_lower.lower import lower_group
-    ins = tuple(input_node(f"p{i}", s.shape, s.dtype) for i, s in enumerate(src_nodes))
+    ins, body_out = _graph_body(node, src_nodes)
     op = Op[node.attrs["op"]]
-    body_out = make(op, *ins, label=node.name, **dict(node.attrs["attrs"]))
-    if tuple(body_out.shape) != tuple(node.shape):
-        raise ValueError(f"node {node.name!r}: {op.name} gives shape {list(body_out.shape)}, the "
-                         f"quantized graph says {list(node.shape)}")
     fused = make(Op.FUSED, *ins, label=node.name, body=Graph(ins, (body_out,), ("",)),
                  name=f"fused_{op.name.lower()}", pattern=kind_of(op).name)
     return lower_group(fused, name, target)
@@ -476,10 +488,24 @@ def _int8_gemm(node: QNode, src_nodes, params, name: str, target) -> KernelDef:
     return build(node, src_nodes[0].shape, *(params[p] for p in node.params), name=name)
 
 
+def _int8_maxpool(node: QNode, src_nodes, name: str) -> KernelDef:
+    from .kernels_pool import maxpool
+    _graph_body(node, src_nodes)    # the shape check
+    return maxpool(node, src_nodes[0].shape, src_nodes[0].dtype, name=name)
+
+
+#: graph op name -> builder ``(node, src_nodes, name) -> KernelDef`` of an INT8 graph op
+#: with a kernel of its own (the rest go through the graph lowering)
+INT8_GRAPH_KERNELS = {"MAX_POOL": _int8_maxpool}
+
+
 def _graph_op(node: QNode, src_nodes, params, name: str, target) -> KernelDef:
     if node.attrs["op"] == "PARAM":
         raise ValueError(f"node {node.name!r} ({node.op.value}) has no CPU kernel: a PARAM is a "
                          "constant, stored with the module's params")
+    own = INT8_GRAPH_KERNELS.get(node.attrs["op"]) if node.op is QOp.INT8 else None
+    if own is not None:
+        return own(node, src_nodes, name)
     return graph_op_kernel(node, src_nodes, name, target)
 
 
