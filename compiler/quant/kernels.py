@@ -232,7 +232,7 @@ def conv2d(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray,
     (sh, sw), (ph, pw) = a["strides"], a["padding"]
     N, _, H, W = x_shape
     OH, OW = (H + 2 * ph - KH) // sh + 1, (W + 2 * pw - KW) // sw + 1
-    padded = pad_spatial(x, (ph, pw, ph, pw), 2, value=0, name=name + "_pad")
+    padded = pad_spatial(x, (ph, pw, ph, pw), 2, value=a.get("pad_zp") or 0, name=name + "_pad")
     ic, kh, kw = te.reduce_axis(C, "ic"), te.reduce_axis(KH, "kh"), te.reduce_axis(KW, "kw")
     acc = te.compute(
         (N, O // ob, OH, OW, ob),
