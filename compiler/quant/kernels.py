@@ -271,10 +271,12 @@ def depthwise(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray,
     N, _, H, W = x_shape
     OH, OW = (H + 2 * ph - KH) // sh + 1, (W + 2 * pw - KW) // sw + 1
     if sw > 1:      # column phases: every tap reads consecutive columns
-        padded = _column_phases(x, (ph, pw), sw, OW + (KW - 1) // sw, name + "_phases")
+        padded = _column_phases(x, (ph, pw), sw, OW + (KW - 1) // sw, name + "_phases",
+                                a.get("pad_zp") or 0)
         tap = lambda n, c, h, ow, kw: padded[n, c, h, kw % sw, ow + kw // sw]  # noqa: E731
     else:
-        padded = pad_spatial(x, (ph, pw, ph, pw), 2, value=0, name=name + "_pad")
+        padded = pad_spatial(x, (ph, pw, ph, pw), 2, value=a.get("pad_zp") or 0,
+                             name=name + "_pad")
         tap = lambda n, c, h, ow, kw: padded[n, c, h, ow + kw]  # noqa: E731
     kh, kw = te.reduce_axis(KH, "kh"), te.reduce_axis(KW, "kw")
     acc = te.compute((N, C, OH, OW), lambda n, c, oh, ow: te.sum(te.cast(
@@ -293,10 +295,10 @@ def depthwise(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray,
     return _kernel(s, [x], out, "conv", consts, workspace)
 
 
-def _column_phases(x, padding, stride: int, width: int, name: str):
-    """NCHW int8 ``x`` zero-padded by ``padding`` (ph, pw) and split by column phase:
-    ``[N, C, H + 2ph, stride, width]`` with ``[n, c, h, p, j]`` the padded ``[n, c, h, j *
-    stride + p]`` (0 past the right edge). A stride-``stride`` conv's tap ``ow * stride + kw``
+def _column_phases(x, padding, stride: int, width: int, name: str, fill: int = 0):
+    """NCHW int8 ``x`` padded by ``padding`` (ph, pw) with ``fill`` and split by column
+    phase: ``[N, C, H + 2ph, stride, width]`` with ``[n, c, h, p, j]`` the padded ``[n, c,
+    h, j * stride + p]`` (``fill`` past the right edge). A stride-``stride`` conv's tap ``ow * stride + kw``
     is phase ``kw % stride``, column ``ow + kw // stride``: consecutive for consecutive ow."""
     N, C, H, W = x.shape
     ph, pw = padding
@@ -304,7 +306,7 @@ def _column_phases(x, padding, stride: int, width: int, name: str):
     def f(n, c, h, p, j):
         row, col = h - ph, j * stride + p - pw
         inside = ir.logical_and(row >= 0, row < H, col >= 0, col < W)
-        return te.if_then_else(inside, x[n, c, row, col], ir.const(0, "int8"))
+        return te.if_then_else(inside, x[n, c, row, col], ir.const(fill, "int8"))
     return te.compute((N, C, H + 2 * ph, stride, width), f, name=name)
 
 

@@ -86,3 +86,20 @@ def test_kernels_pad_with_the_zero_point(rng, x_shape, O, k, stride, pad):
                for n in (16, 8) if lanes and n <= lanes]
     for build in builds:
         np.testing.assert_array_equal(run_kernel(build(), x), want)
+
+
+@pytest.mark.parametrize("stride", [1, 2])
+def test_depthwise_pads_with_the_zero_point(rng, stride):
+    """The DEPTHWISE kernel (stride 2: the column-phase copy) with ``pad_zp``, as eval_node."""
+    x = rng.integers(-128, 128, (1, 16, 9, 9)).astype(np.int8)
+    w = rng.integers(-128, 128, (16, 1, 3, 3)).astype(np.int8)
+    b = rng.integers(-4000, 4000, 16).astype(np.int32)
+    o = (9 + 2 - 3) // stride + 1
+    node = QNode(QOp.DEPTHWISE, (0,), (1, 16, o, o), "int8", None,
+                 {"strides": (stride, stride), "padding": (1, 1), "relu": False, "shift": 0,
+                  "fscale": 0.004, "pad_zp": ZP}, ("w", "b"), zp=-2)
+    want = eval_node(node, [x], {"w": w, "b": b})
+    plain = {k: v for k, v in node.attrs.items() if k != "pad_zp"}
+    assert not np.array_equal(want, eval_node(dataclasses.replace(node, attrs=plain), [x],
+                                              {"w": w, "b": b}))
+    np.testing.assert_array_equal(run_kernel(kernels.depthwise(node, x.shape, w, b), x), want)
