@@ -4,9 +4,10 @@ A QDQ model's conv on an input at zero point ``zp != 0`` is imported as an INT8 
 ``zp`` and a CONV2D of padding 0 (``qdq``: the accelerator's GEMM pads with 0). On the CPU
 that is one more pass over the activations per conv (ResNet-18 u8s8: 19 PADs, 0.33 ms of
 10). The CPU conv kernels pad as they lay out their input, with any value, so here each such
-PAD folds into its convs (CONV2D, DEPTHWISE): they read the PAD's source with ``padding`` (ph, pw) and attr
-``pad_zp`` (``qgraph``: the padding reads that int8 value). The values are the same
-integers (``eval_node`` pads explicitly), bit for bit. The accelerator keeps the PAD.
+PAD folds into its convs (CONV2D, DEPTHWISE): they read the PAD's source with ``padding``
+(ph, pw) and attr ``pad_zp`` (``qgraph``: the padding reads that int8 value). The values
+are the same integers (``eval_node`` pads explicitly), bit for bit. The accelerator keeps
+the PAD.
 """
 from __future__ import annotations
 

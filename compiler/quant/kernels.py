@@ -298,8 +298,8 @@ def depthwise(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray,
 def _column_phases(x, padding, stride: int, width: int, name: str, fill: int = 0):
     """NCHW int8 ``x`` padded by ``padding`` (ph, pw) with ``fill`` and split by column
     phase: ``[N, C, H + 2ph, stride, width]`` with ``[n, c, h, p, j]`` the padded ``[n, c,
-    h, j * stride + p]`` (``fill`` past the right edge). A stride-``stride`` conv's tap ``ow * stride + kw``
-    is phase ``kw % stride``, column ``ow + kw // stride``: consecutive for consecutive ow."""
+    h, j * stride + p]`` (``fill`` past the right edge). A stride-``stride`` conv's tap
+    ``ow * stride + kw`` is phase ``kw % stride``, column ``ow + kw // stride``: consecutive for consecutive ow."""
     N, C, H, W = x.shape
     ph, pw = padding
 
