@@ -56,6 +56,23 @@ def test_a_pad_read_by_anything_but_a_conv_stays(rng):
     assert [n.op for n in fuse_pads(qg).nodes] == [n.op for n in qg.nodes]
 
 
+@pytest.mark.parametrize("stride,folds", [(1, True), (2, False)])
+def test_a_depthwise_takes_the_pad_at_stride_1_only(rng, stride, folds):
+    """A strided DEPTHWISE keeps its PAD (its phase copy with borders was slower)."""
+    o = (6 + 2 - 3) // stride + 1
+    w = rng.integers(-128, 128, (3, 1, 3, 3)).astype(np.int8)
+    nodes = [QNode(QOp.INPUT, (), (1, 3, 6, 6), "int8", 4, name="x", zp=ZP),
+             _pad(0, (1, 3, 6, 6), 1, 1),
+             QNode(QOp.DEPTHWISE, (1,), (1, 3, o, o), "int8", None,
+                   {"strides": (stride, stride), "padding": (0, 0), "relu": False,
+                    "shift": 0, "fscale": 0.01}, ("w", "b"), name="dw", zp=0)]
+    qg = QGraph(nodes, [0], [2], ["y"], {"w": w, "b": np.zeros(3, np.int32)})
+    fused = fuse_pads(qg)
+    assert (len(fused.nodes) == 2) == folds
+    x = {"x": rng.integers(-128, 128, (1, 3, 6, 6)).astype(np.int8)}
+    np.testing.assert_array_equal(run(fused, x)[0], run(qg, x)[0])
+
+
 def _conv(rng, x_shape, O, k, stride, pad):
     x = rng.integers(-128, 128, x_shape).astype(np.int8)
     w = rng.integers(-128, 128, (O, x_shape[1], k, k)).astype(np.int8)
