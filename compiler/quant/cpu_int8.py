@@ -75,9 +75,11 @@ def _lower(qg: QGraph, cpu_target, progress, opt_level: int, t0: float):
 
     from .kernels_x86 import select
     from .lower_plan import lower_plan
+    from .fuse_pad import fuse_pads
     from .lut import fuse_tables
     t1 = time.perf_counter()
-    cm = lower_plan(cpu_plan(fuse_tables(qg)), cpu_target, progress=progress, opt_level=opt_level)
+    cm = lower_plan(cpu_plan(fuse_pads(fuse_tables(qg))), cpu_target, progress=progress,
+                    opt_level=opt_level)
     cm.targets, cm.vta = cm.targets[:1], None      # a CPU module: no accelerator device
     cm.stats.update(quantize_s=t1 - t0, int8_path=select(parse_target(cpu_target).features).name)
     return cm

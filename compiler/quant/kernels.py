@@ -232,7 +232,7 @@ def conv2d(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray,
     (sh, sw), (ph, pw) = a["strides"], a["padding"]
     N, _, H, W = x_shape
     OH, OW = (H + 2 * ph - KH) // sh + 1, (W + 2 * pw - KW) // sw + 1
-    padded = pad_spatial(x, (ph, pw, ph, pw), 2, value=0, name=name + "_pad")
+    padded = pad_spatial(x, (ph, pw, ph, pw), 2, value=a.get("pad_zp") or 0, name=name + "_pad")
     ic, kh, kw = te.reduce_axis(C, "ic"), te.reduce_axis(KH, "kh"), te.reduce_axis(KW, "kw")
     acc = te.compute(
         (N, O // ob, OH, OW, ob),
@@ -271,10 +271,12 @@ def depthwise(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray,
     N, _, H, W = x_shape
     OH, OW = (H + 2 * ph - KH) // sh + 1, (W + 2 * pw - KW) // sw + 1
     if sw > 1:      # column phases: every tap reads consecutive columns
-        padded = _column_phases(x, (ph, pw), sw, OW + (KW - 1) // sw, name + "_phases")
+        padded = _column_phases(x, (ph, pw), sw, OW + (KW - 1) // sw, name + "_phases",
+                                a.get("pad_zp") or 0)
         tap = lambda n, c, h, ow, kw: padded[n, c, h, kw % sw, ow + kw // sw]  # noqa: E731
     else:
-        padded = pad_spatial(x, (ph, pw, ph, pw), 2, value=0, name=name + "_pad")
+        padded = pad_spatial(x, (ph, pw, ph, pw), 2, value=a.get("pad_zp") or 0,
+                             name=name + "_pad")
         tap = lambda n, c, h, ow, kw: padded[n, c, h, ow + kw]  # noqa: E731
     kh, kw = te.reduce_axis(KH, "kh"), te.reduce_axis(KW, "kw")
     acc = te.compute((N, C, OH, OW), lambda n, c, oh, ow: te.sum(te.cast(
@@ -293,18 +295,18 @@ def depthwise(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray,
     return _kernel(s, [x], out, "conv", consts, workspace)
 
 
-def _column_phases(x, padding, stride: int, width: int, name: str):
-    """NCHW int8 ``x`` zero-padded by ``padding`` (ph, pw) and split by column phase:
-    ``[N, C, H + 2ph, stride, width]`` with ``[n, c, h, p, j]`` the padded ``[n, c, h, j *
-    stride + p]`` (0 past the right edge). A stride-``stride`` conv's tap ``ow * stride + kw``
-    is phase ``kw % stride``, column ``ow + kw // stride``: consecutive for consecutive ow."""
+def _column_phases(x, padding, stride: int, width: int, name: str, fill: int = 0):
+    """NCHW int8 ``x`` padded by ``padding`` (ph, pw) with ``fill`` and split by column
+    phase: ``[N, C, H + 2ph, stride, width]`` with ``[n, c, h, p, j]`` the padded ``[n, c,
+    h, j * stride + p]`` (``fill`` past the right edge). A stride-``stride`` conv's tap
+    ``ow * stride + kw`` is phase ``kw % stride``, column ``ow + kw // stride``: consecutive for consecutive ow."""
     N, C, H, W = x.shape
     ph, pw = padding
 
     def f(n, c, h, p, j):
         row, col = h - ph, j * stride + p - pw
         inside = ir.logical_and(row >= 0, row < H, col >= 0, col < W)
-        return te.if_then_else(inside, x[n, c, row, col], ir.const(0, "int8"))
+        return te.if_then_else(inside, x[n, c, row, col], ir.const(fill, "int8"))
     return te.compute((N, C, H + 2 * ph, stride, width), f, name=name)
 
 
@@ -442,6 +444,22 @@ def unpack(packed_shape, shape, name="unpack") -> KernelDef:
     return _simple(out, [y], schedule_copy)
 
 
+def _graph_body(node: QNode, src_nodes: list[QNode]):
+    """The graph op of INT8 / FLOAT ``node`` on inputs of ``src_nodes``: ``(inputs, op node)``.
+
+    Raises:
+        ValueError: the op's output shape differs from ``node.shape``."""
+    from compiler.graph import Op
+    from compiler.graph.ir import input_node, make
+    ins = tuple(input_node(f"p{i}", s.shape, s.dtype) for i, s in enumerate(src_nodes))
+    op = Op[node.attrs["op"]]
+    body_out = make(op, *ins, label=node.name, **dict(node.attrs["attrs"]))
+    if tuple(body_out.shape) != tuple(node.shape):
+        raise ValueError(f"node {node.name!r}: {op.name} gives shape {list(body_out.shape)}, the "
+                         f"quantized graph says {list(node.shape)}")
+    return ins, body_out
+
+
 def graph_op_kernel(node: QNode, src_nodes: list[QNode], name: str, target=None) -> KernelDef:
     """An INT8 or FLOAT node (a ``compiler.graph`` op on its inputs) through the CPU graph
     lowering: the op in a one-node FUSED group, lowered by ``graph_lower.lower_group`` for
@@ -452,15 +470,11 @@ def graph_op_kernel(node: QNode, src_nodes: list[QNode], name: str, target=None)
         compiler.graph_lower.LoweringError: the op has no CPU lowering.
     """
     from compiler.graph import Graph, Op
-    from compiler.graph.ir import input_node, make
+    from compiler.graph.ir import make
     from compiler.graph.passes.fuse_ops import kind_of
     from compiler.graph_lower.lower import lower_group
-    ins = tuple(input_node(f"p{i}", s.shape, s.dtype) for i, s in enumerate(src_nodes))
+    ins, body_out = _graph_body(node, src_nodes)
     op = Op[node.attrs["op"]]
-    body_out = make(op, *ins, label=node.name, **dict(node.attrs["attrs"]))
-    if tuple(body_out.shape) != tuple(node.shape):
-        raise ValueError(f"node {node.name!r}: {op.name} gives shape {list(body_out.shape)}, the "
-                         f"quantized graph says {list(node.shape)}")
     fused = make(Op.FUSED, *ins, label=node.name, body=Graph(ins, (body_out,), ("",)),
                  name=f"fused_{op.name.lower()}", pattern=kind_of(op).name)
     return lower_group(fused, name, target)
@@ -476,10 +490,24 @@ def _int8_gemm(node: QNode, src_nodes, params, name: str, target) -> KernelDef:
     return build(node, src_nodes[0].shape, *(params[p] for p in node.params), name=name)
 
 
+def _int8_maxpool(node: QNode, src_nodes, name: str) -> KernelDef:
+    from .kernels_pool import maxpool
+    _graph_body(node, src_nodes)    # the shape check
+    return maxpool(node, src_nodes[0].shape, src_nodes[0].dtype, name=name)
+
+
+#: graph op name -> builder ``(node, src_nodes, name) -> KernelDef`` of an INT8 graph op
+#: with a kernel of its own (the rest go through the graph lowering)
+INT8_GRAPH_KERNELS = {"MAX_POOL": _int8_maxpool}
+
+
 def _graph_op(node: QNode, src_nodes, params, name: str, target) -> KernelDef:
     if node.attrs["op"] == "PARAM":
         raise ValueError(f"node {node.name!r} ({node.op.value}) has no CPU kernel: a PARAM is a "
                          "constant, stored with the module's params")
+    own = INT8_GRAPH_KERNELS.get(node.attrs["op"]) if node.op is QOp.INT8 else None
+    if own is not None:
+        return own(node, src_nodes, name)
     return graph_op_kernel(node, src_nodes, name, target)
 
 

@@ -10,7 +10,8 @@ conv (any stride and padding; channels padded to 64, output columns and channels
 Which layers take AMX: convs with at least :data:`MIN_CHANNELS` input channels; the others
 (a 3-channel stem, whose A tile rows would be 95 % padding) and dense layers (a batch-1
 dense layer fills one of a tile's 16 rows) take the VNNI kernels, which every AMX CPU has
-(the path requires ``+avx512vnni`` too).
+(the path requires ``+avx512vnni`` too), as do convs padded with their input's zero point
+(attr ``pad_zp``, ``fuse_pad``: the AMX input pads with 0).
 """
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ def conv2d(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray, name="con
     ``compiler.quant.kernels``)."""
     from .kernels_x86 import _bias, _epilogue
     from .kernels_x86 import conv2d as vnni_conv2d
-    if x_shape[1] < MIN_CHANNELS:
+    if x_shape[1] < MIN_CHANNELS or node.attrs.get("pad_zp"):    # amx_input pads with 0
         return vnni_conv2d(node, x_shape, weight, bias, lanes=16, name=name)
     a = node.attrs
     N, _, H, W = x_shape

@@ -57,7 +57,7 @@ def conv2d(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray, lanes: in
     w = te.placeholder(packed.shape, "int8", "w")
     b = te.placeholder((packed.shape[0] * lanes,), "int32", "bias")
     requant, tables = requant8(a, O, node.zp)
-    xu = vnni.offset_input(x, a["padding"], name=name + "_xu")
+    xu = vnni.offset_input(x, a["padding"], name=name + "_xu", fill=a.get("pad_zp") or 0)
     acc = vnni.conv2d_acc(xu, w, a["strides"], name=name + "_acc")
     N, _, OH, OW, _ = acc.shape
     out = te.compute((N, O, OH, OW), lambda n, o, oh, ow: _epilogue(

@@ -25,7 +25,9 @@ Ops (``QOp``) and their integer semantics, the same as the accelerator's
                 with relu? = max(., zp) (real 0). The input's zero point is folded into the
                 bias (``bias - zp_x * sum w`` per output channel), so x must not be padded
                 with anything but its zero point: an input with zp != 0 is padded by an
-                INT8 PAD (value zp) before a CONV2D of padding 0.
+                INT8 PAD (value zp) before a CONV2D of padding 0. On the CPU route
+                (``fuse_pad``) the PAD folds into the conv (or DEPTHWISE) as attr
+                pad_zp: the padding reads that int8 value instead of 0.
                 attrs: strides, padding (symmetric h, w), shift, relu, ew (weight
                 exponent); with per-channel weights shift and ew are tuples of O ints.
                 Scales that are not powers of two add attrs mult (int, or O ints, in
@@ -204,6 +206,12 @@ def eval_node(node: QNode, args: list[np.ndarray], params: Mapping[str, np.ndarr
         return quantize_array(args[0], node.exp, node.zp)
     if op is QOp.DEQUANTIZE:
         return dequantize_array(args[0], a["src_exp"], a.get("src_zp", 0))
+    if op in (QOp.CONV2D, QOp.DEPTHWISE) and a.get("pad_zp") is not None:   # zero-point pads
+        (ph, pw), zp = a["padding"], a["pad_zp"]
+        x = np.pad(args[0], ((0, 0), (0, 0), (ph, ph), (pw, pw)), constant_values=zp)
+        plain = {k: v for k, v in a.items() if k != "pad_zp"}
+        return eval_node(dataclasses.replace(node, attrs=dict(plain, padding=(0, 0))),
+                         [x] + list(args[1:]), params)
     if op in (QOp.CONV2D, QOp.DEPTHWISE) and a.get("table") is not None:
         y = eval_node(dataclasses.replace(node, attrs={k: v for k, v in a.items() if k != "table"}),
                       args, params)

@@ -97,11 +97,13 @@ def pack_vnni_weight(weight: np.ndarray, lanes: int) -> "tuple[np.ndarray, np.nd
     return np.ascontiguousarray(packed), comp
 
 
-def offset_input(x: te.Tensor, padding=(0, 0), name="xu") -> te.Tensor:
+def offset_input(x: te.Tensor, padding=(0, 0), name="xu", fill: int = 0) -> te.Tensor:
     """NCHW int8 ``x`` -> ``[N, ceil(C/4), H + 2ph, W + 2pw, 4]`` uint8 ``x + 128``, padding
-    (pixels and channels) reading 128; (N, C) -> ``[N, ceil(C/4), 4]``."""
+    (pixels and channels) reading ``fill + 128`` (``fill``: the int8 padding value, 0 or an
+    input's zero point; padding channels meet zero weights); (N, C) -> ``[N, ceil(C/4),
+    4]``."""
     C = x.shape[1]
-    one28 = ir.const(OFFSET, "uint8")
+    one28 = ir.const(OFFSET + fill, "uint8")
 
     def shifted(v):
         return te.cast(te.cast(v, "int32") + OFFSET, "uint8")
