@@ -103,7 +103,7 @@ def gpu_tasks(graph: Graph, target: str) -> list[Task]:
     Raises:
         GpuDeviceError: no device of ``target``'s kind on this machine.
     """
-    from compiler.graph_lower.gpu import gpu_space
+    from compiler.graph_lower.gpu import declare_target, gpu_space
     from compiler.graph_lower.lower import lower_group
     rec = require_device(target)
     tasks: dict[str, Task] = {}
@@ -114,7 +114,7 @@ def gpu_tasks(graph: Graph, target: str) -> list[Task]:
         if key in tasks:
             tasks[key].weight += 1
             continue
-        space = gpu_space(lower_group(n, "k", None, None))
+        space = gpu_space(lower_group(n, "k", declare_target(), None))
         if space.size <= 1:
             continue
         tasks[key] = Task(key, "gpu", space, {"node": n, "target": target}, rec, 1,
@@ -126,13 +126,14 @@ def featurize_gpu(task, config) -> list[float]:
     """Loop-IR statistics summed over the group's kernels, then the knob values (log2 of
     numbers, -2 for ``"auto"``, -1 for 0, the index of an ``unroll`` choice), one slot per
     knob."""
-    from compiler.graph_lower.gpu import gpu_stages
+    from compiler.graph_lower.gpu import declare_target, gpu_stages
     from compiler.graph_lower.gpu_space import AUTO, KNOBS, value
     from compiler.graph_lower.lower import lower_group
     from compiler.topi.gpu.stage import UNROLL
 
     from .features import _log2, loop_features
-    stages, _ = gpu_stages(lower_group(task.payload["node"], "cand", None, None), "cand", config)
+    kdef = lower_group(task.payload["node"], "cand", declare_target(), None)
+    stages, _ = gpu_stages(kdef, "cand", config)
     total = None
     for st in stages:
         f = loop_features(st.func)

@@ -1,6 +1,9 @@
 """Fused graph -> GPU module (CUDA or OpenCL): kernel source (+ cubin) + graph JSON + parameters.
 
-The groups are declared exactly as for the CPU (``lower.lower_group``); each
+The groups are declared as for the CPU (``lower.lower_group``), for one fixed CPU
+target (:data:`DECLARE_TARGET`, 256-bit vectors) whatever the build machine, so the
+CPU-only choices of the strategies (Winograd on AVX-512, its channel blocks) stay out
+of GPU kernels and a GPU build does not depend on the host; each
 group's root stages (padded copies, helper stages, the output) become one GPU
 kernel each (``topi.gpu.stage``: thread-bound te schedules, reductions per
 thread), printed by ``codegen.cuda`` / ``codegen.opencl`` into ONE source,
@@ -49,6 +52,16 @@ class GpuStage:
 
     func: object
     arg_index: list
+
+
+#: the CPU target GPU groups are declared for (see the module docstring)
+DECLARE_TARGET = "llvm -mtriple=x86_64-unknown-linux-gnu -mcpu=x86-64-v3"
+
+
+def declare_target():
+    """The parsed :data:`DECLARE_TARGET` (a ``Target``)."""
+    from compiler.codegen.llvm.target import parse_target
+    return parse_target(DECLARE_TARGET)
 
 
 def parse_gpu_target(target: str) -> tuple[str, str | None]:
@@ -202,7 +215,8 @@ def compile_graph_gpu(graph: Graph, params: dict, memory_plan, target: str = "cu
     from compiler.codegen.gpu import c_source
     kind, arch = parse_gpu_target(target)
     t0 = time.perf_counter()
-    kernels, calls, out_params, _ = plan_calls(graph, params, memory_plan, progress)
+    kernels, calls, out_params, _ = plan_calls(graph, params, memory_plan, progress,
+                                               target=declare_target())
     device = None
     if tuning:
         from compiler.autotune.gpu_task import gpu_target_record

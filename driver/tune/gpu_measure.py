@@ -39,14 +39,14 @@ class _Candidate:
 
     def __init__(self, payload: dict, config):
         from compiler.codegen.gpu import c_source, cuda
-        from compiler.graph_lower.gpu import gpu_stages, parse_gpu_target
+        from compiler.graph_lower.gpu import declare_target, gpu_stages, parse_gpu_target
         from compiler.graph_lower.lower import lower_group
         from driver.gpu_runtime import BACKENDS
 
         from .measure import arg_types, inputs
         node = payload["node"]
         kind, arch = parse_gpu_target(payload["target"])
-        kdef = lower_group(node, "cand", None, None)
+        kdef = lower_group(node, "cand", declare_target(), None)
         stages, extras = gpu_stages(kdef, "cand", config)
         printer, fname = _printer_and_file(kind)
         code, sources = c_source.print_module(printer, [st.func for st in stages])

@@ -14,7 +14,7 @@ import pytest
 from compiler.build_model import build_model, import_model
 from compiler.codegen.gpu import c_source, cuda, opencl
 from compiler.graph import Op, optimize
-from compiler.graph_lower.gpu import gpu_space, gpu_stages
+from compiler.graph_lower.gpu import declare_target, gpu_space, gpu_stages
 from compiler.graph_lower.gpu_space import AUTO
 from compiler.graph_lower.lower import lower_group
 from driver.tune.gpu_measure import _Candidate
@@ -30,7 +30,7 @@ def groups():
     """The digits CNN's fused groups: name -> (node, KernelDef)."""
     g, p = import_model(DIGITS)
     opt = optimize(g, p)
-    return {n.attr("name"): (n, lower_group(n, "k", None, None))
+    return {n.attr("name"): (n, lower_group(n, "k", declare_target(), None))
             for n in opt.graph.nodes() if n.op is Op.FUSED}
 
 
@@ -99,7 +99,7 @@ def test_a_tuned_model_matches_onnxruntime(tmp_path):
     lines = []
     for n in opt.graph.nodes():
         if n.op is Op.FUSED:
-            space = gpu_space(lower_group(n, "k", None, None))
+            space = gpu_space(lower_group(n, "k", declare_target(), None))
             vals = {k.name: k.candidates[-1] if k.name != "threads" else 128 for k in space.knobs}
             lines.append(json.dumps({"version": 1, "key": gpu_workload_key(n), "target": target,
                                      "config": vals, "costs": [1e-6], "error": None,
