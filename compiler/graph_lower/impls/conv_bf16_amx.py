@@ -17,6 +17,7 @@ from compiler.topi import x86_amx
 from compiler.topi.injective import Lazy
 
 from ..master import MasterKind
+from . import conv_bf16
 from ..strategy import attr_is, cpu_features, register
 
 #: the fewest input channels a conv takes AMX with (a quarter of an A tile row)
@@ -24,11 +25,11 @@ MIN_CHANNELS = 8
 
 
 def _fits(w):
+    """The AVX512-BF16 conv's conditions (``conv_bf16._fits``), and enough input channels."""
+    why = conv_bf16._fits(w)
+    if why:
+        return why
     n = w.node
-    if not w.is_const(n.src[1]):
-        return "the weight is not a constant input"
-    if tuple(n.attr("dilations", (1, 1))) != (1, 1):
-        return f"dilations are {n.attr('dilations')}, needs (1, 1)"
     if n.src[0].shape[1] < MIN_CHANNELS:
         return f"{n.src[0].shape[1]} input channels, AMX takes {MIN_CHANNELS} or more"
     return None
