@@ -43,6 +43,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import tempfile
 
@@ -275,6 +276,10 @@ def session(a) -> dict:
         print(f"  the cost model reached random search's final best after {need} trials "
               f"(random search used {fig['session_random_trials']}; tasks where it did not: "
               f"{missed})")
+        if a.keep_session_logs:
+            os.makedirs(a.keep_session_logs, exist_ok=True)
+            for s in order:
+                shutil.copy(logs[s].path, os.path.join(a.keep_session_logs, f"{s}.jsonl"))
     return fig
 
 
@@ -309,6 +314,8 @@ def main() -> None:
     ap.add_argument("--tuning-log", default=None)
     ap.add_argument("--tune-minutes", type=float, default=30.0)
     ap.add_argument("--tune-slices", type=int, default=6)
+    ap.add_argument("--keep-session-logs", default=None, metavar="DIR",
+                    help="copy the session's two tuning logs (xgb.jsonl, random.jsonl) into DIR")
     ap.add_argument("--vta-trials", type=int, default=32)
     ap.add_argument("--matmul-n", type=int, default=1024)
     ap.add_argument("--parts", default="models,layers,session,vta,matmul")
