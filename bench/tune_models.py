@@ -24,12 +24,15 @@ Parts (``--parts``, comma-separated; all by default):
   cost model needed to reach random search's final best (summed over tasks).
 * ``vta``: the ResNet-18 convs the accelerator runs (default preset), tuned on the
   cycle model with ``--vta-trials`` per task: cycles before and after (bar: <= 7.0 M).
-* ``matmul``: 1024^3 fp32 through ``build_model``, a graph MatMul with a constant right
-  operand (the ``matmul_dense`` implementation) and one of two activations
-  (``batch_matmul``, B packed in the kernel), against numpy (OpenBLAS limited to the same
-  threads by threadpoolctl), interleaved rounds, at each thread count (bar: >= 1.1x numpy);
-  at 1 thread also by the thread's CPU time (``_cpu`` figures: steady on a loaded machine;
-  the models part reports them too).
+* ``matmul``: fp32 products of ``--matmul-shapes`` (default 1024^3; also e.g. 512,
+  2048x2048x256) through ``build_model``, a graph MatMul with a constant right operand
+  (the ``matmul_dense`` implementation) and one of two activations (``batch_matmul``, B
+  packed in the kernel), against numpy (OpenBLAS limited to the same threads by
+  threadpoolctl), interleaved rounds, at each thread count (bar for 1024^3: >= 1.1x
+  numpy); GFLOP/s and the build time of the constant-B module; at 1 thread also by the
+  thread's CPU time (``_cpu`` figures: steady on a loaded machine; the models part reports
+  them too). Unset ``OPENBLAS_CORETYPE`` / ``OPENBLAS_L2_SIZE``: they can pin OpenBLAS to
+  a slower kernel, which would flatter the ratio (a warning says so).
 
 The load average is printed before and after (timings on a loaded machine are not
 figures). The last line is one JSON object of every figure (units in the names).
@@ -168,34 +171,65 @@ def one_thread_count(a, threads: int) -> dict:
     return fig
 
 
+def _matmul_shapes(text: str) -> list:
+    """``--matmul-shapes``: comma-separated ``N`` (N^3) or ``MxNxK`` -> [(label, M, N, K)].
+
+    Raises:
+        SystemExit: a shape that is neither (names it and the form).
+    """
+    out = []
+    for item in text.split(","):
+        dims = item.lower().split("x")
+        if len(dims) not in (1, 3) or not all(d.isdigit() and int(d) > 0 for d in dims):
+            raise SystemExit(f"--matmul-shapes: {item!r} must be N (an N^3 product) or MxNxK, "
+                             "positive integers, e.g. 1024,2048x2048x256")
+        M, N, K = (int(dims[0]),) * 3 if len(dims) == 1 else map(int, dims)
+        out.append((item.lower(), M, N, K))
+    return out
+
+
 def _matmul(a, threads: int) -> dict:
-    """1024^3 fp32: ``A @ B`` with B a constant (packed at compile time) and ``A @ B`` of two
-    activations (B packed in the kernel), against numpy with ``threads`` OpenBLAS threads
-    (threadpoolctl), interleaved over ``--rounds`` rounds; best of all calls."""
+    """fp32 ``A[M, K] @ B[K, N]`` for each of ``--matmul-shapes``: with B a constant (packed at
+    compile time) and of two activations (B packed in the kernel), against numpy with
+    ``threads`` OpenBLAS threads (threadpoolctl), interleaved over ``--rounds`` rounds; best
+    of all calls. Also GFLOP/s (2*M*N*K / best seconds) and the constant-B module's build
+    time (``build_model``: lowering, LLVM O3, link)."""
+    fig = {}
+    for label, M, N, K in _matmul_shapes(a.matmul_shapes):
+        fig.update(_matmul_shape(a, threads, label, M, N, K))
+    return fig
+
+
+def _matmul_shape(a, threads: int, label: str, M: int, N: int, K: int) -> dict:
+    import time
+
     import numpy as np
     from threadpoolctl import threadpool_limits
 
     from compiler import build_model
     from compiler.graph import Graph, Op, input_node, make, param_node
     from driver.runtime import load_module
-    n = a.matmul_n
     rng = np.random.default_rng(0)
-    A = rng.standard_normal((n, n)).astype(np.float32)
-    B = rng.standard_normal((n, n)).astype(np.float32)
-    x, y = input_node("a", (n, n)), input_node("b", (n, n))
-    const = load_module(build_model(Graph((x,), (make(Op.MATMUL, x, param_node("b", B)),), ("y",)),
-                                    params={"b": B}, tuning_log=a.tuning_log))
+    A = rng.standard_normal((M, K)).astype(np.float32)
+    B = rng.standard_normal((K, N)).astype(np.float32)
+    x, y = input_node("a", (M, K)), input_node("b", (K, N))
+    t0 = time.perf_counter()
+    cm = build_model(Graph((x,), (make(Op.MATMUL, x, param_node("b", B)),), ("y",)),
+                     params={"b": B}, tuning_log=a.tuning_log)
+    compile_s = time.perf_counter() - t0
+    const = load_module(cm)
     act = load_module(build_model(Graph((x, y), (make(Op.MATMUL, x, y),), ("y",)),
                                   tuning_log=a.tuning_log))
     const.set_input("a", A)
     act.set_input("a", A)
     act.set_input("b", B)
     want = A @ B
-    fig = {}
+    pre = f"matmul{label}"
+    fig = {f"{pre}_compile_s": round(compile_s, 3)}
     for name, m in (("", const), ("_act", act)):
         m.run()
-        fig[f"matmul{n}{name}_max_rel_err"] = float(np.abs(m.get_output(0) - want).max()
-                                                    / np.abs(want).max())
+        fig[f"{pre}{name}_max_rel_err"] = float(np.abs(m.get_output(0) - want).max()
+                                               / np.abs(want).max())
     out = np.empty_like(want)
     calls = {"numpy": lambda: np.matmul(A, B, out=out), "": const.run, "_act": act.run}
     # wall time; at 1 thread also the calling thread's CPU time, which other processes on
@@ -207,16 +241,20 @@ def _matmul(a, threads: int) -> dict:
             for c, clock in clocks.items():
                 for k, call in calls.items():
                     times[c, k] += clock(call, a.repeat)
+    flop = 2.0 * M * N * K
+    shape = label + ("^3" if "x" not in label else "")
     for c in clocks:
         ref = min(times[c, "numpy"])
         for name, what in (("", "B constant"), ("_act", "two activations")):
             ours = min(times[c, name])
-            print(f"matmul {n}^3 {what:15s} {threads}T {'cpu' if c else 'wall'}  ours "
-                  f"{ours * 1e3:8.2f} ms  numpy {ref * 1e3:8.2f} ms  speed-up {ref / ours:5.2f}x",
-                  flush=True)
-            fig[f"matmul{n}{name}_t{threads}{c}_ours_ms"] = round(ours * 1e3, 3)
-            fig[f"matmul{n}{name}_t{threads}{c}_speedup_vs_numpy"] = round(ref / ours, 3)
-        fig[f"matmul{n}_t{threads}{c}_numpy_ms"] = round(ref * 1e3, 3)
+            print(f"matmul {shape} {what:15s} {threads}T {'cpu' if c else 'wall'}  ours "
+                  f"{ours * 1e3:8.2f} ms ({flop / ours / 1e9:6.1f} GFLOP/s)  numpy "
+                  f"{ref * 1e3:8.2f} ms  speed-up {ref / ours:5.2f}x", flush=True)
+            fig[f"{pre}{name}_t{threads}{c}_ours_ms"] = round(ours * 1e3, 3)
+            fig[f"{pre}{name}_t{threads}{c}_ours_gflops"] = round(flop / ours / 1e9, 1)
+            fig[f"{pre}{name}_t{threads}{c}_speedup_vs_numpy"] = round(ref / ours, 3)
+        fig[f"{pre}_t{threads}{c}_numpy_ms"] = round(ref * 1e3, 3)
+        fig[f"{pre}_t{threads}{c}_numpy_gflops"] = round(flop / ref / 1e9, 1)
     return fig
 
 
@@ -317,7 +355,9 @@ def main() -> None:
     ap.add_argument("--keep-session-logs", default=None, metavar="DIR",
                     help="copy the session's two tuning logs (xgb.jsonl, random.jsonl) into DIR")
     ap.add_argument("--vta-trials", type=int, default=32)
-    ap.add_argument("--matmul-n", type=int, default=1024)
+    ap.add_argument("--matmul-shapes", default="1024",
+                    help="matmul part: comma-separated N (N^3) or MxNxK, e.g. "
+                    "1024,512,2048x2048x256")
     ap.add_argument("--parts", default="models,layers,session,vta,matmul")
     ap.add_argument("--child-threads", type=int, default=None, help=argparse.SUPPRESS)
     a = ap.parse_args()
@@ -328,11 +368,17 @@ def main() -> None:
     print(f"load average before: {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f} "
           f"({len(os.sched_getaffinity(0))} cores)")
     fig = {"size": a.size, "load_avg_1min_before": round(load0[0], 2)}
+    if "matmul" in a.parts.split(","):
+        _matmul_shapes(a.matmul_shapes)          # a bad shape fails before any build
+        for var in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
+            if var in os.environ:
+                print(f"warning: {var}={os.environ[var]} is set; numpy's matmul figure may be "
+                      "off (unset it for this command)")
     per_thread = [p for p in a.parts.split(",") if p in ("models", "layers", "matmul")]
     for t in ([int(x) for x in a.threads.split(",")] if per_thread else []):
         argv = [sys.executable, __file__, "--child-threads", str(t), "--size", str(a.size),
                 "--repeat", str(a.repeat), "--rounds", str(a.rounds), "--parts", ",".join(per_thread),
-                "--matmul-n", str(a.matmul_n)] + (["--tuning-log", a.tuning_log] if a.tuning_log else [])
+                "--matmul-shapes", a.matmul_shapes] + (["--tuning-log", a.tuning_log] if a.tuning_log else [])
         extra = {"PYTHONPATH": ROOT}
         if "OMP_WAIT_POLICY" not in os.environ:
             extra["OMP_WAIT_POLICY"] = "passive"

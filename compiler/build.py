@@ -44,7 +44,7 @@ def build(inputs, args: "list | None" = None, target="llvm", name: str = "defaul
         opt_level: LLVM optimisation level 0..3.
         fp_contract: allow fusing float multiply-add into FMA (LLVM's ``contract``
             flag; off by default: strict IEEE, no fast-math). GEMM-like kernels
-            want it on (``bench/matmul_cpu.py`` does); no other relaxation exists.
+            want it on (``build_model`` turns it on); no other relaxation exists.
         config: ``target="vta"`` only: the accelerator (preset name, JSON path or
             ``VTAConfig``; default preset).
         kinds: ``target="vta"`` only: argument name -> "input" | "output" | "param" |

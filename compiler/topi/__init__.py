@@ -2,14 +2,14 @@
 
 CPU (LLVM), one module per operator family:
 
-- ``cpu_matmul``: float32 GEMM with B packed into a blocked layout and a
-  register-blocked, vectorised, parallel micro-kernel schedule.
 - ``conv2d``: NCHW convolution with compile-time packed weights
   ``[O/ob, I, KH, KW, ob]`` and blocked NCHW{b}c convolution (register tile
   ``ow_tile x ob``, vectorised over output channels, parallel over rows);
   depthwise and grouped convolutions vectorised over columns.
-- ``dense``: dense layers with packed weights ``[N/nb, K, nb]`` and batched
-  matmul of activations (``mr x nb`` register tiles).
+- ``dense``: dense layers and GEMMs with packed weights ``[N/nb, K, nb]`` and
+  batched matmul of activations, B packed in the kernel (``mr x nb`` register tiles,
+  panel loop order); the graph's MatMul and Dense reach them through
+  ``compiler.graph_lower.impls.dense``.
 - ``pooling``: max / average pooling (ONNX padding and ceil-mode rules).
 - ``reduction``: global average pool, reduce-mean, softmax, layer norm.
 - ``injective``: elementwise, broadcast and data-movement ops as ``Lazy``
@@ -19,7 +19,3 @@ CPU (LLVM), one module per operator family:
 
 ``compiler.graph_lower`` composes these into one kernel per fused group.
 """
-from compiler.topi.cpu_matmul import (MatmulConfig, candidate_configs, matmul_packed,
-                                      schedule_matmul_cpu)
-
-__all__ = ["MatmulConfig", "candidate_configs", "matmul_packed", "schedule_matmul_cpu"]

@@ -2,8 +2,8 @@
 
 * ``dense(x, w_packed)``: ``out[M, N] = x[M, K] @ w.T`` with the weight ``w[N, K]``
   packed at compile time into ``[N/nb, K, nb]`` (:func:`pack_dense_weight`) so the
-  micro-kernel reads ``nb`` output columns contiguously (as ``cpu_matmul``'s
-  ``B_packed``, done once on the constant instead of every call).
+  micro-kernel reads ``nb`` output columns contiguously (done once on the constant
+  instead of every call).
 * ``batch_matmul(a, b)``: ``out[B, M, N] = a[B, M, K] @ b[B, K, N]`` for two
   activations (attention scores and context).
 

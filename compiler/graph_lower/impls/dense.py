@@ -16,8 +16,9 @@ N, or for a GEMM its panel width, the weight zero-padded up to a multiple), ``mr
 
 Default point: for a matrix-vector-like product (M < ``GEMM_MIN_ROWS`` rows) the
 historical one, a one-vector block (``topi.dense.dense_block``), mr 4, ``"tiles"``.
-For a GEMM (M >= ``GEMM_MIN_ROWS``) a register tile of 16 accumulator vectors,
-``mr x nb`` = 4 x 4 vectors or 8 x 2 (:func:`_gemm_block`), in ``"panels"`` order:
+For a GEMM (M >= ``GEMM_MIN_ROWS``) a register tile of half the vector registers
+(:func:`_gemm_block`: AVX-512 16 accumulators, ``mr x nb`` = 4 x 4 vectors or 8 x 2;
+AVX2 8, 2 x 4 or 4 x 2), in ``"panels"`` order:
 1024^3 fp32 on one Zen 4 core took 19.1-19.6 ms of CPU time against 19.4-20.5 ms for
 the 4 x 16 tile and 21.1-22.2 ms for numpy/OpenBLAS, in one run (``bench/tune_models.py
 --parts matmul`` gives the ratio to numpy).
@@ -43,14 +44,23 @@ _MR = Knob("mr", (1, 2, 4, 8), 4)
 GEMM_MIN_ROWS = 64
 
 
+#: vector lanes (fp32) -> accumulator vectors of a GEMM register tile: half the
+#: registers (AVX-512: 32 zmm, AVX2: 16 ymm), the rest for the B vectors and A broadcasts
+_GEMM_ACCUMULATORS = {16: 16, 8: 8}
+
+
 def _gemm_block(N: int, lanes: int) -> "tuple[int, int] | None":
-    """(nb, mr) of a 16-accumulator register tile on AVX-512 (``lanes`` 16: 32 vector
-    registers): 4 vectors x 4 rows or 2 x 8, whichever pads N less (N = 1000: 64, one
-    partial panel of 40; N = 80: 32), 4 x 4 on a tie; None for N under 2 vectors or on
-    targets with narrower vectors (16 registers: the old tile)."""
-    if lanes < 16 or N < 2 * lanes:
+    """(nb, mr) of the GEMM register tile for fp32 vectors of ``lanes`` lanes
+    (:data:`_GEMM_ACCUMULATORS` vectors): 4 vectors wide x (accumulators / 4) rows or
+    2 wide x twice the rows, whichever pads N less (AVX-512, N = 1000: 64, one partial
+    panel of 40; N = 80: 32), 4 vectors wide on a tie (AVX2: 4 x 8 lanes x 2 rows, 1024^3
+    on one Zen 1 core 61.6-67.2 ms of CPU time against 68.9-70.8 ms for 2 x 8 x 4 rows and
+    73.5-81.3 ms for the old 2 x 8 x 4 in ``"tiles"`` order, in one run each). None for
+    N under 2 vectors or other vector widths (the old tile)."""
+    acc = _GEMM_ACCUMULATORS.get(lanes)
+    if acc is None or N < 2 * lanes:
         return None
-    tiles = ((4 * lanes, 4), (2 * lanes, 8))
+    tiles = ((4 * lanes, acc // 4), (2 * lanes, acc // 2))
     return min(tiles, key=lambda t: -(-N // t[0]) * t[0])
 
 
@@ -138,7 +148,7 @@ def _matmul_dense(b, n, a, cfg):
 def _batch_matmul_space(w) -> ConfigSpace:
     """mr, nb (caps) and ``pack_b`` (pack B into ``[B, ceil(N/nb), K, nb]`` panels at run
     time, zero-padded). Default: the GEMM tile of :func:`_gemm_block` with packing for
-    M >= ``GEMM_MIN_ROWS`` on AVX-512, else the historical 4 x 16 unpacked."""
+    M >= ``GEMM_MIN_ROWS`` on AVX-512 and AVX2, else the historical 4 x 16 unpacked."""
     sa, sb = w.node.src[0].shape, w.node.src[1].shape
     M = sa[-2] if len(sa) > 1 else 1
     N = sb[-1] if len(sb) > 1 else 1

@@ -1,5 +1,6 @@
-"""GEMM-sized dense / matmul (M >= 64 rows): the 16-accumulator register tile that is the
-default on AVX-512, its panel loop order, and the fallbacks, against numpy."""
+"""GEMM-sized dense / matmul (M >= 64 rows): the register tile of half the vector registers
+that is the default on AVX-512 (16 accumulators) and AVX2 (8), its panel loop order, and
+the fallbacks, against numpy."""
 from __future__ import annotations
 
 import numpy as np
@@ -14,6 +15,7 @@ from driver.runtime import load_module
 
 AVX512 = Target("x86_64-unknown-linux-gnu", "skylake-avx512", "+avx2,+fma,+avx512f", False)
 AVX2 = Target("x86_64-unknown-linux-gnu", "haswell", "+avx2,+fma", False)
+SSE = Target("x86_64-unknown-linux-gnu", "x86-64-v2", "", False)
 
 
 def _space(node, name, target):
@@ -32,7 +34,10 @@ def _mm(M, K, N):
     (128, 1000, AVX512, {"dense_block": 64, "mr": 4, "par": "panels"}),  # 1024 = 1000 padded
     (128, 16, AVX512, {"dense_block": 16, "mr": 4, "par": "tiles"}),     # under 2 vectors
     (GEMM_MIN_ROWS - 1, 128, AVX512, {"dense_block": 16, "mr": 4, "par": "tiles"}),
-    (128, 128, AVX2, {"dense_block": 16, "mr": 4, "par": "tiles"}),      # 16 registers
+    (128, 128, AVX2, {"dense_block": 32, "mr": 2, "par": "panels"}),     # 2 rows x 4 ymm
+    (128, 48, AVX2, {"dense_block": 16, "mr": 4, "par": "panels"}),      # 4 rows x 2 ymm
+    (128, 8, AVX2, {"dense_block": 8, "mr": 4, "par": "tiles"}),         # under 2 vectors
+    (128, 128, SSE, {"dense_block": 16, "mr": 4, "par": "tiles"}),       # 4-lane: old tile
 ])
 def test_gemm_default_point(M, N, target, default):
     assert _space(_mm(M, 8, N), "matmul_dense", target).default.as_dict() == default
@@ -86,6 +91,8 @@ def test_activation_product_default_packs_b():
     assert _space(node, "batch_matmul", AVX512).default.as_dict() == {
         "mr": 8, "nb": 32, "pack_b": True}
     assert _space(node, "batch_matmul", AVX2).default.as_dict() == {
+        "mr": 2, "nb": 32, "pack_b": True}
+    assert _space(node, "batch_matmul", SSE).default.as_dict() == {
         "mr": 4, "nb": 16, "pack_b": False}
 
 

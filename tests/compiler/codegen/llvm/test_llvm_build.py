@@ -3,7 +3,8 @@ import numpy as np
 import pytest
 
 import compiler.build
-from compiler import te, topi
+from compiler import te
+from compiler.topi import dense as tdense
 from compiler.build import build
 from compiler.tir import interp, lower
 from compiler.tir import ir as T
@@ -33,31 +34,38 @@ def test_scheduled_elementwise_parallel_vectorized():
     assert "GOMP_parallel" in f.llvm_ir and "x float>" in f.llvm_ir
 
 
-@pytest.mark.parametrize("M,N,K,cfg", [(48, 64, 37, topi.MatmulConfig(6, 32, 4)),
-                                       (50, 64, 16, topi.MatmulConfig(4, 64, 1)),
-                                       (12, 32, 9, topi.MatmulConfig(12, 32, 4))])
-def test_topi_matmul_schedule_matches_numpy(M, N, K, cfg):
-    A, B, C = topi.matmul_packed(M, N, K, cfg.nb)
-    s = topi.schedule_matmul_cpu(C, cfg)
-    f = build(s, [A, B, C], fp_contract=True)
-    a = RNG.standard_normal((M, K), dtype=np.float32)
-    b = RNG.standard_normal((K, N), dtype=np.float32)
+def _packed_gemm(M, N, K, nb, mr, par):
+    """``x[M, K] @ w[N, K].T`` through ``topi.dense`` (the weight packed ``[N/nb, K, nb]``)
+    with an ``mr x nb`` register tile in ``par`` order; returns (schedule, args, x, w)."""
+    x = te.placeholder((M, K), "float32", "x")
+    w = te.placeholder((N // nb, K, nb), "float32", "w")
+    acc = tdense.dense(x, w)
+    s = te.create_schedule(acc)
+    tdense.schedule_dense(s, acc, acc, mr, par, nb)
+    xv = RNG.standard_normal((M, K), dtype=np.float32)
+    wv = RNG.standard_normal((N, K), dtype=np.float32)
+    return s, [x, w, acc], xv, wv
+
+
+@pytest.mark.parametrize("M,N,K,nb,mr,par", [(48, 64, 37, 32, 6, "panels"),
+                                             (50, 64, 16, 64, 4, "tiles"),
+                                             (12, 32, 9, 32, 12, "rows")])
+def test_topi_gemm_schedule_matches_numpy(M, N, K, nb, mr, par):
+    s, args, xv, wv = _packed_gemm(M, N, K, nb, mr, par)
+    f = build(s, args, fp_contract=True)
     c = np.zeros((M, N), "float32")
-    f(a, b, c)
-    np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
+    f(xv, tdense.pack_dense_weight(wv, nb), c)
+    np.testing.assert_allclose(c, xv @ wv.T, rtol=1e-4, atol=1e-4)
 
 
-def test_topi_matmul_matches_interpreter():
+def test_topi_gemm_matches_interpreter():
     M, N, K = 12, 32, 8
-    cfg = topi.MatmulConfig(6, 16, 4)
-    A, B, C = topi.matmul_packed(M, N, K, cfg.nb)
-    s = topi.schedule_matmul_cpu(C, cfg)
-    func = lower(s, [A, B, C], "mm")
-    a = RNG.standard_normal((M, K), dtype=np.float32)
-    b = RNG.standard_normal((K, N), dtype=np.float32)
+    s, args, xv, wv = _packed_gemm(M, N, K, 16, 6, "panels")
+    func = lower(s, args, "mm")
+    wp = tdense.pack_dense_weight(wv, 16)
     got, ref = np.zeros((M, N), "float32"), np.zeros((M, N), "float32")
-    build(func)(a, b, got)
-    interp.run(func, a, b, ref)
+    build(func)(xv, wp, got)
+    interp.run(func, xv, wp, ref)
     np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5)
 
 
@@ -155,27 +163,14 @@ def test_parallel_kind_survives_lowering():
     assert isinstance(func.body, T.For) and func.body.kind is ForKind.PARALLEL
 
 
-def test_matmul_config_errors():
-    with pytest.raises(ValueError, match="MatmulConfig.mr must be a positive int, not 0"):
-        topi.MatmulConfig(0, 32, 4)
-    with pytest.raises(ValueError, match=r"N \(40\) must be a multiple of the block width nb \(32\)"):
-        topi.matmul_packed(8, 40, 8, 32)
-    assert all(c.nb % 16 == 0 for c in topi.candidate_configs(512))
-    assert all(c.nb % 8 == 0 for c in topi.candidate_configs(256))
-
-
-def test_avx2_matmul_tiles_on_an_avx2_target():
+def test_avx2_gemm_tile_on_an_avx2_target():
     from compiler.codegen import host_target
     if "+avx2" not in host_target().features:
         pytest.skip("host cannot run AVX2 code")
-    cfg = topi.candidate_configs(256)[0]
-    M, N, K = 2 * cfg.mr + 1, 2 * cfg.nb, 19
-    A, B, C = topi.matmul_packed(M, N, K, cfg.nb)
-    f = build(topi.schedule_matmul_cpu(C, cfg), [A, B, C], target="llvm -mcpu=haswell",
-              fp_contract=True)
+    M, N, K = 5, 64, 19                  # 2-row tiles of 4 ymm vectors and a 1-row tail
+    s, args, xv, wv = _packed_gemm(M, N, K, 32, 2, "panels")
+    f = build(s, args, target="llvm -mcpu=haswell", fp_contract=True)
     assert "ymm" in f.assembly() and "zmm" not in f.assembly()
-    a = RNG.standard_normal((M, K), dtype=np.float32)
-    b = RNG.standard_normal((K, N), dtype=np.float32)
     c = np.zeros((M, N), "float32")
-    f(a, b, c)
-    np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
+    f(xv, tdense.pack_dense_weight(wv, 32), c)
+    np.testing.assert_allclose(c, xv @ wv.T, rtol=1e-4, atol=1e-4)
