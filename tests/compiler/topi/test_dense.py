@@ -76,3 +76,58 @@ def test_matmul_vector_and_broadcast_operands(case, sa, sb):
     a = case.input("a", sa)
     b = case.input("b", sb)
     case.check(make(Op.MATMUL, a, b))
+
+
+@pytest.mark.parametrize("M,N,par", [(5, 32, "panels"), (5, 8, "panels"), (7, 32, "tiles"),
+                                     (5, 32, "rows")])
+def test_dense_peels_a_partial_row_tile(M, N, par):
+    """A partial last row tile (M = 5, 7 in 4-row tiles) is peeled off a plain row loop, not
+    bound-checked in every tile (which scalarises the guarded rows): no ``if`` in the
+    kernel, in any order, with panels in parallel (4 of them) or row tiles (1 panel)."""
+    from compiler.tir import ir as T
+    from compiler.tir import lower
+    from compiler.tir.visit import walk_stmt
+    K, nb = 6, 8
+    x = te.placeholder((M, K), "float32", "x")
+    w = te.placeholder((N // nb, K, nb), "float32", "w")
+    acc = tdense.dense(x, w)
+    s = te.create_schedule(acc)
+    tdense.schedule_dense(s, acc, acc, 4, par, nb)
+    func = lower(s, [x, w, acc], "dense")
+    assert not any(isinstance(st, T.IfThenElse) for st in walk_stmt(func.body))
+    f = compiler.build(func)
+    rng = np.random.default_rng(M + N)
+    xv = rng.standard_normal((M, K)).astype("float32")
+    wv = rng.standard_normal((N, K)).astype("float32")
+    y = np.empty((M, N), "float32")
+    f(xv, tdense.pack_dense_weight(wv, nb), y)
+    np.testing.assert_allclose(y, xv @ wv.T, rtol=1e-4, atol=1e-4)
+
+
+def test_packed_batch_matmul_peels_a_partial_row_tile():
+    """Packed B, 2 batches x 2 panels in parallel, 67 rows in 4-row tiles: no ``if``."""
+    from compiler.tir import ir as T
+    from compiler.tir import lower
+    from compiler.tir.visit import walk_stmt
+    a = te.placeholder((2, 67, 5), "float32", "a")
+    b = te.placeholder((2, 5, 32), "float32", "b")
+    bp = tdense.pack_batch_b(lambda bb, k, j: b[bb, k, j], (2, 5, 32), 16)
+    acc = tdense.batch_matmul_packed(lambda bb, i, k: a[bb, i, k], bp, 67)
+    s = te.create_schedule(acc)
+    tdense.schedule_batch_matmul(s, acc, acc, 4, 16)
+    func = lower(s, [a, b, acc], "bmm")
+    assert not any(isinstance(st, T.IfThenElse) for st in walk_stmt(func.body))
+    rng = np.random.default_rng(5)
+    av = rng.standard_normal(a.shape).astype("float32")
+    bv = rng.standard_normal(b.shape).astype("float32")
+    y = np.empty(acc.shape, "float32")
+    compiler.build(func)(av, bv, y)
+    np.testing.assert_allclose(y, av @ bv, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("M,mr,rows", [(1024, 2, 2), (1021, 2, 2), (1021, 4, 4), (100, 8, 5),
+                                       (12, 8, 6), (1, 4, 1), (3, 1, 1)])
+def test_row_tile_is_never_one_row_below_the_cap(M, mr, rows):
+    """A divisor of M at least half the cap, but never 1 row for a cap above 1 (M = 1021 in
+    1-row tiles ran at about half speed): then the cap and a partial, peeled tile."""
+    assert tdense._row_tile(M, mr) == rows
