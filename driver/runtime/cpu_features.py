@@ -15,7 +15,9 @@ import platform
 from .errors import RuntimeModuleError
 
 #: LLVM feature name -> /proc/cpuinfo flag (x86-64 from Linux's cpufeatures.h names,
-#: AArch64 from its hwcap names)
+#: AArch64 from its hwcap names). ``xsaves`` is left out: XSAVES is a supervisor-only
+#: instruction no user-mode kernel can use, LLVM reports it on hosts whose hypervisor hides
+#: it from the guest's cpuinfo (AMD EPYC VMs), and checking it refused modules built there.
 CPUINFO_NAME = {
     # x86-64: baseline and SSE
     "cmov": "cmov", "cx8": "cx8", "fxsr": "fxsr", "mmx": "mmx", "sse": "sse", "sse2": "sse2",
@@ -37,7 +39,7 @@ CPUINFO_NAME = {
     "aes": "aes", "pclmul": "pclmulqdq", "sha": "sha_ni", "vaes": "vaes",
     "vpclmulqdq": "vpclmulqdq", "gfni": "gfni", "adx": "adx", "rdrnd": "rdrand",
     "rdseed": "rdseed", "xsave": "xsave", "xsaveopt": "xsaveopt", "xsavec": "xsavec",
-    "xsaves": "xsaves", "fsgsbase": "fsgsbase", "clflushopt": "clflushopt", "clwb": "clwb",
+    "fsgsbase": "fsgsbase", "clflushopt": "clflushopt", "clwb": "clwb",
     "clzero": "clzero", "prfchw": "3dnowprefetch", "rdpid": "rdpid",
     # AArch64 (Features line)
     "neon": "asimd", "fp-armv8": "fp", "crc": "crc32", "sha2": "sha2", "dotprod": "asimddp",
