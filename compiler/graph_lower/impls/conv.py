@@ -36,6 +36,27 @@ from ..strategy import attr_is, register
 
 _NCHW = attr_is("data_layout", "NCHW", "NCHW")
 _OW_TILE = Knob("ow_tile", (4, 7, 8, 14, 16, 28), 14)
+#: accumulator vectors of the direct register tile, ``ceil(ob / lanes) x ow_tile``: the 16 x
+#: 14 tile made for AVX-512 holds 14 (of 32 registers). On 256-bit targets a 16-channel
+#: block takes two vectors per column, so the default tile there is 7 columns, not 14
+#: (28 accumulators spill out of AVX2's 16 registers). MobileNetV2 (224) on AVX2
+#: (znver1), 1 thread, per-layer thread CPU time, loaded machine, 14 -> 7 columns: 1x1
+#: 32 -> 192 at 28x28 490 -> 410 us, 1x1 64 -> 384 at 14x14 935 -> 710 us, the 3x3 stem
+#: 1377 -> 1130 us; ResNet-18's 3x3 convs 12.2 -> 8.3 ms (56x56), 5.9 -> 4.5 ms (28x28
+#: stride 2), its 7x7 stem 11.5 -> 12.2 ms (the one loss), the whole model 178 -> 139 ms.
+DIRECT_ACC_VECTORS = 14
+
+
+def _direct_ow_tile(block: int, lanes: int) -> int:
+    """The direct schedule's default ``ow_tile`` for channel block ``block``: the widest
+    candidate whose tile keeps at most :data:`DIRECT_ACC_VECTORS` accumulator vectors, on
+    256-bit and wider targets (narrower ones keep 14: not measured)."""
+    if lanes < 8:
+        return _OW_TILE.default
+    cap = DIRECT_ACC_VECTORS // -(-block // lanes)
+    return max(c for c in _OW_TILE.candidates if c <= max(cap, _OW_TILE.candidates[0]))
+
+
 #: wasm32 (SIMD128; V8 on x86-64 has 16 vector registers): the register tile is two
 #: vectors of output channels x 7 columns: 14 accumulators. Against the 16 x 14 tile made
 #: for AVX-512 it runs ResNet-18 (224) in Node 1.6x faster (bench/deploy_wasm.py). NEON
@@ -150,14 +171,18 @@ def _conv_space(w):
         pair = 2 * w.target.vector_lanes(32)
         block = pair if O % pair == 0 else (padded or tconv.conv_out_block(O))
         return ConfigSpace((Knob("conv_out_block", blocks, block), _OW_TILE_WASM, par))
+    lanes = w.target.vector_lanes(32)
+    direct = padded or tconv.conv_out_block(O)
+    direct_tile = Knob("ow_tile", _OW_TILE.candidates, _direct_ow_tile(direct, lanes))
     if _pointwise(w):
         cols = _cols_tile(w)
-        block = _cols_block(O, cols, w.target.vector_lanes(32)) if cols else None
-        return ConfigSpace((
-            Knob("conv_out_block", blocks, block or padded or tconv.conv_out_block(O)),
-            Knob("ow_tile", _OW_TILE.candidates, cols or _OW_TILE.default), par,
-            Knob("algorithm", ("direct", "cols"), "cols" if cols else "direct")))
-    knobs = (Knob("conv_out_block", blocks, padded or tconv.conv_out_block(O)), _OW_TILE, par)
+        if not cols:
+            return ConfigSpace((Knob("conv_out_block", blocks, direct), direct_tile, par,
+                                Knob("algorithm", ("direct", "cols"), "direct")))
+        return ConfigSpace((Knob("conv_out_block", blocks, _cols_block(O, cols, lanes)),
+                            Knob("ow_tile", _OW_TILE.candidates, cols), par,
+                            Knob("algorithm", ("direct", "cols"), "cols")))
+    knobs = (Knob("conv_out_block", blocks, direct), direct_tile, par)
     if not _winograd_applies(w):
         return ConfigSpace(knobs)
     return ConfigSpace(knobs + (Knob("algorithm", tuple(WINOGRAD_TILE), _default_algorithm(w)),))

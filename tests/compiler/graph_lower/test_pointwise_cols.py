@@ -25,7 +25,7 @@ def _group(c, o, h, w, const_weight=True, **attrs):
 @pytest.mark.parametrize("target,c,o,w,want", [
     (_AVX2, 16, 96, 112, ("cols", 16, 4)),     # 2 vectors of 8 columns x 4 channels
     (_AVX2, 24, 144, 56, ("cols", 8, 8)),      # 16 does not divide 56: one vector
-    (_AVX2, 32, 192, 28, ("direct", 14, 16)),  # no whole vector divides 28
+    (_AVX2, 32, 192, 28, ("direct", 7, 16)),   # no whole vector divides 28; 2 x 7 accumulators
     (_AVX512, 16, 96, 112, ("cols", 16, 8)),
     (_AVX512, 24, 144, 56, ("direct", 14, 16)),
     (_SSE, 16, 96, 112, ("direct", 14, 16)),   # 128-bit: not measured, stays direct
