@@ -7,7 +7,7 @@ vector block divides O, also 16 with O padded up to a multiple of 16, the defaul
 ``topi.conv2d.padded_out_block``),
 ``ow_tile`` (output columns per register tile, a cap: ``topi.conv2d`` picks a
 divisor of OW near it), ``ow_vec`` (columns per vector of the depthwise-style
-schedules, 4 = 128-bit; the depthwise default is 32 on 512-bit targets, 16 elsewhere),
+schedules, 4 = 128-bit; the depthwise default is 32 on 256- and 512-bit targets, 16 elsewhere),
 ``par_depth`` (outer axes fused into the parallel loop:
 3 = (n, channel block, row), 2 = (n, channel block), 0 = none: offered, and the
 default, for direct convs under ``SERIAL_MACS``; the depthwise default is 2: one
@@ -73,16 +73,18 @@ _PAR = Knob("par_depth", (3, 2), 3)
 SERIAL_MACS = 2_000_000
 _PAR_SERIAL = Knob("par_depth", (3, 2, 0), 0)
 _PAR_DW = Knob("par_depth", (3, 2), 2)
-#: the depthwise default on 512-bit targets: a cap of 32 columns per vector tile, so
-#: ``topi.conv2d`` takes whole 28-column rows and 28 of 56 (one 28-lane vector) instead
+#: the depthwise default on 256- and 512-bit targets: a cap of 32 columns per vector tile,
+#: so ``topi.conv2d`` takes whole 28-column rows and 28 of 56 (one 28-lane vector) instead
 #: of 14: fewer, longer loop trips per row. MobileNetV2 (224) at 1 thread,
-#: loaded machine, per-layer CPU time: 56x56x144 260 -> 185 us, 28x28x192 91 -> 66 us,
-#: the whole model 9.20 -> 8.86 ms. Narrower vector targets keep 16 (not measured).
+#: loaded machine, per-layer CPU time, AVX-512: 56x56x144 260 -> 185 us, 28x28x192
+#: 91 -> 66 us, the whole model 9.20 -> 8.86 ms; AVX2 (znver1): 56x56x144 751 -> 611 us,
+#: 28x28x192 233 -> 173 us, 112x112x96 stride 2 1339 -> 1179 us, the rest unchanged.
+#: 128-bit targets keep 16 (not measured).
 _OW_VEC_DW_WIDE = 32
 
 
 def _depthwise_space(w):
-    wide = w.target.vector_lanes(32) >= 16
+    wide = w.target.vector_lanes(32) >= 8
     vec = Knob("ow_vec", _OW_VEC.candidates, _OW_VEC_DW_WIDE) if wide else _OW_VEC
     return ConfigSpace((vec, _PAR_DW))
 

@@ -96,9 +96,9 @@ def test_the_direct_register_tile_fits_the_vector_registers(target, ow_tile):
 
 
 @pytest.mark.parametrize("target,ow_vec", [
-    # 512-bit vectors: a cap of 32 columns (whole 28-column rows, 28 of 56)
+    # 256- and 512-bit vectors: a cap of 32 columns (whole 28-column rows, 28 of 56)
     (Target("x86_64-unknown-linux-gnu", "znver4", "+avx2,+fma,+avx512f", False), 32),
-    (Target("x86_64-unknown-linux-gnu", "haswell", "+avx2,+fma", False), 16),
+    (Target("x86_64-unknown-linux-gnu", "haswell", "+avx2,+fma", False), 32),
     (Target("aarch64-unknown-linux-gnu", "generic", "+neon", False), 16),
 ])
 def test_the_depthwise_default_column_tile_follows_the_vector_width(target, ow_vec):
