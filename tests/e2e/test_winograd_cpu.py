@@ -47,7 +47,8 @@ def test_winograd_is_offered_for_3x3_stride1_convs_only(tmp_path, k, stride, off
     from compiler.autotune.task import extract_tasks
     (task,) = extract_tasks(_conv(64, 14, k, stride))
     knobs = {kn.name: kn for kn in task.space.knobs}
-    assert ("algorithm" in knobs) == offered
+    algorithms = knobs["algorithm"].candidates if "algorithm" in knobs else ()
+    assert ("winograd2" in algorithms) == offered
 
 
 @pytest.mark.parametrize("c,h,default", [
@@ -55,5 +56,6 @@ def test_winograd_is_offered_for_3x3_stride1_convs_only(tmp_path, k, stride, off
     (32, 56, "direct")])                # fewer than 64 channels: not measured, stays direct
 def test_untuned_algorithm_is_chosen_per_shape(c, h, default):
     from compiler.autotune.task import extract_tasks
-    (task,) = extract_tasks(_conv(c, h, 3, 1))
+    # the 512-bit target these defaults were measured on, whatever the build machine
+    (task,) = extract_tasks(_conv(c, h, 3, 1), "llvm -mcpu=znver4")
     assert {kn.name: kn.default for kn in task.space.knobs}["algorithm"] == default

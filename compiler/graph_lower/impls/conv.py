@@ -7,14 +7,16 @@ vector block divides O, also 16 with O padded up to a multiple of 16, the defaul
 ``topi.conv2d.padded_out_block``),
 ``ow_tile`` (output columns per register tile, a cap: ``topi.conv2d`` picks a
 divisor of OW near it), ``ow_vec`` (columns per vector of the depthwise-style
-schedules, 4 = 128-bit; the depthwise default is 32 on 512-bit targets, 16 elsewhere),
+schedules, 4 = 128-bit; the depthwise default is 32 on 256- and 512-bit targets, 16 elsewhere),
 ``par_depth`` (outer axes fused into the parallel loop:
 3 = (n, channel block, row), 2 = (n, channel block), 0 = none: offered, and the
 default, for direct convs under ``SERIAL_MACS``; the depthwise default is 2: one
 fork-join per layer with the padded copy made per task, see ``schedule_depthwise_nchw``),
 ``algorithm`` (3x3 stride-1 convs with constant weights: ``direct`` or Winograd
 ``winograd2`` / ``winograd4``, ``compiler.topi.winograd``; default per shape, see
-``_default_algorithm``).
+``_default_algorithm``; 1x1 stride-1 convs: ``direct`` or ``cols``, vectorised along
+the output columns, ``topi.conv2d.schedule_conv2d_cols``, the default where a column
+tile of whole vectors divides OW, see ``_cols_tile``).
 """
 from __future__ import annotations
 
@@ -34,6 +36,27 @@ from ..strategy import attr_is, register
 
 _NCHW = attr_is("data_layout", "NCHW", "NCHW")
 _OW_TILE = Knob("ow_tile", (4, 7, 8, 14, 16, 28), 14)
+#: accumulator vectors of the direct register tile, ``ceil(ob / lanes) x ow_tile``: the 16 x
+#: 14 tile made for AVX-512 holds 14 (of 32 registers). On 256-bit targets a 16-channel
+#: block takes two vectors per column, so the default tile there is 7 columns, not 14
+#: (28 accumulators spill out of AVX2's 16 registers). MobileNetV2 (224) on AVX2
+#: (znver1), 1 thread, per-layer thread CPU time, loaded machine, 14 -> 7 columns: 1x1
+#: 32 -> 192 at 28x28 490 -> 410 us, 1x1 64 -> 384 at 14x14 935 -> 710 us, the 3x3 stem
+#: 1377 -> 1130 us; ResNet-18's 3x3 convs 12.2 -> 8.3 ms (56x56), 5.9 -> 4.5 ms (28x28
+#: stride 2), its 7x7 stem 11.5 -> 12.2 ms (the one loss), the whole model 178 -> 139 ms.
+DIRECT_ACC_VECTORS = 14
+
+
+def _direct_ow_tile(block: int, lanes: int) -> int:
+    """The direct schedule's default ``ow_tile`` for channel block ``block``: the widest
+    candidate whose tile keeps at most :data:`DIRECT_ACC_VECTORS` accumulator vectors, on
+    256-bit and wider targets (narrower ones keep 14: not measured)."""
+    if lanes < 8:
+        return _OW_TILE.default
+    cap = DIRECT_ACC_VECTORS // -(-block // lanes)
+    return max(c for c in _OW_TILE.candidates if c <= max(cap, _OW_TILE.candidates[0]))
+
+
 #: wasm32 (SIMD128; V8 on x86-64 has 16 vector registers): the register tile is two
 #: vectors of output channels x 7 columns: 14 accumulators. Against the 16 x 14 tile made
 #: for AVX-512 it runs ResNet-18 (224) in Node 1.6x faster (bench/deploy_wasm.py). NEON
@@ -50,16 +73,18 @@ _PAR = Knob("par_depth", (3, 2), 3)
 SERIAL_MACS = 2_000_000
 _PAR_SERIAL = Knob("par_depth", (3, 2, 0), 0)
 _PAR_DW = Knob("par_depth", (3, 2), 2)
-#: the depthwise default on 512-bit targets: a cap of 32 columns per vector tile, so
-#: ``topi.conv2d`` takes whole 28-column rows and 28 of 56 (one 28-lane vector) instead
+#: the depthwise default on 256- and 512-bit targets: a cap of 32 columns per vector tile,
+#: so ``topi.conv2d`` takes whole 28-column rows and 28 of 56 (one 28-lane vector) instead
 #: of 14: fewer, longer loop trips per row. MobileNetV2 (224) at 1 thread,
-#: loaded machine, per-layer CPU time: 56x56x144 260 -> 185 us, 28x28x192 91 -> 66 us,
-#: the whole model 9.20 -> 8.86 ms. Narrower vector targets keep 16 (not measured).
+#: loaded machine, per-layer CPU time, AVX-512: 56x56x144 260 -> 185 us, 28x28x192
+#: 91 -> 66 us, the whole model 9.20 -> 8.86 ms; AVX2 (znver1): 56x56x144 751 -> 611 us,
+#: 28x28x192 233 -> 173 us, 112x112x96 stride 2 1339 -> 1179 us, the rest unchanged.
+#: 128-bit targets keep 16 (not measured).
 _OW_VEC_DW_WIDE = 32
 
 
 def _depthwise_space(w):
-    wide = w.target.vector_lanes(32) >= 16
+    wide = w.target.vector_lanes(32) >= 8
     vec = Knob("ow_vec", _OW_VEC.candidates, _OW_VEC_DW_WIDE) if wide else _OW_VEC
     return ConfigSpace((vec, _PAR_DW))
 
@@ -84,6 +109,40 @@ def _default_algorithm(w) -> str:
             or min(O, C) < WINOGRAD_MIN_CHANNELS):
         return "direct"
     return "winograd4" if min(OH, OW) >= WINOGRAD4_MIN_SIZE else "winograd2"
+
+
+#: the widest column tile of the ``cols`` algorithm (one 512-bit vector, two 256-bit ones)
+COLS_MAX = 16
+#: accumulator vectors of the ``cols`` register tile (``ob x cols / lanes``); MobileNetV2's
+#: 1x1 16 -> 96 conv at 112x112 on AVX2 (thread CPU time, loaded machine): ob 4 x 2 vectors
+#: 1700 us, ob 8 x 2 2276 us, ob 2 x 2 1962 us
+COLS_ACC_VECTORS = 8
+
+
+def _pointwise(w) -> bool:
+    """1x1, stride 1, no padding or dilation: the convs ``cols`` computes."""
+    n = w.node
+    return (tuple(n.src[1].shape[2:]) == (1, 1) and tuple(n.attr("strides", (1, 1))) == (1, 1)
+            and tuple(n.attr("pads", (0, 0, 0, 0))) == (0, 0, 0, 0)
+            and tuple(n.attr("dilations", (1, 1))) == (1, 1))
+
+
+def _cols_tile(w) -> "int | None":
+    """The ``cols`` default column tile: the widest multiple of the vector width up to
+    :data:`COLS_MAX` that divides OW, on 256-bit and wider targets (None: none does, or a
+    narrower target, where it is not measured). A tail tile would run scalar."""
+    lanes, OW = w.target.vector_lanes(32), w.node.shape[3]
+    if lanes < 8:
+        return None
+    fits = [c for c in range(lanes, COLS_MAX + 1, lanes) if OW % c == 0]
+    return fits[-1] if fits else None
+
+
+def _cols_block(O: int, cols: int, lanes: int) -> int:
+    """The ``cols`` default channel block: the largest of 16, 8, 4, 2, 1 dividing O whose
+    tile keeps at most :data:`COLS_ACC_VECTORS` accumulator vectors."""
+    vecs = -(-cols // lanes)
+    return next(b for b in (16, 8, 4, 2, 1) if O % b == 0 and b * vecs <= COLS_ACC_VECTORS)
 
 
 def _window(n):
@@ -114,7 +173,18 @@ def _conv_space(w):
         pair = 2 * w.target.vector_lanes(32)
         block = pair if O % pair == 0 else (padded or tconv.conv_out_block(O))
         return ConfigSpace((Knob("conv_out_block", blocks, block), _OW_TILE_WASM, par))
-    knobs = (Knob("conv_out_block", blocks, padded or tconv.conv_out_block(O)), _OW_TILE, par)
+    lanes = w.target.vector_lanes(32)
+    direct = padded or tconv.conv_out_block(O)
+    direct_tile = Knob("ow_tile", _OW_TILE.candidates, _direct_ow_tile(direct, lanes))
+    if _pointwise(w):
+        cols = _cols_tile(w)
+        if not cols:
+            return ConfigSpace((Knob("conv_out_block", blocks, direct), direct_tile, par,
+                                Knob("algorithm", ("direct", "cols"), "direct")))
+        return ConfigSpace((Knob("conv_out_block", blocks, _cols_block(O, cols, lanes)),
+                            Knob("ow_tile", _OW_TILE.candidates, cols), par,
+                            Knob("algorithm", ("direct", "cols"), "cols")))
+    knobs = (Knob("conv_out_block", blocks, direct), direct_tile, par)
     if not _winograd_applies(w):
         return ConfigSpace(knobs)
     return ConfigSpace(knobs + (Knob("algorithm", tuple(WINOGRAD_TILE), _default_algorithm(w)),))
@@ -125,6 +195,9 @@ def _algorithm(cfg) -> str:
 
 
 def _schedule_conv2d_nchw(s, acc, out, cfg):
+    if _algorithm(cfg) == "cols":
+        return tconv.schedule_conv2d_cols(s, acc, out, cfg["conv_out_block"], cfg["ow_tile"],
+                                          cfg["par_depth"])
     m = WINOGRAD_TILE[_algorithm(cfg)]
     if m is None:
         return tconv.schedule_conv2d_nchw(s, acc, out, cfg["ow_tile"], par_depth=cfg["par_depth"])
@@ -132,7 +205,7 @@ def _schedule_conv2d_nchw(s, acc, out, cfg):
 
 
 def _conv_packs(w, cfg):
-    m = WINOGRAD_TILE[_algorithm(cfg)]
+    m = WINOGRAD_TILE.get(_algorithm(cfg))   # cols packs as direct
     return {1: f"conv:{cfg['conv_out_block']}" if m is None else f"wino{m}:{cfg['conv_out_block']}"}
 
 
@@ -142,7 +215,7 @@ def _conv_packs(w, cfg):
 def _conv2d_nchw(b, n, a, cfg):
     x = b.tensor_of(a[0], "conv_in")
     name = b.fresh("conv")
-    m = WINOGRAD_TILE[_algorithm(cfg)]
+    m = WINOGRAD_TILE.get(_algorithm(cfg))
     if m is not None:                      # the space offers it for constant weights only
         w = a[1]._tensor
         acc, (V, M) = twino.winograd_conv2d_nchw(x, w, m, n.attr("pads", (0, 0, 0, 0)), name)
@@ -164,6 +237,9 @@ def _conv2d_nchw(b, n, a, cfg):
             return te.if_then_else(o < O, wt[o, i, kh, kw], zero)
         w = te.compute((-(-O // ob), I, KH, KW, ob), wpack, name=b.fresh("wpack"))
         b.workspace.append(w)
+    if _algorithm(cfg) == "cols":
+        acc = tconv.conv2d_nchw_cols(x, w, n.shape[1], name=name)
+        return view(acc), acc
     acc, _ = tconv.conv2d_nchw(x, w, *_window(n), name=name)
     ob = w.shape[-1]
     return Lazy(n.shape, n.dtype, lambda nn, o, h, ww: acc[nn, o // ob, h, ww, o % ob]), acc

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from compiler.codegen.llvm.target import Target, host_target
+from compiler.codegen.llvm.target import Target
 from compiler.graph import Op, input_node, make
 from compiler.graph_lower.space import Config, ConfigSpace, Knob
 from compiler.graph_lower.strategy import Workload, default_registry
@@ -41,8 +41,14 @@ def test_an_unknown_knob_of_a_config_is_a_key_error():
         SPACE.default["vec"]
 
 
-def _space(node, name):
-    w = Workload(node, host_target())
+#: the target the hand-picked defaults were made for (512-bit vectors), fixed so that the
+#: table holds on any build machine
+_AVX512 = Target("x86_64-unknown-linux-gnu", "znver4", "+avx2,+fma,+avx512f", False)
+_AVX2 = Target("x86_64-unknown-linux-gnu", "haswell", "+avx2,+fma", False)
+
+
+def _space(node, name, target=_AVX512):
+    w = Workload(node, target)
     impl = next(i for i in default_registry().implementations(node.op) if i.name == name)
     return impl.space(w)
 
@@ -81,10 +87,18 @@ def test_default_points_are_the_hand_picked_schedules(node, name, default, size)
     assert space.size == size
 
 
+@pytest.mark.parametrize("target,ow_tile", [(_AVX512, 14), (_AVX2, 7)])
+def test_the_direct_register_tile_fits_the_vector_registers(target, ow_tile):
+    # 16 output channels: one 512-bit vector x 14 columns, or two 256-bit ones x 7 (14
+    # accumulators either way; 2 x 14 spilled out of AVX2's 16 registers)
+    assert _space(_conv(64, c=512), "conv2d_nchw", target).default["ow_tile"] == ow_tile
+    assert _space(_conv(24, c=512), "conv2d_nchw", _AVX2).default["ow_tile"] == 14
+
+
 @pytest.mark.parametrize("target,ow_vec", [
-    # 512-bit vectors: a cap of 32 columns (whole 28-column rows, 28 of 56)
+    # 256- and 512-bit vectors: a cap of 32 columns (whole 28-column rows, 28 of 56)
     (Target("x86_64-unknown-linux-gnu", "znver4", "+avx2,+fma,+avx512f", False), 32),
-    (Target("x86_64-unknown-linux-gnu", "haswell", "+avx2,+fma", False), 16),
+    (Target("x86_64-unknown-linux-gnu", "haswell", "+avx2,+fma", False), 32),
     (Target("aarch64-unknown-linux-gnu", "generic", "+neon", False), 16),
 ])
 def test_the_depthwise_default_column_tile_follows_the_vector_width(target, ow_vec):

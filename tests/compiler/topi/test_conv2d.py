@@ -41,6 +41,33 @@ def test_conv2d_nchw_packed_matches_reference(n, c, h, w, o, k, stride, pad, dil
     np.testing.assert_allclose(y, expected, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("c,o,h,w,ob,cols", [
+    (16, 96, 4, 32, 4, 16),             # MobileNetV2's 16 -> 96 expansion, narrowed
+    (5, 21, 3, 12, 8, 8),               # partial last channel block; cols 8 -> divisor 6
+    (8, 8, 2, 7, 8, 16),                # a row narrower than the tile
+])
+def test_conv2d_cols_matches_reference(c, o, h, w, ob, cols):
+    data = te.placeholder((1, c, h, w), "float32", "data")
+    kernel = te.placeholder((-(-o // ob), c, 1, 1, ob), "float32", "kernel")
+    conv = tconv.conv2d_nchw_cols(data, kernel, o)
+    final = te.compute(conv.shape, lambda *i: conv[i] * 2.0, name="final")
+    s = te.create_schedule(final)
+    tconv.schedule_conv2d_cols(s, conv, final, ob, cols)
+    f = compiler.build(s, [data, kernel, final], name="conv", fp_contract=True)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((1, c, h, w)).astype("float32")
+    wt = rng.standard_normal((o, c, 1, 1)).astype("float32")
+    y = np.empty(final.shape, "float32")
+    f(x, tconv.pack_conv_kernel(wt, ob), y)
+    np.testing.assert_allclose(y, 2 * ref_conv2d(x, wt, {}), rtol=1e-4, atol=1e-4)
+
+
+def test_conv2d_cols_refuses_a_window_other_than_1x1():
+    data = te.placeholder((1, 4, 8, 8), "float32", "data")
+    with pytest.raises(ValueError, match=r"needs a 1x1 packed kernel over 4 channels"):
+        tconv.conv2d_nchw_cols(data, te.placeholder((1, 4, 3, 3, 8), "float32", "k"))
+
+
 def test_conv_bias_relu_residual_epilogue(case):
     x = case.input("x", (1, 16, 14, 14))
     res = case.input("res", (1, 32, 7, 7))
