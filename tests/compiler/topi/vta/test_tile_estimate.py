@@ -1,13 +1,16 @@
 """The tile search's cycle estimate counts what the compute module pays besides uops (each
-GEMM/ALU instruction's decode and pipeline drain, the epilogue's ACC vector loads), treats
-an odd last tile as unoverlapped, and follows the cycle model on compute-bound convs."""
+GEMM/ALU instruction's decode and pipeline drain, the epilogue's ACC vector loads), what
+each DMA instruction and the fetch of each instruction cost (the memory port's time),
+treats an odd last tile as unoverlapped, follows the cycle model on compute-bound convs,
+and picks within a few percent of the best tiling on a narrow (32-bit) and a wide
+(128-bit) memory port."""
 from __future__ import annotations
+
+import dataclasses
 
 import pytest
 
 from compiler.topi.vta import conv2d_program, tiling
-import dataclasses
-
 from compiler.topi.vta.tiling import (Conv2dShape, Tiling, compute_overhead, estimate,
                                       fetch_cycles, pad_rows, search)
 from sim import cycle
