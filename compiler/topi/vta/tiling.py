@@ -7,8 +7,10 @@ owns 1/vt of every SRAM). ``search`` enumerates candidates that fit the
 buffers of the config and ranks them by an estimate of cycles: the compute
 module's GEMM uops, its epilogue uops and the fixed cost of each of its
 instructions (decode and pipeline depth, ``vta_hw.timing``) and ACC vector loads,
-against the load and store modules' DMAs at the DRAM latency and bandwidth,
-overlapped as the virtual threads allow. The smallest
+against the load and store modules' DMAs (per instruction, per row and per burst
+as ``vta_hw.timing`` states them, at the DRAM latency and bandwidth; padding rows
+without the port) and the memory port's time fetching the instructions, overlapped
+as the virtual threads allow. The smallest
 tiling (one pixel, one block, one kernel row) fits every shipped preset, so
 the search space is never empty there; otherwise ``TilingError`` names the
 buffer that is too small.
@@ -106,13 +108,37 @@ def _cands(n: int) -> list[int]:
     return sorted(out)
 
 
-def _dma_cycles(rows: int, row_bytes: int, cfg: VTAConfig, dram: DramTiming) -> float:
-    """Cycles of a 2-D DMA: per row, bursts of at most ``max_burst_beats`` beats, each
-    paying the DRAM latency (the port serves one burst at a time)."""
+#: Cycles a LOAD or STORE instruction holds its module besides its rows (``vta_hw.timing``):
+#: the dequeue-to-TOKENS decode, the cycle to the first ROW, FIN to RETIRE, back in IDLE.
+DMA_INSN_CYCLES = timing.INSN_DECODE_CYCLES + 3
+
+
+def _dma_cycles(rows: float, row_bytes: int, cfg: VTAConfig, dram: DramTiming,
+                write: bool = False) -> float:
+    """Cycles one LOAD (or, ``write``, STORE) instruction of ``rows`` rows of ``row_bytes``
+    holds its module, as ``vta_hw.timing`` states them: ``DMA_INSN_CYCLES`` (dequeue,
+    decode, FIN, RETIRE), then per row one ROW cycle and bursts of at most
+    ``max_burst_beats`` beats, one after another, each paying the DRAM latency once (a
+    write also waits for its completion, one cycle more)."""
     burst = dram.max_burst_beats * cfg.bus_bytes
     bursts = -(-row_bytes // burst)
     beats = -(-row_bytes // cfg.bus_bytes)
-    return rows * (2 + bursts * (dram.latency + 1) + beats * dram.beat_interval(cfg.bus_bytes))
+    per_burst = dram.latency + 1 + int(write)
+    return DMA_INSN_CYCLES + rows * (
+        1 + bursts * per_burst + (beats - bursts) * dram.beat_interval(cfg.bus_bytes))
+
+
+def fetch_cycles(cfg: VTAConfig, dram: DramTiming | None = None) -> float:
+    """Cycles of the memory port that fetching one 128-bit instruction takes (fetch has the
+    port's highest priority, so a DMA waits them out): its bus beats, and its share of
+    the DRAM latency of a fetch burst (``vta_hw.timing``: fetch reads the program in bursts
+    of at most ``max_burst_beats`` beats within a page). 4.5 on a 32-bit port, 2.3 on the
+    default 64-bit one, 2.1 on a 128-bit one (8 bytes per cycle and latency 32 each)."""
+    dram = dram or DramTiming()
+    insn_bytes = 16
+    burst_bytes = min(dram.max_burst_beats * cfg.bus_bytes, dram.page_bytes)
+    beats = insn_bytes * dram.beat_interval(cfg.bus_bytes) / cfg.bus_bytes
+    return beats + (dram.latency + 1) * insn_bytes / burst_bytes
 
 
 #: ALU operations of the conv epilogue per accumulator element (ADD bias, SHR, MAX, MIN);
@@ -121,6 +147,21 @@ EPILOGUE_ALU_OPS = 4
 #: Cycles a GEMM or ALU instruction holds the compute module beyond its uops
 #: (``vta_hw.timing``): decode, the pipeline's drain to RETIRE, and the cycle back in IDLE.
 INSN_OVERHEAD = timing.INSN_DECODE_CYCLES + timing.GEMM_PIPELINE_DEPTH + 1
+
+
+def insn_counts(t: Tiling, s: Conv2dShape, bias: int) -> tuple[int, int]:
+    """``(per reduction step, per output tile besides the steps)``: the instructions the code
+    generator emits (``topi.vta.conv2d``; a 2-D DMA per copy whose loops fold into rows at
+    one stride). A step: the input window (one DMA per input-channel block, one for all
+    of them when the window is one row), the weights (one DMA per output-channel block
+    when both several input-channel blocks and not all kernel rows are in the step, else
+    one; none when resident) and one GEMM. A tile: the reset, ``bias`` ACC vector loads,
+    the ``EPILOGUE_ALU_OPS`` ALU instructions and the store (one per output-channel block
+    when the tile's rows are not contiguous in DRAM)."""
+    inp = 1 if t.rows_in(s) == 1 else t.tic
+    wgt = 0 if t.wres else (t.toc if t.tic > 1 and t.tkh < s.KH else 1)
+    store = t.toc if t.th > 1 and t.tw < s.OW else 1
+    return inp + wgt + 1, 1 + int(bias) + EPILOGUE_ALU_OPS + store
 
 
 def compute_overhead(t: Tiling, s: Conv2dShape, cfg: VTAConfig, bias: int,
@@ -133,21 +174,65 @@ def compute_overhead(t: Tiling, s: Conv2dShape, cfg: VTAConfig, bias: int,
     which the compute module runs itself)."""
     dram = dram or DramTiming()
     steps = _ceil(s.CB, t.tic) * _ceil(s.KH, t.tkh)
-    vec = int(bias) * (INSN_OVERHEAD + _dma_cycles(1, t.toc * cfg.acc_elem_bytes, cfg, dram))
+    vec = int(bias) * _dma_cycles(1, t.toc * cfg.acc_elem_bytes, cfg, dram)
     return {"steps": steps * INSN_OVERHEAD,
             "epilogue": (1 + EPILOGUE_ALU_OPS) * INSN_OVERHEAD, "vectors": vec}
+
+
+def pad_rows(t: Tiling, s: Conv2dShape) -> float:
+    """The fraction of the input windows' rows (over every row tile and kernel-row step,
+    edge tiles and the last step clipped) that lie in the zero padding: a LOAD fills such a
+    row with zeros, one element per cycle, without the memory port. Only the first and
+    last row tiles reach into the padding, so this costs a few iterations per tiling."""
+    if not s.ph:
+        return 0.0
+    n_h, n_kh = _ceil(s.OH, t.th), _ceil(s.KH, t.tkh)
+    near = _ceil(s.ph + s.KH, t.th * s.sh) + 1
+    pad = 0
+    for i in sorted({*range(min(n_h, near)), *range(max(0, n_h - near), n_h)}):
+        h = min(t.th, s.OH - i * t.th)
+        for k in range(n_kh):
+            lo = i * t.th * s.sh - s.ph + k * t.tkh
+            n = (h - 1) * s.sh + min(t.tkh, s.KH - k * t.tkh)
+            pad += min(n, max(0, -lo) + max(0, lo + n - s.H))
+    return pad / (n_kh * (s.OH - n_h) * s.sh + n_h * s.KH)
+
+
+def _inp_dma(t: Tiling, s: Conv2dShape, cfg: VTAConfig, dram: DramTiming) -> float:
+    """Cycles of one reduction step's input window: per input-channel block a DMA of
+    ``rows_in`` rows, or one DMA of ``tic`` rows when the window is one row; the share
+    ``pad_rows`` of the rows in the padding costs its ROW cycle and a cycle per element."""
+    p, cols = pad_rows(t, s), t.cols_in(s)
+    row = cols * cfg.inp_elem_bytes
+    if t.rows_in(s) == 1:
+        return _dma_cycles(t.tic * (1 - p), row, cfg, dram) + t.tic * p * (1 + cols)
+    rows = t.rows_in(s)
+    return t.tic * (_dma_cycles(rows * (1 - p), row, cfg, dram) + rows * p * (1 + cols))
+
+
+def _out_dma(t: Tiling, s: Conv2dShape, cfg: VTAConfig, dram: DramTiming) -> float:
+    """Cycles of a tile's store: per output-channel block ``th`` rows of ``tw`` elements,
+    one DMA of ``toc`` rows when that is one row (one output row, or whole rows: contiguous
+    in DRAM)."""
+    b = cfg.out_elem_bytes
+    if t.th == 1 or t.tw >= s.OW:
+        return _dma_cycles(t.toc, t.th * t.tw * b, cfg, dram, write=True)
+    return t.toc * _dma_cycles(t.th, t.tw * b, cfg, dram, write=True)
 
 
 def _wgt_dma(t: Tiling, s: Conv2dShape, cfg: VTAConfig, dram: DramTiming) -> float:
     """Cycles of one reduction step's weight loads: per output-channel block ``tic`` rows
     of ``tkh * KW`` elements, one row when they are contiguous in DRAM (all kernel rows),
-    and one row for the whole tile when all input channels are in the step too (the code
+    one DMA when there is one such row per block (the blocks are rows at one stride), and
+    one row for the whole tile when all input channels are in the step too (the code
     generator merges contiguous rows into one DMA row)."""
     row = t.tkh * s.KW * cfg.wgt_elem_bytes
     if t.tkh < s.KH:
+        if t.tic == 1:
+            return _dma_cycles(t.toc, row, cfg, dram)
         return t.toc * _dma_cycles(t.tic, row, cfg, dram)
     if t.tic < s.CB:
-        return t.toc * _dma_cycles(1, t.tic * row, cfg, dram)
+        return _dma_cycles(t.toc, t.tic * row, cfg, dram)
     return _dma_cycles(1, t.toc * t.tic * row, cfg, dram)
 
 
@@ -165,16 +250,21 @@ def estimate(t: Tiling, s: Conv2dShape, cfg: VTAConfig, bias: int,
     # the epilogue's uops: one per output element and operation (edge tiles are clipped)
     e_tile = ((1 + EPILOGUE_ALU_OPS) * s.NB * s.OB * s.OH * s.OW / T + over["epilogue"]
               + over["vectors"])
-    inp = t.tic * _dma_cycles(t.rows_in(s), t.cols_in(s) * cfg.inp_elem_bytes, cfg, dram)
+    inp = _inp_dma(t, s, cfg, dram)
     wgt = _wgt_dma(t, s, cfg, dram)
-    out = t.toc * _dma_cycles(t.th, t.tw * cfg.out_elem_bytes, cfg, dram)
+    out = _out_dma(t, s, cfg, dram)
     resident = 0.0
     if t.wres:  # weights once per channel tile, not overlapped; none per step
         resident = _ceil(s.OB, t.toc) * _dma_cycles(
             1, t.toc * s.CB * s.KH * s.KW * cfg.wgt_elem_bytes, cfg, dram)
         wgt = 0.0
     g_step = gemm / (T * R) + over["steps"] / R
-    serial = R * (g_step + inp + wgt) + e_tile + out
+    # the memory port's time per step on the load side: the DMAs and fetching the step's
+    # instructions (fetch goes first on the port, so the loads wait it out)
+    fetch = fetch_cycles(cfg, dram)
+    n_step, n_tile = insn_counts(t, s, bias)
+    load = inp + wgt + fetch * n_step
+    serial = R * (g_step + load) + e_tile + out + fetch * n_tile
     if t.vt == 1:
         return T * serial + resident
     # two threads, steady state per tile: with one reduction step a thread's whole
@@ -182,11 +272,11 @@ def estimate(t: Tiling, s: Conv2dShape, cfg: VTAConfig, bias: int,
     # loads overlap the other thread's GEMM and the store delays the next reset. An
     # odd last tile has no partner to overlap with (one tile: no overlap at all).
     if R == 1:
-        per_tile = max(g_step + e_tile, inp + wgt + out)
+        per_tile = max(g_step + e_tile, load + out + fetch * n_tile)
     else:
-        per_tile = R * max(g_step, inp + wgt) + e_tile + out
+        per_tile = max(R * g_step, R * load + fetch * n_tile) + e_tile + out
     paired = T - T % t.vt
-    fill = inp + wgt if paired else 0.0     # the first loads, before any overlap
+    fill = load if paired else 0.0     # the first loads, before any overlap
     return paired * per_tile + (T - paired) * serial + fill + resident
 
 
