@@ -141,9 +141,10 @@ def ort_run_exact(model: onnx.ModelProto, feeds: dict) -> list[np.ndarray]:
 
 def uint8_weights(model: onnx.ModelProto) -> onnx.ModelProto:
     """``model`` with every int8 initializer that a DequantizeLinear, or a QLinearConv's or
-    QLinearMatMul's weight input, reads stored as uint8 ``q + 128`` with zero point
-    ``z + 128``: the same real values (``(q + 128) - (z + 128) = q - z``), which
-    onnxruntime multiplies with its exact u8 x u8 kernels (int16 operands, ``vpmaddwd``)."""
+    QLinearMatMul's weight input on uint8 activations, reads stored as uint8 ``q + 128``
+    with zero point ``z + 128``: the same real values (``(q + 128) - (z + 128) = q - z``),
+    which onnxruntime multiplies with its exact u8 x u8 kernels (int16 operands,
+    ``vpmaddwd``) and requantizes as before."""
     out = onnx.ModelProto()
     out.CopyFrom(model)
     inits = {t.name: t for t in out.graph.initializer}
@@ -153,8 +154,10 @@ def uint8_weights(model: onnx.ModelProto) -> onnx.ModelProto:
         if q_at is None or inits.get(node.input[q_at]) is None:
             continue
         q = numpy_helper.to_array(inits[node.input[q_at]])
-        if q.dtype != np.int8:
-            continue
+        x_zero = inits.get(node.input[2]) if node.op_type != "DequantizeLinear" else None
+        if q.dtype != np.int8 or (x_zero is not None
+                                  and x_zero.data_type != onnx.TensorProto.UINT8):
+            continue   # a QLinear op on int8 activations has no int8 x uint8 kernel
         z = (numpy_helper.to_array(inits[node.input[z_at]])
              if len(node.input) > z_at and node.input[z_at] else np.zeros((), np.int8))
         for at, v in ((q_at, q), (z_at, z)):
