@@ -16,6 +16,14 @@ the exact ones (int32 accumulation, then onnxruntime's requantization, as
 onnxruntime's outputs are the saturating model's, so the exception holds only for that
 cause. Supported: 2-D QLinearConv, group 1, per-tensor input and output quantization,
 per-tensor or per-channel weights, uint8 input and output.
+
+For whole models, where the saturating pairs cannot be found without onnxruntime's
+intermediate tensors, :func:`exact_session` gives onnxruntime's own exact results: on a
+CPU without VNNI it runs the model with its int8 weights stored as uint8
+(:func:`uint8_weights`), which onnxruntime multiplies with u8 x u8 kernels that widen
+both operands to int16 before ``vpmaddwd`` (no saturation); the requantization is the same,
+so the outputs equal the u8 x s8 ones wherever those are exact (tested in
+``tests/compiler/frontend/test_qlinear_conv_saturation.py``).
 """
 from __future__ import annotations
 

@@ -4,7 +4,6 @@ requantization in the VNNI kernels' epilogue, bit-exact with the quantized oracl
 onnxruntime's int8 output."""
 import numpy as np
 import onnx
-import onnxruntime as ort
 import pytest
 from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
 
