@@ -19,6 +19,7 @@ from compiler import build_model
 from compiler.quant import QOp, run as run_oracle
 from driver.runtime import load_module
 from tests.models.builders import OnnxBuilder, _io
+from tests.models.ort_u8s8 import exact_session
 
 SHAPE = (1, 8, 8, 8)
 
@@ -50,7 +51,7 @@ def _session(model: onnx.ModelProto, int8_allowed: bool, optimized=None):
         so.add_session_config_entry("session.qdqisint8allowed", "1")
     if optimized:
         so.optimized_model_filepath = str(optimized)
-    return ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    return exact_session(model, so)
 
 
 @pytest.mark.parametrize("activations", [QuantType.QInt8, QuantType.QUInt8])

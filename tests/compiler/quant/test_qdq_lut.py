@@ -18,6 +18,7 @@ from compiler.quant.qgraph import QGraph, QNode, eval_node
 from compiler.quant.qdq import exponent_of_scale
 from driver.runtime import load_module
 from tests.models.builders import OnnxBuilder, _io
+from tests.models.ort_u8s8 import exact_session
 
 SHAPE = (1, 8, 8, 8)
 
@@ -113,7 +114,7 @@ def test_relu6_model_runs_clip_as_lut(tmp_path):
     assert not any(n.op is QOp.LUT for n in qg.nodes)
     assert sum(n.op is QOp.RESCALE_ADD for n in qg.nodes) == 1
     assert not any(n.op is QOp.FLOAT and n.attrs["op"] in ("CLIP", "ADD") for n in qg.nodes)
-    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    sess = exact_session(model)
     m, rng = load_module(cm), np.random.default_rng(7)
     for _ in range(2):
         x = rng.standard_normal(SHAPE).astype(np.float32)
@@ -143,7 +144,7 @@ def test_depthwise_model_runs_in_int8(tmp_path, stride, symmetric):
     qg = cm.plan.qgraph
     assert sum(n.op is QOp.DEPTHWISE for n in qg.nodes) == 1
     assert not any(n.op is QOp.FLOAT and n.attrs["op"] != "PARAM" for n in qg.nodes)
-    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    sess = exact_session(model)
     m, rng = load_module(cm), np.random.default_rng(7)
     for _ in range(2):
         x = rng.standard_normal(SHAPE).astype(np.float32)
