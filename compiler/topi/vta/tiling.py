@@ -115,9 +115,14 @@ def _dma_cycles(rows: int, row_bytes: int, cfg: VTAConfig, dram: DramTiming) -> 
     return rows * (2 + bursts * (dram.latency + 1) + beats * dram.beat_interval(cfg.bus_bytes))
 
 
-#: ALU operations of the conv epilogue per accumulator element (ADD bias, SHR, MAX, MIN);
-#: with the GEMM reset, ``1 + EPILOGUE_ALU_OPS`` compute uops per output element
-EPILOGUE_ALU_OPS = 4
+def epilogue_passes(bias: int) -> int:
+    """Compute uops per output element besides the GEMMs (``conv2d.fused_epilogue``): with
+    the bias as the only ACC vector (``bias == 1``) one REQUANT (the GEMM reset runs once
+    per thread, not per tile: REQUANT leaves zeros); otherwise the GEMM reset, ADD bias,
+    SHR, MAX and MIN (5; the multiplier's passes are not counted)."""
+    return 1 if bias == 1 else 5
+
+
 #: Cycles a GEMM or ALU instruction holds the compute module beyond its uops
 #: (``vta_hw.timing``): decode, the pipeline's drain to RETIRE, and the cycle back in IDLE.
 INSN_OVERHEAD = timing.INSN_DECODE_CYCLES + timing.GEMM_PIPELINE_DEPTH + 1
@@ -128,14 +133,14 @@ def compute_overhead(t: Tiling, s: Conv2dShape, cfg: VTAConfig, bias: int,
     """Cycles per output tile that the compute module spends besides uops (what the
     pipeline depth and the per-tile loads cost; the old estimate missed them):
     ``"steps"``, the reduction steps' GEMM instructions (``INSN_OVERHEAD`` each);
-    ``"epilogue"``, the reset and the ``EPILOGUE_ALU_OPS`` ALU instructions (likewise);
+    ``"epilogue"``, the ``epilogue_passes`` instructions (likewise);
     ``"vectors"``, the ``bias`` ACC vector loads (one DMA of ``toc`` ACC elements each,
     which the compute module runs itself)."""
     dram = dram or DramTiming()
     steps = _ceil(s.CB, t.tic) * _ceil(s.KH, t.tkh)
     vec = int(bias) * (INSN_OVERHEAD + _dma_cycles(1, t.toc * cfg.acc_elem_bytes, cfg, dram))
     return {"steps": steps * INSN_OVERHEAD,
-            "epilogue": (1 + EPILOGUE_ALU_OPS) * INSN_OVERHEAD, "vectors": vec}
+            "epilogue": epilogue_passes(bias) * INSN_OVERHEAD, "vectors": vec}
 
 
 def _wgt_dma(t: Tiling, s: Conv2dShape, cfg: VTAConfig, dram: DramTiming) -> float:
@@ -163,7 +168,7 @@ def estimate(t: Tiling, s: Conv2dShape, cfg: VTAConfig, bias: int,
     gemm = s.NB * s.OB * s.OH * s.OW * s.CB * s.KH * s.KW
     over = compute_overhead(t, s, cfg, bias, dram)
     # the epilogue's uops: one per output element and operation (edge tiles are clipped)
-    e_tile = ((1 + EPILOGUE_ALU_OPS) * s.NB * s.OB * s.OH * s.OW / T + over["epilogue"]
+    e_tile = (epilogue_passes(bias) * s.NB * s.OB * s.OH * s.OW / T + over["epilogue"]
               + over["vectors"])
     inp = t.tic * _dma_cycles(t.rows_in(s), t.cols_in(s) * cfg.inp_elem_bytes, cfg, dram)
     wgt = _wgt_dma(t, s, cfg, dram)

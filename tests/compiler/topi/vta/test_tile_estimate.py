@@ -22,7 +22,9 @@ def test_each_instruction_costs_its_decode_and_pipeline_depth():
     t = Tiling(th=7, tw=14, toc=2, tic=2, tkh=1, vt=2)
     over = compute_overhead(t, SHAPE, CFG, bias=1)
     assert over["steps"] == 2 * 3 * 8             # ceil(4/2) x ceil(3/1) reduction steps
-    assert over["epilogue"] == (1 + 4) * 8        # reset, ADD, SHR, MAX, MIN
+    assert over["epilogue"] == 1 * 8              # REQUANT (bias the only ACC vector)
+    # per-channel shifts too (2 vectors): reset, ADD, SHR, MAX, MIN
+    assert compute_overhead(t, SHAPE, CFG, bias=2)["epilogue"] == (1 + 4) * 8
     # the bias vectors: one compute-run DMA of toc=2 ACC elements (128 bytes, 16 beats of
     # the 64-bit port) after the DRAM latency of 32: its instruction + 2 + 33 + 16 cycles
     assert over["vectors"] == 8 + 2 + 33 + 16
@@ -34,9 +36,9 @@ def test_the_overhead_is_in_the_estimate(monkeypatch):
     monkeypatch.setattr(tiling, "INSN_OVERHEAD", 0)
     without = estimate(t, SHAPE, CFG, 1)
     tiles, steps = 2 * 1 * 2, 2 * 3
-    # one thread: every tile pays its steps' GEMMs, its 5 epilogue instructions and the
-    # bias load's instruction, 8 cycles each
-    assert with_it - without == pytest.approx(tiles * (steps + 5 + 1) * 8)
+    # one thread: every tile pays its steps' GEMMs, its REQUANT and the bias load's
+    # instruction, 8 cycles each
+    assert with_it - without == pytest.approx(tiles * (steps + 1 + 1) * 8)
 
 
 def test_one_tile_with_two_threads_is_estimated_as_one_thread():
