@@ -14,13 +14,17 @@ DMAs worse for overlap than grouping each thread's loads as here:
   (``For(..., thread="vthread")``, expanded by ``tir.passes.vthread``); each
   thread owns its SRAM tiles, so the code generator's tokens let one thread's
   DMA overlap the other's GEMM;
-- per tile: reset the accumulator tile (GEMM reset), load the bias block into
+- per tile: reset the accumulator tile (GEMM reset; with the fused epilogue,
+  ``fused_epilogue``, only in each thread's first tile, over the whole buffer:
+  the REQUANT below leaves its entries zero), load the bias block into
   ACC (a DMA), then for each reduction step (``tic`` input-channel blocks x
   ``tkh`` kernel rows) cache the input tile into ``local.inp_buffer`` (a
   ``dma_copy`` whose zero padding the LOAD's pad fields make) and the weight
   tile into ``local.wgt_buffer``, and run the GEMM intrinsic over
   ``(oc, ic, kh, kw, y, x)`` in a uop scope (``y``, ``x`` fold into the GEMM
-  loops); then ALU: ADD bias, SHR shift (an immediate, or with per-channel weight
+  loops); then ALU: with a bias, an immediate shift, no multiplier and no zero point,
+  one REQUANT (``OUT = clip((acc + bias) >> shift)`` to int8 or, relu, [0, 127]; ACC =
+  0); otherwise ADD bias, SHR shift (an immediate, or with per-channel weight
   scales a per-lane shift vector loaded into ACC like the bias and used as the
   ALU's tensor operand), [MUL by a multiplier (an immediate or a per-lane vector),
   SHR, ADD 2**14, SHR 15: a scale that is not a power of two, rounded; the
