@@ -59,3 +59,19 @@ def test_untuned_algorithm_is_chosen_per_shape(c, h, default):
     # the 512-bit target these defaults were measured on, whatever the build machine
     (task,) = extract_tasks(_conv(c, h, 3, 1), "llvm -mcpu=znver4")
     assert {kn.name: kn.default for kn in task.space.knobs}["algorithm"] == default
+
+
+@pytest.mark.parametrize("target,point", [
+    # 512-bit: 16 channels, 7 tiles x 2 blocks = 14 zmm accumulators
+    ("llvm -mcpu=skylake-avx512", (16, 14)),
+    # 256-bit, 16 ymm: 8 channels, 4 tiles x 2 blocks = 8 ymm (16 x 14 would need 28)
+    ("llvm -mcpu=haswell", (8, 8)),
+    ("llvm -mcpu=x86-64", None)])         # 128-bit: not measured, stays direct
+def test_untuned_winograd_point_fits_the_vector_registers(target, point):
+    from compiler.autotune.task import extract_tasks
+    (task,) = extract_tasks(_conv(128, 28, 3, 1), target)
+    d = {kn.name: kn.default for kn in task.space.knobs}
+    if point is None:
+        assert d["algorithm"] == "direct"
+    else:
+        assert (d["algorithm"], d["conv_out_block"], d["ow_tile"]) == ("winograd4", *point)
