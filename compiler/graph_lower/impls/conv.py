@@ -212,9 +212,8 @@ def _conv_space(w):
         return ConfigSpace(knobs)
     algorithm = _default_algorithm(w)
     if algorithm != "direct":          # a Winograd default point: its block and GEMM tile
-        wd = WINOGRAD_DEFAULTS[w.target.vector_lanes(32)]
-        block = wd.block if wd.block in blocks else knobs[0].default
-        knobs = (Knob("conv_out_block", blocks, block),
+        wd = WINOGRAD_DEFAULTS[lanes]
+        knobs = (Knob("conv_out_block", blocks, wd.block if wd.block in blocks else direct),
                  Knob("ow_tile", _OW_TILE.candidates, wd.tile), par)
     return ConfigSpace(knobs + (Knob("algorithm", tuple(WINOGRAD_TILE), algorithm),))
 
