@@ -5,7 +5,9 @@ ResNet-18 end to end with Winograd on its 3x3 stride-1 convs, against onnxruntim
   (``algorithm`` pinned to direct, winograd2, winograd4 by ``compiler.autotune.pin``) and
   once untuned (``default``: the space's default point);
   latency is the best of ``--rounds`` alternating rounds of ``--repeat`` runs, onnxruntime's
-  in the same rounds; max error relative to max|onnxruntime| printed (fp32: <= 1e-4).
+  in the same rounds (at 1 thread the calling thread's CPU time, ``timing.timed_thread_cpu``,
+  which a loaded machine disturbs far less; wall time at more threads); max error relative
+  to max|onnxruntime| printed (fp32: <= 1e-4).
 * ``resnet18``: ResNet-18 (``tests/models/builders.py``, batch 1, fp32, ``--size``) built
   direct, with each Winograd variant on every 3x3 stride-1 conv, and untuned, against
   onnxruntime.
@@ -26,7 +28,7 @@ import os
 import sys
 import tempfile
 
-from timing import child_figures, timed
+from timing import child_figures, timed, timed_thread_cpu
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, ROOT)
@@ -84,10 +86,11 @@ def _variants(path, tmp, threads, repeat, rounds):
         errs[alg] = float(np.abs(m.get_output(0) - ref).max() / np.abs(ref).max())
     times = {alg: [] for alg in VARIANTS}
     theirs = []
+    timed_fn = timed_thread_cpu if threads == 1 else timed
     for _ in range(rounds):
         for alg, m in mods.items():
-            times[alg] += timed(m.run, repeat)
-        theirs += timed(lambda: sess.run(None, {iname: x}), repeat)
+            times[alg] += timed_fn(m.run, repeat)
+        theirs += timed_fn(lambda: sess.run(None, {iname: x}), repeat)
     return {alg: (min(times[alg]), errs[alg]) for alg in VARIANTS}, min(theirs)
 
 

@@ -1,7 +1,8 @@
 """Conv algorithms through the whole CPU route: every 3x3 stride-1 conv of ResNet-18 (seeded
 random weights, 32x32 input to keep CI fast; bench/winograd.py runs 224x224) forced to
 direct or F(4x4,3x3) by a pinned log, within 1e-4 relative of onnxruntime. The untuned
-build at 32x32 runs F(2x2,3x3) on them (tests/e2e/test_models_cpu.py checks it)."""
+build at 32x32 runs F(2x2,3x3) on them on 512-bit targets, F(4x4,3x3) on 256-bit ones
+(tests/e2e/test_models_cpu.py checks it)."""
 from __future__ import annotations
 
 import numpy as np
@@ -51,11 +52,34 @@ def test_winograd_is_offered_for_3x3_stride1_convs_only(tmp_path, k, stride, off
     assert ("winograd2" in algorithms) == offered
 
 
-@pytest.mark.parametrize("c,h,default", [
-    (64, 56, "winograd4"), (128, 28, "winograd4"), (256, 14, "winograd2"), (512, 7, "winograd2"),
-    (32, 56, "direct")])                # fewer than 64 channels: not measured, stays direct
-def test_untuned_algorithm_is_chosen_per_shape(c, h, default):
+#: the targets the defaults were measured on (512-bit: znver4; 256-bit: AVX2), fixed so
+#: that the table holds on any build machine
+AVX512, AVX2 = "llvm -mcpu=znver4", "llvm -mcpu=haswell"
+
+
+@pytest.mark.parametrize("target,c,h,default", [
+    (AVX512, 64, 56, "winograd4"), (AVX512, 128, 28, "winograd4"),
+    (AVX512, 256, 14, "winograd2"), (AVX512, 512, 7, "winograd2"),
+    # 256-bit: F(4x4,3x3) is faster at every size (conv.WINOGRAD_DEFAULTS)
+    (AVX2, 256, 14, "winograd4"), (AVX2, 512, 7, "winograd4"),
+    (AVX512, 32, 56, "direct"), (AVX2, 32, 56, "direct")])   # < 64 channels: not measured
+def test_untuned_algorithm_is_chosen_per_shape(target, c, h, default):
     from compiler.autotune.task import extract_tasks
-    # the 512-bit target these defaults were measured on, whatever the build machine
-    (task,) = extract_tasks(_conv(c, h, 3, 1), "llvm -mcpu=znver4")
+    (task,) = extract_tasks(_conv(c, h, 3, 1), target)
     assert {kn.name: kn.default for kn in task.space.knobs}["algorithm"] == default
+
+
+@pytest.mark.parametrize("target,point", [
+    # 512-bit: 16 channels, 7 tiles x 2 blocks = 14 zmm accumulators
+    (AVX512, (16, 14)),
+    # 256-bit, 16 ymm: 8 channels, 4 tiles x 2 blocks = 8 ymm (16 x 14 would need 28)
+    (AVX2, (8, 8)),
+    ("llvm -mcpu=x86-64", None)])         # 128-bit: not measured, stays direct
+def test_untuned_winograd_point_fits_the_vector_registers(target, point):
+    from compiler.autotune.task import extract_tasks
+    (task,) = extract_tasks(_conv(128, 28, 3, 1), target)
+    d = {kn.name: kn.default for kn in task.space.knobs}
+    if point is None:
+        assert d["algorithm"] == "direct"
+    else:
+        assert (d["algorithm"], d["conv_out_block"], d["ow_tile"]) == ("winograd4", *point)

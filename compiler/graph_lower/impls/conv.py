@@ -21,6 +21,7 @@ tile of whole vectors divides OW, see ``_cols_tile``).
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 from compiler import te
 from compiler.graph import Op
@@ -93,22 +94,44 @@ def _depthwise_space(w):
 #: with constant weights. With Winograd, ``ow_tile`` is the GEMM's register tile (accumulator
 #: vectors) and ``par_depth`` the output transform's parallel depth.
 WINOGRAD_TILE = {"direct": None, "winograd2": 2, "winograd4": 4}
-#: the untuned default for the measured range (512-bit vectors, both channel counts >= 64;
-#: bench/winograd.py, AMD EPYC znver4, ResNet-18's four shapes, loaded machine): F(4x4,3x3) from a
-#: 28x28 output up (56x56x64 2.83x direct at 1 thread, 2.64x at 2; 28x28x128 3.34x, 3.14x),
-#: F(2x2,3x3) below (14x14x256 2.18x, 1.07x; 7x7x512 1.52x, 1.49x: F(4x4,3x3) is no faster
-#: there and rounds 20x worse); direct elsewhere (not measured).
+class WinogradDefault(NamedTuple):
+    """The Winograd untuned default on one vector width: the default point's
+    ``conv_out_block`` (``block``, channels) and ``ow_tile`` (``tile``: the GEMM's register
+    tile in ``ob``-channel accumulators; ``topi.winograd.schedule_winograd_nchw`` takes
+    ``ow_tile / 2`` tiles x 2 channel blocks), and ``f4_from``, the smallest output side
+    (min(OH, OW), elements) that takes F(4x4,3x3); smaller ones take F(2x2,3x3)."""
+
+    block: int
+    tile: int
+    f4_from: int
+
+
+#: fp32 vector lanes -> Winograd default, for fp32 convs with both channel counts >= 64
+#: (bench/winograd.py, ResNet-18's four 3x3 shapes, loaded machines; direct elsewhere, not
+#: measured; narrower targets keep the direct conv).
+#: 512-bit (AMD EPYC znver4): 16 channels, 7 tiles x 2 zmm = 14 of 32 registers; speed-up
+#: over direct at 1 / 2 threads: 56x56x64 F4 2.83x / 2.64x; 28x28x128 F4 3.34x / 3.14x;
+#: 14x14x256 F2 2.18x / 1.07x; 7x7x512 F2 1.52x / 1.49x (F(4x4,3x3) no faster there and
+#: rounds 20x worse).
+#: 256-bit (AMD EPYC znver1, AVX2, 16 ymm): 8 channels, 4 tiles x 2 ymm = 8 accumulators beside
+#: weights and broadcasts (the 512-bit point, 28 ymm, spills: F4 28x28x128 3.91 -> 2.44 ms;
+#: 16 channels x 3 tiles, 12 ymm, is level at 28 and 56, 1.08-1.22x slower at 14 and 7);
+#: F(4x4,3x3) at every size: ratio to onnxruntime at 1 thread (thread CPU time) / 2 threads
+#: (wall): 56x56x64 0.39x / 0.17x; 28x28x128 0.35x / 0.39x; 14x14x256 0.46x / 0.52x (F2
+#: 0.53x / 0.72x); 7x7x512 0.49x / 0.62x (F2 0.72x / 1.11x). Its rounding is 20x F2's on a
+#: lone 7x7x512 conv (2.0e-5 relative) but ResNet-18 (224) ends as close to onnxruntime
+#: as with F2 below 28 (1.0e-6 relative) and 1.05x faster (69.5 vs 73.0 ms CPU, 1 thread).
+WINOGRAD_DEFAULTS = {16: WinogradDefault(16, 14, 28), 8: WinogradDefault(8, 8, 1)}
 WINOGRAD_MIN_CHANNELS = 64
-WINOGRAD4_MIN_SIZE = 28
 
 
 def _default_algorithm(w) -> str:
     n = w.node
     (O, C), (OH, OW) = n.src[1].shape[:2], n.shape[2:]
-    if (n.dtype != "float32" or w.target.vector_lanes(32) < 16
-            or min(O, C) < WINOGRAD_MIN_CHANNELS):
+    wd = WINOGRAD_DEFAULTS.get(w.target.vector_lanes(32))
+    if n.dtype != "float32" or wd is None or min(O, C) < WINOGRAD_MIN_CHANNELS:
         return "direct"
-    return "winograd4" if min(OH, OW) >= WINOGRAD4_MIN_SIZE else "winograd2"
+    return "winograd4" if min(OH, OW) >= wd.f4_from else "winograd2"
 
 
 #: the widest column tile of the ``cols`` algorithm (one 512-bit vector, two 256-bit ones)
@@ -187,7 +210,12 @@ def _conv_space(w):
     knobs = (Knob("conv_out_block", blocks, direct), direct_tile, par)
     if not _winograd_applies(w):
         return ConfigSpace(knobs)
-    return ConfigSpace(knobs + (Knob("algorithm", tuple(WINOGRAD_TILE), _default_algorithm(w)),))
+    algorithm = _default_algorithm(w)
+    if algorithm != "direct":          # a Winograd default point: its block and GEMM tile
+        wd = WINOGRAD_DEFAULTS[lanes]
+        knobs = (Knob("conv_out_block", blocks, wd.block if wd.block in blocks else direct),
+                 Knob("ow_tile", _OW_TILE.candidates, wd.tile), par)
+    return ConfigSpace(knobs + (Knob("algorithm", tuple(WINOGRAD_TILE), algorithm),))
 
 
 def _algorithm(cfg) -> str:
