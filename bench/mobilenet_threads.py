@@ -1,8 +1,8 @@
 """MobileNetV2 on 1 and 2 threads (issue 15): the depthwise layers' fork-joins.
 
 Each depthwise layer used to open two parallel regions (the padded copy at the root, then
-the conv over (n, channel, row)); on 2 threads every region wakes the second thread from a
-futex sleep (``OMP_WAIT_POLICY=passive``, ``driver/runtime/native.py``). The default now
+the conv over (n, channel, row)); on 2 threads a region can wake the second thread from a
+futex sleep (once its bounded spin, ``driver/runtime/native.py``, has run out). The default now
 runs one region per layer over (n, channel) with the padded copy made per task
 (``par_depth`` 2). This builds MobileNetV2 (``tests/models/builders.py``, batch 1, fp32,
 ``--size``) twice, the default and with ``par_depth`` pinned to 3 on every workload (the

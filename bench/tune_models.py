@@ -380,8 +380,6 @@ def main() -> None:
                 "--repeat", str(a.repeat), "--rounds", str(a.rounds), "--parts", ",".join(per_thread),
                 "--matmul-shapes", a.matmul_shapes] + (["--tuning-log", a.tuning_log] if a.tuning_log else [])
         extra = {"PYTHONPATH": ROOT}
-        if "OMP_WAIT_POLICY" not in os.environ:
-            extra["OMP_WAIT_POLICY"] = "passive"
         fig.update(child_figures(argv, t, cwd=ROOT, env_extra=extra))
     if "session" in a.parts.split(","):
         # the session's end-to-end figure is at 1 thread; this process has not started
