@@ -1,8 +1,9 @@
 """Fused graph -> GPU module (CUDA or OpenCL): kernel source (+ cubin) + graph JSON + parameters.
 
 The groups are declared as for the CPU (``lower.lower_group``), for one fixed CPU
-target (:data:`DECLARE_TARGET`, 256-bit vectors) whatever the build machine, so the
-CPU-only choices of the strategies (Winograd on AVX-512, its channel blocks) stay out
+target (:data:`DECLARE_TARGET`, 128-bit vectors: SSE4.2) whatever the build machine, so the
+CPU-only choices of the strategies (Winograd and column-vectorised 1x1 convs on 256- and
+512-bit targets, their channel blocks and register tiles) stay out
 of GPU kernels and a GPU build does not depend on the host; each
 group's root stages (padded copies, helper stages, the output) become one GPU
 kernel each (``topi.gpu.stage``: thread-bound te schedules, reductions per
@@ -55,7 +56,7 @@ class GpuStage:
 
 
 #: the CPU target GPU groups are declared for (see the module docstring)
-DECLARE_TARGET = "llvm -mtriple=x86_64-unknown-linux-gnu -mcpu=x86-64-v3"
+DECLARE_TARGET = "llvm -mtriple=x86_64-unknown-linux-gnu -mcpu=x86-64-v2"
 
 
 def declare_target():
