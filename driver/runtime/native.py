@@ -7,7 +7,7 @@ else one per core), read when the first module loads. Idle workers spin a bounde
 before they sleep: ``GOMP_SPINCOUNT`` defaults to ``SPIN_COUNT`` here (libgomp's own default
 is 300000, and ``OMP_WAIT_POLICY=active`` spins forever, starving other processes). A worker
 that sleeps (``OMP_WAIT_POLICY=passive``) costs a futex wake-up at every parallel region:
-MobileNetV2 (224, 2 threads, AMD EPYC znver1) took 16.1 ms that way against 11.1 ms with the
+MobileNetV2 (224, 2 threads, AMD EPYC znver1) took 16.1 ms that way against 12.1-12.2 ms with the
 bounded spin (bench/tune_models.py), with onnxruntime's own spinning pool in the same process.
 """
 from __future__ import annotations
