@@ -12,7 +12,10 @@ Knobs (defaults are the hand-picked schedule): ``dense_block`` (nb, a divisor of
 N, or for a GEMM its panel width, the weight zero-padded up to a multiple), ``mr``
 (rows per register tile, a cap: ``topi.dense._row_tile``), ``par``
 (``topi.dense.DENSE_PAR``: ``"tiles"``, ``"rows"`` or ``"panels"``), ``nb``
-(batch_matmul columns per register tile, a cap likewise), ``pack_b``.
+(batch_matmul columns per register tile, a cap likewise), ``pack_b``, ``algorithm``
+(``dense`` / ``matmul_dense`` with a constant right operand, large even 2-D products:
+:data:`FAST_MATMUL`, ``"gemm"`` by default; Strassen-like products over the GEMM's
+register tile, ``compiler.topi.strassen``).
 
 Default point: for a matrix-vector-like product (M < ``GEMM_MIN_ROWS`` rows) the
 historical one, a one-vector block (``topi.dense.dense_block``), mr 4, ``"tiles"``.
