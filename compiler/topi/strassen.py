@@ -94,7 +94,8 @@ def _blocks(x: np.ndarray, g: int) -> list:
 
 def pack_strassen_weight(b: np.ndarray, algorithm: str, levels: int, nb: int) -> np.ndarray:
     """numpy, compile time: ``b[K, N]`` float32 -> the ``P = 7**levels`` right operands
-    ``sum_q V[p, q] B_q`` (``[K/g, N/g]`` each, summed in float32), each packed as the
+    ``sum_q V[p, q] B_q`` (``[K/g, N/g]`` each, summed in float32 in the order of
+    :func:`pack_strassen_b`, so both give the same bits), each packed as the
     plain GEMM's weight: ``[P, N/g/nb, K/g, nb]``.
 
     Raises:
@@ -108,10 +109,8 @@ def pack_strassen_weight(b: np.ndarray, algorithm: str, levels: int, nb: int) ->
     _, V, _ = coefficients(algorithm, levels)
     blocks = _blocks(np.asarray(b, np.float32), g)
     out = []
-    for row in V:
-        t = np.zeros_like(blocks[0])
-        for q in np.nonzero(row)[0]:
-            t = t + blocks[q] if row[q] > 0 else t - blocks[q]
+    for row in V:                      # summed in the kernel's order (pack_strassen_b)
+        t = _signed_sum((int(row[q]), blocks[q]) for q in np.nonzero(row)[0])
         out.append(t.T.reshape(-1, nb, K // g).transpose(0, 2, 1))
     return np.ascontiguousarray(np.stack(out))
 
@@ -121,6 +120,30 @@ def strassen_weight_shape(shape: tuple, levels: int, nb: int) -> tuple:
     K, N = shape
     g = 2 ** levels
     return (7 ** levels, N // g // nb, K // g, nb)
+
+
+def pack_strassen_b(b_fn, shape, algorithm: str, levels: int, nb: int, name: str = "strassen_b"):
+    """Run time (B an activation): :func:`pack_strassen_weight` as a stage, ``b_fn(k, n)``
+    reading ``B[K, N]`` (``shape``) -> ``[P, N/g/nb, K/g, nb]``: the additions fused into
+    the packing ("Strassen's algorithm reloaded"'s packing with sums), float32.
+
+    Raises:
+        ValueError: K or N not a multiple of ``g`` (and N/g of ``nb``).
+    """
+    K, N = shape
+    g = 2 ** levels
+    if K % g or N % (g * nb):
+        raise ValueError(f"pack_strassen_b: B[{K}, {N}] must have K a multiple of {g} and "
+                         f"N of {g * nb} ({levels} levels, block {nb}); use the plain GEMM")
+    _, V, _ = coefficients(algorithm, levels)
+    Kh, w = K // g, N // g
+
+    def f(p, jo, k, ji):
+        j = jo * nb + ji
+        return _by_index(p, [_signed_sum((int(V[c, q]), b_fn(k + (q // g) * Kh, j + (q % g) * w))
+                                         for q in map(int, np.nonzero(V[c])[0]))
+                             for c in range(len(V))])
+    return te.compute(strassen_weight_shape(shape, levels, nb), f, name=name)
 
 
 def _signed_sum(terms):
@@ -192,6 +215,8 @@ def schedule_strassen(s, acc, out, mr: int, nb: int, vec: int = 8):
     x ``nb`` columns (the packed block) per register tile; ``vec``: lanes of the
     element-wise passes.
 
+    * right operands packed at run time (:func:`pack_strassen_b`), if so: parallel over
+      the rows of a block, the ``P`` operands unrolled, ``nb`` columns vectorised;
     * left operands: parallel over rows, the ``P`` operands unrolled (each ``select`` folds
       to its own sum), each row vectorised in ``vec``-lane pieces;
     * products: one parallel loop over (product, column panel, row tile), panel order as
@@ -225,6 +250,13 @@ def schedule_strassen(s, acc, out, mr: int, nb: int, vec: int = 8):
     s[local].reorder(k, ai, aj)
     s[local].unroll(ai)
     s[local].vectorize(aj)
+    bp = prod.op.reads()[1]
+    if isinstance(bp.op, te.ComputeOp):     # B packed at run time (pack_strassen_b)
+        bpp, bjo, bk, bji = s[bp].op.axis
+        s[bp].reorder(bpp, bk, bjo, bji)
+        s[bp].unroll(bpp)
+        s[bp].parallel(bk)
+        s[bp].vectorize(bji)
     if out is not acc:
         s[acc].compute_inline()
     i, j = s[out].op.axis

@@ -13,9 +13,9 @@ N, or for a GEMM its panel width, the weight zero-padded up to a multiple), ``mr
 (rows per register tile, a cap: ``topi.dense._row_tile``), ``par``
 (``topi.dense.DENSE_PAR``: ``"tiles"``, ``"rows"`` or ``"panels"``), ``nb``
 (batch_matmul columns per register tile, a cap likewise), ``pack_b``, ``algorithm``
-(``dense`` / ``matmul_dense`` with a constant right operand, large even 2-D products:
-:data:`FAST_MATMUL`, ``"gemm"`` by default; Strassen-like products over the GEMM's
-register tile, ``compiler.topi.strassen``).
+(large even 2-D products: :data:`FAST_MATMUL`, ``"gemm"`` by default; Strassen-like
+products over the GEMM's register tile, ``compiler.topi.strassen``; ``dense`` /
+``matmul_dense`` pack B's sums at compile time, ``batch_matmul`` in the kernel).
 
 Default point: for a matrix-vector-like product (M < ``GEMM_MIN_ROWS`` rows) the
 historical one, a one-vector block (``topi.dense.dense_block``), mr 4, ``"tiles"``.
@@ -104,8 +104,8 @@ def _dense_compute(x2: Lazy, w, name):
 
 
 #: ``algorithm`` knob of ``dense`` / ``matmul_dense`` -> (``topi.strassen`` table, levels);
-#: "gemm": the plain GEMM. Offered for 2-D float32 products with a constant right operand
-#: whose leaves (M, N, K over ``2**levels``) are all at least :data:`FAST_MIN_LEAF` and
+#: "gemm": the plain GEMM. Offered for 2-D float32 products (``dense``: with a constant
+#: weight; ``batch_matmul``: B's sums packed in the kernel) whose leaves (M, N, K over ``2**levels``) are all at least :data:`FAST_MIN_LEAF` and
 #: whole (N/2**levels a multiple of 64, so that every ``dense_block`` divides it); the
 #: products run the GEMM's ``mr`` x ``dense_block`` register tile.
 FAST_MATMUL = {"gemm": None, "strassen1": ("strassen", 1), "strassen2": ("strassen", 2),
@@ -117,10 +117,10 @@ FAST_MIN_LEAF = 256
 
 def _fast_algorithms(w, N: int) -> tuple:
     """The ``algorithm`` candidates of a product of ``N`` output columns: the GEMM, and the
-    fast ones whose grid fits (a 2-D float32 left operand, a constant right one)."""
+    fast ones whose grid fits (2-D float32 operands)."""
     n = w.node
     sa = n.src[0].shape
-    if len(sa) != 2 or n.dtype != "float32" or not w.is_const(n.src[1]):
+    if len(sa) != 2 or len(n.src[1].shape) != 2 or n.dtype != "float32":
         return ("gemm",)
     M, K = sa
     return ("gemm",) + tuple(
@@ -129,14 +129,19 @@ def _fast_algorithms(w, N: int) -> tuple:
         and M % 2 ** spec[1] == 0 and K % 2 ** spec[1] == 0 and N % (64 * 2 ** spec[1]) == 0)
 
 
-def _fast_space(w, N: int) -> ConfigSpace:
-    """``_dense_space`` plus, where :func:`_fast_algorithms` offers more than the GEMM,
+def _with_algorithm(space: ConfigSpace, w, N: int) -> ConfigSpace:
+    """``space`` plus, where :func:`_fast_algorithms` offers more than the GEMM,
     ``algorithm`` (default ``"gemm"``)."""
-    space = _dense_space(w, _rows(w.node.src[0].shape), N)
     algorithms = _fast_algorithms(w, N)
     if len(algorithms) == 1:
         return space
     return ConfigSpace(space.knobs + (Knob("algorithm", algorithms, "gemm"),))
+
+
+def _fast_space(w, N: int) -> ConfigSpace:
+    """``_dense_space`` (+ ``algorithm`` for a constant right operand: packed at compile time)."""
+    space = _dense_space(w, _rows(w.node.src[0].shape), N)
+    return _with_algorithm(space, w, N) if w.is_const(w.node.src[1]) else space
 
 
 def _fast(cfg):
@@ -162,8 +167,9 @@ def _fast_packs(kind: str):
 
 
 def _fast_compute(b, x2, w, shape, cfg):
-    """(view, acc) of the fast algorithm ``cfg`` picks over the packed constant ``w``; its
-    left operands and products are the kernel's workspace."""
+    """(view, acc) of the fast algorithm ``cfg`` picks over the packed right operands ``w``
+    (a constant, or a stage of the kernel); its left operands and products are the
+    kernel's workspace."""
     acc = tstrassen.strassen_matmul(x2, x2.shape, w, *_fast(cfg), name=b.fresh("strassen"))
     prod = acc.op.reads()[0]
     b.workspace.extend((prod.op.reads()[0], prod))
@@ -228,17 +234,27 @@ def _batch_matmul_space(w) -> ConfigSpace:
     N = sb[-1] if len(sb) > 1 else 1
     gemm = _gemm_block(N, w.target.vector_lanes(32)) if M >= GEMM_MIN_ROWS else None
     nb, mr, pack = (gemm + (True,)) if gemm else (16, 4, False)
-    return ConfigSpace((Knob("mr", _MR.candidates, mr), Knob("nb", (4, 8, 16, 32, 64), nb),
-                        Knob("pack_b", (False, True), pack)))
+    return _with_algorithm(ConfigSpace((
+        Knob("mr", _MR.candidates, mr), Knob("nb", (4, 8, 16, 32, 64), nb),
+        Knob("pack_b", (False, True), pack))), w, N)
+
+
+def _schedule_batch_matmul(s, acc, out, cfg):
+    if _fast(cfg) is None:
+        return tdense.schedule_batch_matmul(s, acc, out, cfg["mr"], cfg["nb"])
+    return tstrassen.schedule_strassen(s, acc, out, cfg["mr"], cfg["nb"])
 
 
 @register(Op.MATMUL, "batch_matmul", kind=MasterKind.BATCH_MATMUL,
-          space=_batch_matmul_space,
-          schedule=lambda s, acc, out, cfg: tdense.schedule_batch_matmul(s, acc, out, cfg["mr"],
-                                                                         cfg["nb"]))
+          space=_batch_matmul_space, schedule=_schedule_batch_matmul)
 def _batch_matmul(b, n, a, cfg):
     xa, xb = a
     sa, sb = n.src[0].shape, n.src[1].shape
+    if _fast(cfg) is not None:             # offered for 2-D operands only: B's sums packed
+        bp = tstrassen.pack_strassen_b(xb, sb, *_fast(cfg), cfg["nb"],
+                                       name=b.fresh("strassen_b"))
+        b.workspace.append(bp)
+        return _fast_compute(b, xa, bp, n.shape, cfg)
     # numpy.matmul: a 1-D operand is a row (a) or a column (b) vector, dropped afterwards
     if len(sa) == 1:
         xa, sa = inj.reshape(xa, (1,) + sa), (1,) + sa

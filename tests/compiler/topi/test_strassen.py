@@ -108,3 +108,36 @@ def test_pinned_strassen_through_build_model_matches_numpy(tmp_path, monkeypatch
     got = m(a)[0]
     want = a @ B
     assert np.abs(got - want).max() / np.abs(want).max() <= 1e-4
+
+
+def test_run_time_packing_of_b_matches_compile_time():
+    # the activation route packs B's sums in the kernel: the same operands as the constant's
+    n, nb = 64, 8
+    b = te.placeholder((n, n), "float32", "b")
+    bp = st.pack_strassen_b(lambda k, j: b[k, j], (n, n), "winograd", 1, nb)
+    s = te.create_schedule(bp)
+    f = compiler.build(s, [b, bp], name="pack_b")
+    B = np.random.default_rng(4).standard_normal((n, n)).astype(np.float32)
+    got = np.empty(bp.shape, np.float32)
+    f(B, got)
+    np.testing.assert_array_equal(got, st.pack_strassen_weight(B, "winograd", 1, nb))
+
+
+def test_pinned_strassen_for_two_activations_matches_numpy(tmp_path, monkeypatch):
+    from compiler.autotune.pin import pin_log
+    from compiler.build_model import build_model
+    from driver.runtime import load_module
+    from onnx import TensorProto, helper
+    monkeypatch.setattr("compiler.autotune.apply.SHIPPED_DIR", tmp_path / "no_shipped_logs")
+    inputs = [helper.make_tensor_value_info(x, TensorProto.FLOAT, [512, 512]) for x in "ab"]
+    model = helper.make_model(helper.make_graph(
+        [helper.make_node("MatMul", ["a", "b"], ["y"])], "mm", inputs,
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)]),
+        opset_imports=[helper.make_opsetid("", 13)])
+    log = tmp_path / "pinned.jsonl"
+    assert pin_log(model, log, algorithm="strassen1") == 1
+    m = load_module(build_model(model, tuning_log=str(log)))
+    a, b = (np.random.default_rng(s).standard_normal((512, 512)).astype(np.float32)
+            for s in (5, 6))
+    got, want = m(a, b)[0], a @ b
+    assert np.abs(got - want).max() / np.abs(want).max() <= 1e-4
