@@ -32,6 +32,7 @@ import numpy as np
 
 from compiler import te
 from compiler.tir import ir
+from compiler.topi.dense import _row_tile
 
 _S = np.array
 #: algorithm -> (U[7, 4], V[7, 4], W[4, 7]) for one level, blocks 11, 12, 21, 22.
@@ -92,6 +93,16 @@ def _blocks(x: np.ndarray, g: int) -> list:
     return [x[r * h:(r + 1) * h, c * w:(c + 1) * w] for r in range(g) for c in range(g)]
 
 
+def _check_b(who: str, shape, levels: int, nb: int) -> int:
+    """The grid side ``g = 2**levels``; ValueError where ``B[K, N]`` does not fit it."""
+    K, N = shape
+    g = 2 ** levels
+    if K % g or N % (g * nb):
+        raise ValueError(f"{who}: B[{K}, {N}] must have K a multiple of {g} and N of {g * nb} "
+                         f"({levels} levels, block {nb}); use the plain GEMM")
+    return g
+
+
 def pack_strassen_weight(b: np.ndarray, algorithm: str, levels: int, nb: int) -> np.ndarray:
     """numpy, compile time: ``b[K, N]`` float32 -> the ``P = 7**levels`` right operands
     ``sum_q V[p, q] B_q`` (``[K/g, N/g]`` each, summed in float32 in the order of
@@ -102,10 +113,7 @@ def pack_strassen_weight(b: np.ndarray, algorithm: str, levels: int, nb: int) ->
         ValueError: K or N not a multiple of ``g = 2**levels`` (and N/g of ``nb``).
     """
     K, N = b.shape
-    g = 2 ** levels
-    if K % g or N % (g * nb):
-        raise ValueError(f"pack_strassen_weight: B[{K}, {N}] must have K a multiple of {g} and "
-                         f"N of {g * nb} ({levels} levels, block {nb}); use the plain GEMM")
+    g = _check_b("pack_strassen_weight", b.shape, levels, nb)
     _, V, _ = coefficients(algorithm, levels)
     blocks = _blocks(np.asarray(b, np.float32), g)
     out = []
@@ -131,10 +139,7 @@ def pack_strassen_b(b_fn, shape, algorithm: str, levels: int, nb: int, name: str
         ValueError: K or N not a multiple of ``g`` (and N/g of ``nb``).
     """
     K, N = shape
-    g = 2 ** levels
-    if K % g or N % (g * nb):
-        raise ValueError(f"pack_strassen_b: B[{K}, {N}] must have K a multiple of {g} and "
-                         f"N of {g * nb} ({levels} levels, block {nb}); use the plain GEMM")
+    g = _check_b("pack_strassen_b", shape, levels, nb)
     _, V, _ = coefficients(algorithm, levels)
     Kh, w = K // g, N // g
 
@@ -215,6 +220,8 @@ def schedule_strassen(s, acc, out, mr: int, nb: int, vec: int = 8):
     x ``nb`` columns (the packed block) per register tile; ``vec``: lanes of the
     element-wise passes.
 
+    Every stage is one parallel loop (one fork-join):
+
     * right operands packed at run time (:func:`pack_strassen_b`), if so: parallel over
       the rows of a block, the ``P`` operands unrolled, ``nb`` columns vectorised;
     * left operands: parallel over rows, the ``P`` operands unrolled (each ``select`` folds
@@ -225,15 +232,14 @@ def schedule_strassen(s, acc, out, mr: int, nb: int, vec: int = 8):
     * combination: parallel over the rows of a block, the ``g x g`` blocks unrolled,
       vectorised as the left operands.
     """
-    from compiler.topi.dense import _row_tile
     prod = acc.op.reads()[0]
     S = prod.op.reads()[0]
     P, h, w = prod.shape
     si = s[S].op.axis
     sko, ski = s[S].split(si[2], factor=vec)
-    s[S].reorder(si[0], si[1], sko, ski)
-    s[S].unroll(si[0])
+    s[S].reorder(si[1], si[0], sko, ski)
     s[S].parallel(si[1])
+    s[S].unroll(si[0])
     s[S].vectorize(ski)
     local = s.cache_write(prod, "local")
     p, i, j = s[prod].op.axis
@@ -253,9 +259,9 @@ def schedule_strassen(s, acc, out, mr: int, nb: int, vec: int = 8):
     bp = prod.op.reads()[1]
     if isinstance(bp.op, te.ComputeOp):     # B packed at run time (pack_strassen_b)
         bpp, bjo, bk, bji = s[bp].op.axis
-        s[bp].reorder(bpp, bk, bjo, bji)
-        s[bp].unroll(bpp)
+        s[bp].reorder(bk, bpp, bjo, bji)
         s[bp].parallel(bk)
+        s[bp].unroll(bpp)
         s[bp].vectorize(bji)
     if out is not acc:
         s[acc].compute_inline()
@@ -263,7 +269,7 @@ def schedule_strassen(s, acc, out, mr: int, nb: int, vec: int = 8):
     io, ii = s[out].split(i, factor=h)
     jo, ji = s[out].split(j, factor=w)
     jio, jii = s[out].split(ji, factor=vec)
-    s[out].reorder(io, jo, ii, jio, jii)
+    s[out].reorder(ii, io, jo, jio, jii)
     s[out].parallel(ii)
     s[out].unroll(io)
     s[out].unroll(jo)
