@@ -105,9 +105,10 @@ def _dense_compute(x2: Lazy, w, name):
 
 #: ``algorithm`` knob of ``dense`` / ``matmul_dense`` -> (``topi.strassen`` table, levels);
 #: "gemm": the plain GEMM. Offered for 2-D float32 products (``dense``: with a constant
-#: weight; ``batch_matmul``: B's sums packed in the kernel) whose leaves (M, N, K over ``2**levels``) are all at least :data:`FAST_MIN_LEAF` and
-#: whole (N/2**levels a multiple of 64, so that every ``dense_block`` divides it); the
-#: products run the GEMM's ``mr`` x ``dense_block`` register tile.
+#: weight; ``batch_matmul``: B's sums packed in the kernel) whose leaves (M, N, K over
+#: ``2**levels``) are all at least :data:`FAST_MIN_LEAF` and whole (N/2**levels a multiple
+#: of 64, so that every ``dense_block`` divides it); the products run the GEMM's ``mr`` x
+#: ``dense_block`` (``nb``) register tile.
 FAST_MATMUL = {"gemm": None, "strassen1": ("strassen", 1), "strassen2": ("strassen", 2),
                "winograd1": ("winograd", 1), "winograd2": ("winograd", 2)}
 #: the smallest leaf side: the AVX2 GEMM runs 256^3 near its 1024^3 rate (one Zen 1 core,
