@@ -13,11 +13,12 @@ starts (transfer: ``transfer.py``).
   found by simulated annealing over knob indices (TVM's ``SimulatedAnnealingOptimizer``
   idea: a move changes one knob to a neighbouring candidate; a worse point is
   accepted with probability ``exp(delta / T)``, ``T`` falling linearly to 0); spaces
-  of at most 256 points skip the annealing and score ``pool`` (64) random untried
-  points (featurizing a CPU candidate lowers it: tenths of a second each, seconds
-  for a Winograd one; so featurizing stops at the tuner's time limit, about the
-  time the task's candidates take to measure, and already featurized points
-  are scored first: choosing never costs much more than measuring). One
+  of at most 256 points skip the annealing and score every untried point already
+  featurized plus up to ``pool`` (64) more, in random order (featurizing a CPU
+  candidate builds its loop nest: hundredths to tenths of a second each; so it
+  stops at the tuner's time limit, a tenth of the time the task's candidates take
+  to measure, and as features are cached per config, each round scores a larger
+  share of the space: choosing never costs much next to measuring). One
   proposal in ``eps`` is random so the model keeps seeing new regions. Before the
   model has enough results it proposes at random. The model is one per task kind,
   shared by the session's tasks and pre-trained from earlier logs, so a workload
@@ -120,13 +121,14 @@ class XGBSearch:
         end = math.inf if time_s is None else time.monotonic() + time_s
         n_rand = int(round(n * self.eps))
         space = task.space
-        if space.size <= 256:           # small: score a sample of the untried points
-            sample = random_points(space, self.pool, tried, rng)
-            pool = [c for c in sample if c in task.features]     # featurized: free to score
-            for c in sample:
-                if c not in task.features and time.monotonic() < end:
-                    featurize(task, c)
-                    pool.append(c)
+        if space.size <= 256:           # small: every featurized untried point, and more
+            untried = random_points(space, space.size, tried, rng)
+            pool = [c for c in untried if c in task.features]     # featurized: free to score
+            for c in [c for c in untried if c not in task.features][:self.pool]:
+                if time.monotonic() >= end:
+                    break
+                featurize(task, c)
+                pool.append(c)
         else:
             pool = self._anneal(task, model, n * 4, tried, rng, end)
         if not pool:
