@@ -60,8 +60,9 @@ class MeasureResult:
 
 @dataclass
 class TaskResult:
-    """Per task: the default point's cost, the best point and its cost, trials measured
-    and the best-so-far cost after each trial (for plots)."""
+    """Per task: the default point's cost, the best point and its cost, trials measured,
+    the best-so-far cost after each trial (for plots), and the seconds (wall) spent
+    choosing candidates (``propose`` and ``observe``) and measuring them (the runner)."""
 
     task: object
     default_cost: float = math.inf
@@ -70,6 +71,8 @@ class TaskResult:
     trials: int = 0
     curve: list = field(default_factory=list)
     check: "str | None" = None
+    choose_s: float = 0.0
+    measure_s: float = 0.0
 
 
 def _config_of(task, values: dict) -> "Config | None":
@@ -150,6 +153,7 @@ def tune(tasks, runner, *, trials: int = 16, log: "TuningLog | None" = None,
         measure_start = time.monotonic()
         measured = runner.measure(t, cands)
         measure_s[i] = time.monotonic() - measure_start
+        results[i].measure_s += measure_s[i]
         obs = []
         for c, m in zip(cands, measured):
             rec = Record(t.key, t.target, dict(c.values), list(m.costs), m.error)
@@ -159,7 +163,9 @@ def tune(tasks, runner, *, trials: int = 16, log: "TuningLog | None" = None,
             obs.append((c, m.cost))
             if on_trial is not None:
                 on_trial(i, rec, results[i].best_cost)
+        observe_start = time.monotonic()
         search.observe(t, obs)
+        results[i].choose_s += (measure_start - round_start) + (time.monotonic() - observe_start)
         sched.record_round(i, len(cands), results[i].best_cost)
         per_trial[i] = (time.monotonic() - round_start) / len(cands)
     if check and hasattr(runner, "check"):

@@ -1,6 +1,7 @@
 """Cost-model features and the cost of choosing: a CPU candidate's features come from its
 loop nest before the loop passes and agree with the lowered nest on code size and vector
-width; small spaces rank every featurized point; choosing takes a tenth of measuring."""
+width; small spaces rank every featurized point; choosing takes a tenth of measuring, and
+the tuner reports both times."""
 from __future__ import annotations
 
 import time
@@ -126,8 +127,11 @@ def test_choosing_a_round_may_take_a_tenth_of_measuring_the_last(toy, monkeypatc
     monkeypatch.setattr(tuner, "MIN_CHOOSE_S", 0.0)
     _Timed.given = []
     runner = _SleepRunner(0.02)
-    tuner.tune([toy], runner, trials=13, strategy="timed", batch=4)
+    (res,) = tuner.tune([toy], runner, trials=13, strategy="timed", batch=4)
     # rounds of 1, 4, 4, 4 candidates: each choice is given a tenth of the round before
     assert [k for k, _ in _Timed.given] == ["toy"] * 4
     for (_, given), (_, took) in zip(_Timed.given[1:], runner.took):
         assert given == pytest.approx(tuner.CHOOSE_SHARE * took, rel=0.05)
+    # the result splits the session's time into choosing and measuring
+    assert res.measure_s == pytest.approx(sum(t for _, t in runner.took), rel=0.05)
+    assert 0 <= res.choose_s < 0.1 * res.measure_s
