@@ -135,3 +135,16 @@ def test_choosing_a_round_may_take_a_tenth_of_measuring_the_last(toy, monkeypatc
     # the result splits the session's time into choosing and measuring
     assert res.measure_s == pytest.approx(sum(t for _, t in runner.took), rel=0.05)
     assert 0 <= res.choose_s < 0.1 * res.measure_s
+
+
+def test_before_the_model_can_rank_it_proposes_neighbours_of_the_best_point(toy):
+    s = XGBSearch()
+    for k in range(8):              # eight workloads of one result each: nothing to contrast
+        s.observe(Task(f"w{k}", "toy", SPACE, {}, {"target": "toy"}, 1, f"w{k}"),
+                  [(SPACE.point(a=k, b=k), 1.0 + k)])
+    best = SPACE.point(a=5, b=5)
+    s.observe(toy, [(best, 2.0)])
+    assert not s.models["toy"].trained
+    got = s.propose(toy, 4, {best}, np.random.default_rng(0))
+    assert set(got) == {SPACE.point(a=4, b=5), SPACE.point(a=6, b=5), SPACE.point(a=5, b=4),
+                        SPACE.point(a=5, b=6)}
