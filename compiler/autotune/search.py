@@ -135,7 +135,8 @@ class XGBSearch:
 
     def propose(self, task, n, tried, rng, time_s=None):
         """Up to ``n`` untried points; featurizing candidates stops after ``time_s`` seconds
-        (points already featurized are scored first; the rest of ``n`` is random)."""
+        (points already featurized are scored first; the rest of ``n`` is random). Before
+        the model can rank: the best point's neighbours, then random points."""
         model = self._model(task)
         if n <= 0:
             return []
