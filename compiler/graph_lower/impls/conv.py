@@ -26,6 +26,7 @@ from typing import NamedTuple
 from compiler import te
 from compiler.graph import Op
 from compiler.topi import conv2d as tconv
+from compiler.topi import depthwise_nchwc as tdw
 from compiler.topi import winograd as twino
 from compiler.tir import ir
 from compiler.topi.injective import Lazy
@@ -319,6 +320,36 @@ def _depthwise_conv2d_nchw(b, n, a, cfg):
     x = b.tensor_of(a[0], "conv_in")
     name = b.fresh("conv")
     acc = tconv.depthwise_conv2d_nchw(x, b.tensor_of(a[1], "w"), *_window(n), name=name)
+    return view(acc), acc
+
+
+def _depthwise_blocked(w):
+    """NCHW{b}c data, an ``OIHW{b}o`` kernel ``[C/b, 1, KH, KW, b]``, groups == channels."""
+    n = w.node
+    x, k, dl = n.src[0].shape, n.src[1].shape, n.attr("data_layout", "NCHW")
+    if len(x) != 5 or dl != f"NCHW{x[4]}c" or n.attr("kernel_layout", "OIHW") != f"OIHW{x[4]}o":
+        return (f"data {list(x)} in layout {dl} / kernel layout {n.attr('kernel_layout', 'OIHW')}, "
+                "needs NCHW{b}c data and an OIHW{b}o kernel")
+    if len(k) != 5 or k[1] != 1 or n.attr("groups", 1) != x[1] * x[4]:
+        return (f"kernel {list(k)} with groups={n.attr('groups', 1)} over {x[1] * x[4]} channels, "
+                "needs a depthwise kernel (groups == channels, one input channel per group)")
+    return None
+
+
+#: the blocked depthwise register tile: ``ow_tile`` columns of one ``b``-channel vector each
+#: (7 of 16 AVX2 registers, beside the weight vector and the input loads)
+_OW_TILE_DW_NCHWC = Knob("ow_tile", _OW_TILE.candidates, 7)
+
+
+@register(Op.CONV2D, "depthwise_conv2d_nchwc", kind=MasterKind.CONV2D_NCHWC,
+          space=lambda w: ConfigSpace((_OW_TILE_DW_NCHWC, _PAR_DW)),
+          schedule=lambda s, acc, out, cfg: tdw.schedule_depthwise_nchwc(s, acc, out, cfg["ow_tile"],
+                                                                         cfg["par_depth"]),
+          when=(_depthwise_blocked,), plevel=15)
+def _depthwise_conv2d_nchwc(b, n, a, cfg):
+    x = b.tensor_of(a[0], "conv_in")
+    name = b.fresh("conv")
+    acc = tdw.depthwise_conv2d_nchwc(x, b.tensor_of(a[1], "w"), *_window(n), name=name)
     return view(acc), acc
 
 
