@@ -77,9 +77,10 @@ def _site_key(conv: Node, cand: tuple, tgt) -> str:
     ib, ob = cand
     x, w = conv.src
     attrs = conv.attr_dict
-    if ib:
+    if ob:
         klayout = kernel_layout(conv, ib, ob)
-        xs = make(Op.LAYOUT_TRANSFORM, x, src_layout=NCHW, dst_layout=layout_of(ib)).shape
+        xs = make(Op.LAYOUT_TRANSFORM, x, src_layout=NCHW, dst_layout=layout_of(ib)).shape \
+            if ib else x.shape
         ws = make(Op.LAYOUT_TRANSFORM, w, src_layout="OIHW", dst_layout=klayout).shape
         attrs.update(data_layout=layout_of(ib), kernel_layout=klayout)
     else:

@@ -5,7 +5,7 @@ A *site* is a CONV2D (groups 1 or depthwise, NCHW, constant weights) whose layou
 choice: ``(in block, out block)``, block 0 meaning plain NCHW (today's ``conv2d_nchw`` with
 packed weights, or ``depthwise_conv2d_nchw``) and ``b > 0`` meaning ``NCHW{b}c``. The plain
 choice is ``(0, 0)``; blocked choices read ``NCHW{ib}c`` data and an ``OIHW{ib}i{ob}o``
-kernel and write ``NCHW{ob}c``; a depthwise conv's blocked choices are ``(b, b)`` with an
+kernel and write ``NCHW{ob}c`` (``(0, ob)``: NCHW data, an ``OIHW{ob}o`` kernel); a depthwise conv's blocked choices are ``(b, b)`` with an
 ``OIHW{b}o`` kernel (:func:`kernel_layout`), so a chain of blocked 1x1 and depthwise convs
 (MobileNetV2's) needs no transforms between them.
 
@@ -119,18 +119,21 @@ def _is_site(n: Node) -> bool:
 
 def _candidates(n: Node, blocks: tuple) -> tuple:
     """A site's ``(in block, out block)`` choices: plain first; a depthwise conv keeps its
-    block (in == out), others take any pair of blocks dividing their channel counts."""
+    block (in == out), others take any pair of blocks dividing their channel counts, or
+    NCHW in and a block out (a stem over 3 channels)."""
     C, O = n.src[0].shape[1], n.shape[1]
     if n.attr("groups", 1) > 1:
         return ((0, 0),) + tuple((b, b) for b in blocks if C % b == 0)
-    return ((0, 0),) + tuple((i, o) for i in blocks if C % i == 0 for o in blocks if O % o == 0)
+    return ((0, 0),) + tuple((i, o) for i in (0,) + tuple(b for b in blocks if C % b == 0)
+                             for o in blocks if O % o == 0)
 
 
 def kernel_layout(conv: Node, ib: int, ob: int) -> str:
     """The blocked kernel layout of site ``conv`` laid out as ``(ib, ob)``: ``OIHW{ib}i{ob}o``
     (``conv2d_nchwc``), or ``OIHW{ob}o`` for a depthwise conv (``[C/b, 1, KH, KW, b]``,
-    ``depthwise_conv2d_nchwc``)."""
-    return f"OIHW{ob}o" if conv.attr("groups", 1) > 1 else f"OIHW{ib}i{ob}o"
+    ``depthwise_conv2d_nchwc``) and for NCHW data (``ib`` 0: ``[O/b, C, KH, KW, b]``,
+    ``conv2d_nchw_to_nchwc``)."""
+    return f"OIHW{ob}o" if conv.attr("groups", 1) > 1 or not ib else f"OIHW{ib}i{ob}o"
 
 
 def layout_sites(graph: Graph, blocks: tuple = BLOCKS) -> LayoutSites:
@@ -227,7 +230,7 @@ def assign_layout(graph: Graph, params: dict,
             new[n] = n.with_src(*(to(s, NCHW) if s in lay else new[s] for s in n.src))
         elif role[0] == "site":
             ib, ob = choice[role[1]]
-            if ib == 0:
+            if (ib, ob) == (0, 0):
                 new[n] = n.with_src(to(n.src[0], NCHW), new[n.src[1]])
             else:
                 klayout = kernel_layout(n, ib, ob)

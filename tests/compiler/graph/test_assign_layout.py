@@ -37,8 +37,8 @@ def test_sites_and_edges_of_a_residual_block():
     g, _ = residual_net()
     ls = layout_sites(g)
     assert [s.node.label for s in ls.sites] == ["a", "b", "c"]
-    assert ls.sites[0].candidates == ((0, 0), (16, 16), (16, 8), (8, 16), (8, 8))
-    assert ls.sites[2].candidates == ((0, 0), (16, 8), (8, 8))
+    assert ls.sites[0].candidates == ((0, 0), (0, 16), (0, 8), (16, 16), (16, 8), (8, 16), (8, 8))
+    assert ls.sites[2].candidates == ((0, 0), (0, 8), (16, 8), (8, 8))
     # x feeds a's input and b's add (b owns the add: its out layout); b's region feeds c
     # and c's region the pool (NCHW)
     assert sorted((e.src, e.dst, e.port) for e in ls.edges) == \
@@ -46,7 +46,8 @@ def test_sites_and_edges_of_a_residual_block():
 
 
 @pytest.mark.parametrize("choice", [((0, 0), (0, 0), (0, 0)), ((16, 16), (16, 16), (16, 8)),
-                                    ((8, 16), (16, 8), (0, 0)), ((0, 0), (16, 8), (8, 8))])
+                                    ((8, 16), (16, 8), (0, 0)), ((0, 0), (16, 8), (8, 8)),
+                                    ((0, 16), (16, 16), (0, 8))])
 def test_every_choice_computes_the_same_outputs_with_the_implied_transforms(choice):
     g, vals = residual_net()
     ls = layout_sites(g)

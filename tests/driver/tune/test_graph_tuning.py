@@ -68,14 +68,14 @@ def test_the_layout_stage_measures_every_layout_and_transform_then_decides(tuned
     model, log, s = tuned
     kinds = read_log(log)
     keys = {r.key.split("(")[0] for r in kinds["trial"]}
-    assert keys == {"conv2d_nchw", "conv2d_nchwc", "layout_transform"}
+    assert keys == {"conv2d_nchw", "conv2d_nchwc", "conv2d_nchw_to_nchwc", "layout_transform"}
     stage = plan_layout_stage(model)
     logged = {r.key for r in kinds["trial"] if not r.error}
     assert {k for ks in stage.site_keys for k in ks} <= logged
     assert {t.key for t in stage.transforms} <= logged
     [rec] = kinds[LayoutRecord.KIND]
     assert rec.graph == stage.sites.key and rec.layouts == s.layout.layouts
-    assert rec.layouts[0] == (0, 0)          # 3 input channels: the stem stays NCHW
+    assert rec.layouts[0][0] == 0            # 3 input channels: the stem reads NCHW
     e = rec.estimate
     assert e["exact"], e
     assert e["dp_s"] <= e["per_layer_best_s"] * (1 + 1e-9)
