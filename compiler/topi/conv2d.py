@@ -417,12 +417,19 @@ def schedule_depthwise_nchw(s, conv, out, ow_vec: int = 16, par_depth: int = 3):
     if par_depth == 3:
         _schedule_pad(s, conv)
         return s
+    _pad_per_task(s, conv, out_t, fused)
+    return s
+
+
+def _pad_per_task(s, conv, out_t, fused):
+    """Compute ``conv``'s padded input inside each parallel task ``fused`` of ``out_t``
+    (the rows that task reads), its innermost axis vectorised when it is at most
+    ``PAD_ROW_VECTOR_MAX`` elements (a row, or a channel block)."""
     for t in conv.op.reads():
         if t.op.name.endswith("_pad") and hasattr(t.op, "axis"):
             s[t].compute_at(s[out_t], fused)
             if t.shape[-1] <= PAD_ROW_VECTOR_MAX:
                 s[t].vectorize(t.op.axis[-1])
-    return s
 
 
 def _schedule_pad(s, conv):

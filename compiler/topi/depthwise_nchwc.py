@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from compiler import te
 
-from .conv2d import _parallel_outer, _schedule_pad, _tile_width
+from .conv2d import _pad_per_task, _parallel_outer, _schedule_pad, _tile_width
 from .nn_util import pad_spatial, window_out
 
 
@@ -74,8 +74,5 @@ def schedule_depthwise_nchwc(s, conv, out, ow_tile: int = 7, par_depth: int = 2)
     if par_depth == 3:
         _schedule_pad(s, conv)
         return s
-    for t in conv.op.reads():
-        if t.op.name.endswith("_pad") and hasattr(t.op, "axis"):
-            s[t].compute_at(s[out_t], fused)
-            s[t].vectorize(t.op.axis[-1])
+    _pad_per_task(s, conv, out_t, fused)
     return s
