@@ -83,17 +83,31 @@ def conv_out_block(out_channels: int) -> int:
     return 1
 
 
-#: the padded channel block: convs with more output channels than this whose count no
-#: vector block divides (255, 75, 21...) compute ceil(O/16) blocks of 16, the channels past
-#: O on zero weights, instead of one channel per vector (a 1x1 conv 256 -> 255 channels at
+#: the padded channel blocks, widest first: convs with more output channels than 8 whose
+#: count no vector block divides (255, 75, 21...) compute whole blocks, the channels past O
+#: on zero weights, instead of one channel per vector (a 1x1 conv 256 -> 255 channels at
 #: 13x13 ran 6.0x onnxruntime's latency with block 1, bench/tune_models.py --parts layers)
-PADDED_BLOCK = 16
+PADDED_BLOCKS = (16, 8)
 
 
-def padded_out_block(out_channels: int) -> "int | None":
-    """:data:`PADDED_BLOCK` where it beats :func:`conv_out_block`'s block 1 (O > 8 and
-    neither 16 nor 8 divides O), else None."""
-    return PADDED_BLOCK if out_channels > 8 and conv_out_block(out_channels) == 1 else None
+def padded_blocks(out_channels: int, lanes: int) -> tuple:
+    """The :data:`PADDED_BLOCKS` offered for ``out_channels`` on a target with ``lanes``
+    fp32 lanes per vector: those at least one vector wide (16 where none is), where
+    :func:`conv_out_block` would take block 1 (O > 8 and neither 16 nor 8 divides O);
+    else ``()``."""
+    if out_channels <= 8 or conv_out_block(out_channels) != 1:
+        return ()
+    return tuple(b for b in PADDED_BLOCKS if b >= lanes) or PADDED_BLOCKS[:1]
+
+
+def padded_out_block(out_channels: int, lanes: int) -> "int | None":
+    """The default of :func:`padded_blocks`: the one that pads ``out_channels`` least, the
+    widest on a tie (255 and 75: 16; 21 on AVX2: 8, 24 channels instead of 32: a 3x3
+    64 -> 21 conv at 14x14 on AVX2 (znver1), thread CPU time at 1 thread, 251 -> 181 us
+    against onnxruntime's 168 us; wall at 2 threads, loaded machine, 141 -> 106 us against
+    129 us); None where no block is padded."""
+    blocks = padded_blocks(out_channels, lanes)
+    return min(blocks, key=lambda b: -(-out_channels // b) * b) if blocks else None
 
 
 def conv2d_nchw(data, kernel, strides=(1, 1), pads=(0, 0, 0, 0), dilations=(1, 1), name="conv"):

@@ -3,8 +3,8 @@
 Shapes and layouts as in ``compiler.topi.conv2d``. Knobs (defaults are the
 hand-picked schedule): ``conv_out_block`` (output channels per packed weight
 block, a divisor of O: the channel block, 4 = one 128-bit fp32 vector; where no
-vector block divides O, also 16 with O padded up to a multiple of 16, the default:
-``topi.conv2d.padded_out_block``),
+vector block divides O, also 16 and 8 (at least one vector wide) with O padded up to a
+multiple of the block, the one padding least the default: ``topi.conv2d.padded_out_block``),
 ``ow_tile`` (output columns per register tile, a cap: ``topi.conv2d`` picks a
 divisor of OW near it), ``ow_vec`` (columns per vector of the depthwise-style
 schedules, 4 = 128-bit; the depthwise default is 32 on 256- and 512-bit targets, 16 elsewhere),
@@ -195,15 +195,14 @@ def _macs(n) -> int:
 def _conv_space(w):
     O = w.node.src[1].shape[0]
     par = _PAR_SERIAL if _macs(w.node) < SERIAL_MACS else _PAR
-    blocks = tuple(b for b in (16, 8, 4, 2, 1) if O % b == 0)
-    padded = tconv.padded_out_block(O)
-    if padded:                     # O no vector block divides: pad it up to one
-        blocks = (padded,) + blocks
+    lanes = w.target.vector_lanes(32)
+    # where no vector block divides O, padded blocks first
+    blocks = tconv.padded_blocks(O, lanes) + tuple(b for b in (16, 8, 4, 2, 1) if O % b == 0)
+    padded = tconv.padded_out_block(O, lanes)
     if w.target.arch.startswith("wasm"):
-        pair = 2 * w.target.vector_lanes(32)
+        pair = 2 * lanes
         block = pair if O % pair == 0 else (padded or tconv.conv_out_block(O))
         return ConfigSpace((Knob("conv_out_block", blocks, block), _OW_TILE_WASM, par))
-    lanes = w.target.vector_lanes(32)
     direct = padded or tconv.conv_out_block(O)
     direct_tile = Knob("ow_tile", _OW_TILE.candidates, _direct_ow_tile(direct, lanes))
     if _pointwise(w):

@@ -1,5 +1,5 @@
 """Odd conv shapes. Output channels no vector block divides (21, 75, 255...) run on a
-padded 16-channel block (``topi.conv2d.padded_out_block``): against onnxruntime at 1e-4,
+padded 16- or 8-channel block (``topi.conv2d.padded_out_block``): against onnxruntime at 1e-4,
 and the padded block's other paths (Winograd, a weight computed in the graph) against
 numpy. Convs under ``SERIAL_MACS`` default to one thread (``par_depth`` 0)."""
 from __future__ import annotations
@@ -15,6 +15,7 @@ from compiler import build_model
 from compiler.autotune.task import master_of
 from compiler.codegen.llvm.target import host_target
 from compiler.graph import Op, make
+from compiler.topi import conv2d as tconv
 from driver.runtime import load_module
 
 
@@ -64,9 +65,22 @@ def _group(o, const_weight=True):
     return g, impl.space(work), params
 
 
-@pytest.mark.parametrize("o,block", [(255, 16), (21, 16), (24, 8), (40, 8), (6, 1)])
+@pytest.mark.parametrize("o,lanes,block", [
+    (255, 8, 16), (75, 8, 16), (12, 8, 16),  # 8 pads as much: the wider block
+    (21, 8, 8), (21, 16, 16),                # 24 channels, not 32, where 8 is a whole vector
+    (24, 8, None), (40, 16, None), (6, 8, None)])
+def test_padded_block_pads_least_and_fills_a_vector(o, lanes, block):
+    assert tconv.padded_out_block(o, lanes) == block
+
+
+@pytest.mark.parametrize("o,block", [(255, 16), (24, 8), (40, 8), (6, 1)])
 def test_default_block_pads_only_where_no_vector_block_divides(o, block):
     assert _group(o)[1].default["conv_out_block"] == block
+
+
+def test_default_block_of_21_channels_is_the_padded_block_of_the_host():
+    lanes = host_target().vector_lanes(32)
+    assert _group(21)[1].default["conv_out_block"] == tconv.padded_out_block(21, lanes)
 
 
 def test_padded_block_with_winograd_matches_numpy():
@@ -76,7 +90,7 @@ def test_padded_block_with_winograd_matches_numpy():
 
 def test_padded_block_with_a_computed_weight_matches_numpy():
     g, space, params = _group(21, const_weight=False)
-    assert space.default["conv_out_block"] == 16
+    assert 21 % space.default["conv_out_block"] != 0          # a padded block
     run_group(g, params, config=space.default)
 
 
