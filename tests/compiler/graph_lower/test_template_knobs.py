@@ -23,7 +23,8 @@ CASES = {
     "conv2d_nchw": (lambda m: _conv(m), None),
     "conv2d_nchwc": (lambda m: _conv(m), 8),
     "depthwise_conv2d_nchw": (lambda m: _conv(m, o=8, groups=8, strides=(2, 2)), None),
-    "dense": (lambda m: make(Op.RELU, make(Op.DENSE, m.input("x", (4, 32)),
+    # 4 row tiles: fewer run "rows" as "tiles" (topi.dense.schedule_dense)
+    "dense": (lambda m: make(Op.RELU, make(Op.DENSE, m.input("x", (16, 32)),
                                            m.param("w", (24, 32)))), None),
     "pool2d_nchw": (lambda m: make(Op.MAX_POOL, m.input("x", (1, 4, 9, 9)), kernel=(3, 3),
                                    pads=(1, 1, 1, 1)), None),

@@ -79,9 +79,9 @@ def test_matmul_vector_and_broadcast_operands(case, sa, sb):
 
 
 @pytest.mark.parametrize("M,N,par", [(5, 32, "panels"), (5, 8, "panels"), (7, 32, "tiles"),
-                                     (5, 32, "rows")])
+                                     (17, 32, "rows")])
 def test_dense_peels_a_partial_row_tile(M, N, par):
-    """A partial last row tile (M = 5, 7 in 4-row tiles) is peeled off a plain row loop, not
+    """A partial last row tile (M = 5, 7, 17 in 4-row tiles) is peeled off a plain row loop, not
     bound-checked in every tile (which scalarises the guarded rows): no ``if`` in the
     kernel, in any order, with panels in parallel (4 of them) or row tiles (1 panel)."""
     from compiler.tir import ir as T
@@ -101,6 +101,36 @@ def test_dense_peels_a_partial_row_tile(M, N, par):
     wv = rng.standard_normal((N, K)).astype("float32")
     y = np.empty((M, N), "float32")
     f(xv, tdense.pack_dense_weight(wv, nb), y)
+    np.testing.assert_allclose(y, xv @ wv.T, rtol=1e-4, atol=1e-4)
+
+
+def _parallel_extents(func) -> list:
+    from compiler.tir import ir as T
+    from compiler.tir.visit import walk_stmt
+    return [st.extent for st in walk_stmt(func.body)
+            if isinstance(st, T.For) and st.kind == T.ForKind.PARALLEL]
+
+
+@pytest.mark.parametrize("M,par,extent", [(1, "rows", 16), (4, "rows", 16), (16, "rows", 4),
+                                          (1, "tiles", 16)])
+def test_rows_order_with_few_row_tiles_runs_the_columns_in_parallel(M, par, extent):
+    """A matrix-vector product (1 row tile) in ``"rows"`` order would run on one thread:
+    under MIN_PARALLEL_PANELS row tiles its 16 column blocks run in parallel as well."""
+    from compiler.tir import ir as T
+    from compiler.tir import lower
+    K, N, nb = 6, 128, 8
+    x = te.placeholder((M, K), "float32", "x")
+    w = te.placeholder((N // nb, K, nb), "float32", "w")
+    acc = tdense.dense(x, w)
+    s = te.create_schedule(acc)
+    tdense.schedule_dense(s, acc, acc, 4, par, nb)
+    func = lower(s, [x, w, acc], "dense")
+    assert _parallel_extents(func) == [T.const(extent)]
+    rng = np.random.default_rng(M)
+    xv = rng.standard_normal((M, K)).astype("float32")
+    wv = rng.standard_normal((N, K)).astype("float32")
+    y = np.empty((M, N), "float32")
+    compiler.build(func)(xv, tdense.pack_dense_weight(wv, nb), y)
     np.testing.assert_allclose(y, xv @ wv.T, rtol=1e-4, atol=1e-4)
 
 
