@@ -65,7 +65,7 @@ def schedule_depthwise_nchwc(s, conv, out, ow_tile: int = 7, par_depth: int = 2)
     s[out_t].reorder(n, c, oh, owo, owi, ci)
     s[out_t].unroll(owi)
     s[out_t].vectorize(ci)
-    fused = _parallel_outer(s, out_t, (n, c, oh), par_depth)
+    fused = _parallel_outer(s, out_t, (n, c, oh), par_depth, (N, Cc, OH))
     s[acc].compute_at(s[out_t], owo)
     an, ac, aoh, aow, aci = s[acc].op.axis
     s[acc].reorder(*s[acc].op.reduce_axis, aow, aci)

@@ -12,7 +12,7 @@ A parallel loop ``for i in [0, n) parallel: body`` becomes::
     }
 
 The default ("dynamic", ``llvm.PARALLEL_SCHEDULE``) instead has the threads
-claim chunks of about n / (8 * T) iterations from a shared atomic counter in
+claim chunks of n / (8 * T) iterations (rounded down, at least 1) from a shared atomic counter in
 the closure (:func:`dynamic_chunks`): on a machine where another process
 holds one of the cores, the other threads take over its chunks rather than
 wait at the join for it.
@@ -84,13 +84,16 @@ def dynamic_chunks(builder: ir.IRBuilder, module: ir.Module, counter: ir.Value, 
     """Claim chunks of ``[0, n)`` from the shared i64 ``counter`` until none is left.
 
     Each thread repeatedly does ``first = atomic_fetch_add(counter, chunk)`` and
-    runs ``body(first, min(first + chunk, n))``; ``chunk`` is about
-    ``n / (8 * threads)`` (at least 1), so a thread slowed by another process
-    on its core leaves its share to the others instead of delaying the join.
+    runs ``body(first, min(first + chunk, n))``; ``chunk`` is
+    ``n // (8 * threads)`` (at least 1), so a thread slowed by another process
+    on its core leaves its share to the others instead of delaying the join. Rounded
+    down, not up: every thread gets at least 8 chunks where n allows, and the join waits
+    for at most one chunk (n = 21 rounded up took chunks of 2, 11 of them, 12 iterations
+    on one of 2 threads against 10.5; rounded down 11).
     """
     nthreads = builder.sext(builder.call(runtime_decl(module, "omp_get_num_threads"), []), I64)
     parts = builder.mul(nthreads, ir.Constant(I64, CHUNKS_PER_THREAD))
-    chunk = builder.sdiv(builder.add(n, builder.sub(parts, ir.Constant(I64, 1))), parts)
+    chunk = builder.sdiv(n, parts)
     chunk = builder.select(builder.icmp_signed("<", chunk, ir.Constant(I64, 1)),
                            ir.Constant(I64, 1), chunk)
     claim = builder.append_basic_block("chunk.claim")

@@ -9,7 +9,8 @@ multiple of the block, the one padding least the default: ``topi.conv2d.padded_o
 divisor of OW near it), ``ow_vec`` (columns per vector of the depthwise-style
 schedules, 4 = 128-bit; the depthwise default is 32 on 256- and 512-bit targets, 16 elsewhere),
 ``par_depth`` (outer axes fused into the parallel loop:
-3 = (n, channel block, row), 2 = (n, channel block), 0 = none: offered, and the
+3 = (n, channel block, row), 2 = (n, channel block; and equal parts of the rows where
+those are under ``topi.conv2d.MIN_PARALLEL_TASKS``), 0 = none: offered, and the
 default, for direct convs under ``SERIAL_MACS``; the depthwise default is 2: one
 fork-join per layer with the padded copy made per task, see ``schedule_depthwise_nchw``),
 ``algorithm`` (3x3 stride-1 convs with constant weights: ``direct`` or Winograd

@@ -131,6 +131,38 @@ def test_conv_nchwc_compute_matches_reference():
                                rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("tasks,rows,parts", [(3, 56, 7), (9, 56, 2), (2, 28, 14), (6, 112, 4),
+                                               (1, 5, 5), (16, 7, 1), (24, 56, 1)])
+def test_row_parts_reach_the_minimum_task_count_in_equal_parts(tasks, rows, parts):
+    assert tconv._row_parts(tasks, rows) == parts
+    assert rows % parts == 0
+    assert tasks * parts >= tconv.MIN_PARALLEL_TASKS or parts == rows
+
+
+def test_few_channel_blocks_run_parts_of_their_rows_in_parallel():
+    """par_depth 2 over 3 channel blocks: the 12 rows are cut in 6 parts, 18 tasks."""
+    from compiler.tir import ir as T
+    from compiler.tir import lower
+    from compiler.tir.visit import walk_stmt
+    data = te.placeholder((1, 2, 12, 12, 8), "float32", "data")
+    kernel = te.placeholder((3, 2, 1, 1, 8, 8), "float32", "kernel")
+    conv = tconv.conv2d_nchwc(data, kernel)
+    s = te.create_schedule(conv)
+    tconv.schedule_conv2d_nchwc(s, conv, conv, 4, par_depth=2)
+    func = lower(s, [data, kernel, conv], "convc")
+    assert [st.extent for st in walk_stmt(func.body) if isinstance(st, T.For)
+            and st.kind == T.ForKind.PARALLEL] == [T.const(18)]
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((1, 16, 12, 12)).astype("float32")
+    w = rng.standard_normal((24, 16, 1, 1)).astype("float32")
+    y = np.empty(conv.shape, "float32")
+    compiler.build(func)(x.reshape(1, 2, 8, 12, 12).transpose(0, 1, 3, 4, 2).copy(),
+                         w.reshape(3, 8, 2, 8, 1, 1).transpose(0, 2, 4, 5, 3, 1).copy(), y)
+    expected = ref_conv2d(x, w, {})
+    np.testing.assert_allclose(y, expected.reshape(1, 3, 8, 12, 12).transpose(0, 1, 3, 4, 2),
+                               rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.parametrize("strides,pads,dil,groups,out_pad", [
     ((2, 2), (1, 1, 1, 1), (1, 1), 1, (1, 1)),
     ((1, 1), (0, 0, 0, 0), (2, 2), 1, (0, 0)),
