@@ -375,13 +375,27 @@ def _depthwise_blocked(w):
     return None
 
 
-#: the blocked depthwise register tile: ``ow_tile`` columns of one ``b``-channel vector each
-#: (7 of 16 AVX2 registers, beside the weight vector and the input loads)
-_OW_TILE_DW_NCHWC = Knob("ow_tile", _OW_TILE.candidates, 7)
+#: the blocked depthwise register tile: ``ow_tile`` columns of one ``b``-channel block each,
+#: at most 7 columns and :data:`DW_ACC_VECTORS` accumulator vectors (beside the block's
+#: weight vectors and the input loads). 7 columns of a one-vector block (8 channels on
+#: AVX2, 16 on AVX-512) take 7 of AVX2's 16 registers; a 16-channel block on AVX2 takes two
+#: vectors a column, and 7 columns (14 accumulators) spill: MobileNetV2 (224), AVX2
+#: (znver1), 1 thread, per-layer thread CPU time, loaded machine, 4 columns against the
+#: tuned 7-16: 56x56x144 931 -> 405 us, 112x112x32 552 -> 357 us, 112x112x96 stride 2
+#: 583 -> 546 us, 28x28x192 190 -> 129 us (onnxruntime 501, 424, 489, 188 us).
+DW_ACC_VECTORS = 8
+_OW_TILE_DW_MAX = 7
+
+
+def _depthwise_nchwc_space(w):
+    vectors = -(-w.node.shape[4] // w.target.vector_lanes(32))
+    cap = min(_OW_TILE_DW_MAX, max(DW_ACC_VECTORS // vectors, _OW_TILE.candidates[0]))
+    tile = max(c for c in _OW_TILE.candidates if c <= cap)
+    return ConfigSpace((Knob("ow_tile", _OW_TILE.candidates, tile), _PAR_DW))
 
 
 @register(Op.CONV2D, "depthwise_conv2d_nchwc", kind=MasterKind.CONV2D_NCHWC,
-          space=lambda w: ConfigSpace((_OW_TILE_DW_NCHWC, _PAR_DW)),
+          space=_depthwise_nchwc_space,
           schedule=lambda s, acc, out, cfg: tdw.schedule_depthwise_nchwc(s, acc, out, cfg["ow_tile"],
                                                                          cfg["par_depth"]),
           when=(_depthwise_blocked,), plevel=15)

@@ -107,3 +107,16 @@ def test_the_depthwise_default_column_tile_follows_the_vector_width(target, ow_v
     space = impl.space(Workload(_conv(8, groups=8), target))
     assert space.default.as_dict() == {"ow_vec": ow_vec, "par_depth": 2}
     assert space.size == 4 * 2
+
+
+@pytest.mark.parametrize("target,block,ow_tile", [
+    (_AVX512, 16, 7), (_AVX2, 8, 7),     # one vector a column: 7 accumulators
+    (_AVX2, 16, 4),                      # two vectors a column: 4 columns, 8 accumulators
+])
+def test_the_blocked_depthwise_register_tile_fits_the_vector_registers(target, block, ow_tile):
+    x = input_node("x", (1, 2, 8, 8, block))
+    w = input_node("w", (2, 1, 3, 3, block))
+    node = make(Op.CONV2D, x, w, groups=2 * block, data_layout=f"NCHW{block}c",
+                kernel_layout=f"OIHW{block}o")
+    assert _space(node, "depthwise_conv2d_nchwc", target).default.as_dict() == {
+        "ow_tile": ow_tile, "par_depth": 2}
