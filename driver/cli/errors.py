@@ -5,6 +5,7 @@ the full traceback under ``vta --debug``."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import os
 import traceback
@@ -172,7 +173,10 @@ def output_path(path: str | None, option: str, folder: bool = False) -> str | No
         with tempfile.NamedTemporaryFile(dir=p.parent, prefix=".vta-probe-"):
             pass
     except OSError as e:
+        why = e.strerror or str(e)
+        if e.errno == errno.ENOENT and p.parent.is_dir():   # /proc: the folder refuses files
+            why = "the folder exists but does not take new files"
         raise click.ClickException(f"{option} {path}: cannot write in the folder "
-                                   f"{str(p.parent)!r} ({e.strerror or e}); pick a writable "
+                                   f"{str(p.parent)!r} ({why}); pick a writable "
                                    "place") from None
     return path
