@@ -7,7 +7,8 @@ import time
 
 import click
 
-from driver.cli.errors import check_input_shapes, friendly, output_path, plural, read_npz
+from driver.cli.errors import (check_input_shapes, check_log_input, friendly, output_path, plural,
+                               read_npz)
 from driver.cli.options import check_config, check_target
 from vta_hw.config import DEFAULT_PRESET, preset_names
 
@@ -119,7 +120,8 @@ def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_
     output_path(output, "-o/--output", folder=True)
     output_path(wasm_path, "--wasm")              # before any work, parents created as for -o
     _check_output_folder(output)
-    _check_tuning_log(tuning_log)
+    if tuning_log is not None:   # some line must be a record; a missing file: the build's error
+        check_log_input(tuning_log, "--tuning-log")
     kind = target.split()[0] if target.split() else ""
     _refuse_unused_precision(kind, quantize, dtype)
     if executor == "aot" and kind in ("cuda", "opencl", "vta"):
@@ -293,19 +295,6 @@ def _refuse_model_suffix(output: str) -> None:
         raise click.ClickException(f"-o/--output {output}: ends in {p.suffix}, a model or data "
                                    "file's suffix, but -o names the module folder to write; "
                                    f"use e.g. -o {p.with_suffix('.vtamod')}")
-
-
-def _check_tuning_log(path) -> None:
-    """--tuning-log must name a file of which some line is a tuning record (checked before
-    any work; a missing file is the build's error, naming it)."""
-    if path is None:
-        return
-    from compiler.autotune.record import NotATuningLogError, check_log
-    try:
-        check_log(path)
-    except NotATuningLogError as e:
-        raise click.ClickException(f"--tuning-log {e}; give a log that `vta tune MODEL -o "
-                                   "LOG` wrote") from None
 
 
 def _cuda_error(target, e) -> str:

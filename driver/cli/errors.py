@@ -118,6 +118,18 @@ def read_npz(path: str, option: str, holds: str) -> dict:
         return out
 
 
+def check_log_input(path: str, option: str) -> None:
+    """A tuning log given to ``option`` must hold some tuning record (checked before any
+    work, so a model or an .npz given by mistake is one error line, not a warning per line);
+    a missing file passes (the command's own check names it)."""
+    from compiler.autotune.record import NotATuningLogError, check_log
+    try:
+        check_log(path)
+    except NotATuningLogError as e:
+        raise click.ClickException(f"{option} {e}; give a log that `vta tune MODEL -o LOG` "
+                                   "wrote") from None
+
+
 def read_npy(path: str, option: str):
     """The single array of the .npy ``path`` given to ``option`` (no pickles, no .npz)."""
     import numpy as np

@@ -6,7 +6,7 @@ import math
 
 import click
 
-from driver.cli.errors import check_input_shapes, friendly, output_path, plural
+from driver.cli.errors import check_input_shapes, check_log_input, friendly, output_path, plural
 from driver.cli.options import check_config, check_target
 
 
@@ -98,6 +98,8 @@ def tune_cmd(model, output, target, trials, time_budget, strategy, scheduler, th
     output_path(output, "-o/--output")
     output_path(plot, "--plot")
     _check_log_output(output, "replaces" if distill else "appends to")
+    for log in transfer_logs:
+        check_log_input(log, "--transfer-log")
     if distill:
         from compiler.autotune.record import distill as keep_best
         n = keep_best(model, output)

@@ -91,6 +91,11 @@ def test_a_tuning_log_that_holds_no_record_is_an_error_before_work(tmp_path):
     assert r.output.startswith(f"Error: --tuning-log {heldout}: not a tuning log (no line is a "
                                "tuning record")
     assert "warning" not in r.output and not (tmp_path / "m.vtamod").exists()
+    r = run_cli("tune", DIGITS, "--transfer-log", heldout, "--quiet", "-o", tmp_path / "t.jsonl")
+    assert r.exit_code == 1, r.output
+    assert r.output.startswith(f"Error: --transfer-log {heldout}: not a tuning log (no line is "
+                               "a tuning record")
+    assert not (tmp_path / "t.jsonl").exists()
 
 
 def test_a_log_for_other_shapes_says_why_it_covers_nothing(tmp_path):
