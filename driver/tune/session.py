@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from compiler.autotune import TuningLog, extract_tasks, tune
 from compiler.autotune.layout_stage import tune_layouts
+from compiler.autotune.record import check_log
 from vta_hw.errors import ArgumentError
 
 
@@ -115,8 +116,11 @@ def tune_model(model, output, *, target: str = "llvm", trials: int = 16,
     Raises:
         ValueError: an unknown strategy or target; compiler.frontend.FrontendError: the
             model does not import; OSError: the Dask scheduler cannot be reached;
-            FileNotFoundError: a transfer log that does not exist (its ``filename``).
+            FileNotFoundError: a transfer log that does not exist (its ``filename``);
+            compiler.autotune.record.NotATuningLogError: ``output`` exists and its first line
+            is not a tuning record (nothing is appended to it).
     """
+    check_log(output, first_line=True)    # never append to a model or other non-log file
     transfer = transfer_records(transfer_logs)
     runner = make_runner(target, scheduler, timeout, threads, build_jobs)
     vta = target.split()[0] == "vta"
