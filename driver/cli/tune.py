@@ -57,7 +57,9 @@ def _infra_options(f):
 @click.option("--trials", default=16, show_default=True, type=click.IntRange(1),
               help="measured candidates per task at most")
 @click.option("--time-budget", type=click.FloatRange(min=0, min_open=True), metavar="MIN",
-              help="stop after this many minutes (strict: rounds shrink to the time left)")
+              help="minutes the search and the layout stage may take (strict: rounds shrink "
+                   "to the time left); finding the tasks before, and checking the chosen "
+                   "points and timing the tuned model after, come on top (printed)")
 @click.option("--strategy", type=click.Choice(["xgb", "random"]), default="xgb",
               show_default=True, help="cost-model-guided search or plain random search")
 @click.option("--scheduler", metavar="tcp://HOST:8786",
@@ -154,6 +156,11 @@ def tune_cmd(model, output, target, trials, time_budget, strategy, scheduler, th
                f"{_fmt(s.tasks_default, s.unit)})"
                + (f"; measured end-to-end latency: {_fmt(s.end_to_end_s, 's')}"
                   if s.end_to_end_s is not None else ""))
+    phases = {"extract": "finding the tasks", "search": "search and checks",
+              "layout": "layout stage", "latency": "tuned build and latency"}
+    click.echo("time: " + ", ".join(f"{phases[k]} {v:.1f} s" for k, v in s.seconds.items())
+               + (f" (budget {time_budget * 60:g} s: search and layout stage)"
+                  if time_budget else ""))
     click.echo(f"wrote {output}")
     if plot:
         from driver.tune.plot import plot_curves

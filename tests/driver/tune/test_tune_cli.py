@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from tests.cli_util import run_cli
@@ -17,6 +18,8 @@ def test_tune_then_compile_with_the_log(tmp_path):
     assert r.exit_code == 0, r.output
     assert "3 tasks to tune for llvm" in r.output
     assert "sum of tuned per-task times:" in r.output and "measured end-to-end latency" in r.output
+    assert re.search(r"time: finding the tasks [\d.]+ s, search and checks [\d.]+ s, tuned "
+                     r"build and latency [\d.]+ s\n", r.output), r.output
     lines = log.read_text().splitlines()
     assert len(lines) == 6 and {json.loads(ln)["key"].split("(")[0] for ln in lines} == {
         "conv2d_nchw", "dense"}
