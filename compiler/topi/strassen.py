@@ -17,7 +17,7 @@ Where the additions go (fused, as in "reloaded", where that pays on Zen 1):
   ``K/g x nb`` panel at a time inside the products' loop, read from a plain panel copy
   of B (:func:`pack_strassen_b`): the sums never reach memory;
 * A's sums: one vectorised pass writing the ``P`` left operands (B an activation: one
-  chunk of rows at a time inside the products' loop, :func:`schedule_strassen`). Summed
+  product at a time inside the products' loop, :func:`schedule_strassen`). Summed
   inside the GEMM's inner loop instead, each row and k costs a scalar add and a register
   broadcast where the plain GEMM has one broadcast load: a two-term 512^3 leaf took
   9.4 ms of CPU time against 7.5 ms (one Zen 1 core, 2 x 32 tile), more than the pass
@@ -236,16 +236,6 @@ def strassen_matmul(a_fn, shape, bp, algorithm: str, levels: int, name: str = "s
     return te.compute((M, g * w), combine, name=name)
 
 
-#: row chunks of the products' one parallel loop where B's sums are made at run time:
-#: every chunk sums its own left operands and B's panels (so a chunk is a thread's work at
-#: 2 threads). One parallel loop per product instead (49 fork-joins) took 51.1 ms of CPU
-#: time for 1024^3, two levels, one Zen 1 core, against 52.5 ms for 2 chunks and 56.4 ms
-#: for 4, but at 2 threads on the loaded 2-core machine 403 ms of wall time against
-#: 179 ms (the constant-B kernel 167 ms, numpy 212 ms): every join waits for a
-#: descheduled thread (one run, interleaved).
-ROW_CHUNKS = 2
-
-
 def _run_time_b(prod) -> bool:
     """Whether the products' right operands are a stage (:func:`pack_strassen_b`)."""
     return isinstance(prod.op.reads()[1].op, te.ComputeOp)
@@ -255,8 +245,8 @@ def strassen_workspace(acc) -> list:
     """The intermediate stages of :func:`strassen_matmul`'s ``acc`` that
     :func:`schedule_strassen` computes at the root, which the caller provides as workspace:
     the products and, B constant, the left operands ``[P, M/g, K/g]``; B an activation,
-    B's panels (:func:`pack_strassen_b`; the left operands and B's sums are then made a
-    chunk at a time inside the products' loop)."""
+    B's panels (:func:`pack_strassen_b`; the left operands and B's sums are then made one
+    product at a time inside the products' loop)."""
     prod = acc.op.reads()[0]
     left, bp = prod.op.reads()
     return [bp.op.reads()[0], prod] if _run_time_b(prod) else [left, prod]
@@ -277,14 +267,19 @@ def schedule_strassen(s, acc, out, mr: int, nb: int, vec: int = 8):
         ``P`` left operands (over rows, the ``P`` operands unrolled so that each
         ``select`` folds to its own sum, each row vectorised in ``vec``-lane pieces);
       - B an activation (:func:`pack_strassen_b`): B's panels copied in one parallel loop
-        over K, then one parallel loop over :data:`ROW_CHUNKS` chunks of rows; in each,
-        the ``P`` products unrolled, each summing its left operand for the chunk's rows
-        (``M/g/chunks x K/g``) and then, per column panel, its right operand into a
-        ``K/g x nb`` buffer of the thread (1024^3, two levels, one Zen 1 core: 52.3 ms
-        of CPU time against 53.8 ms for the old pass writing every right operand to
-        memory first; product inside the panel loop instead re-reads a product's left
-        operand per panel: 64.9 ms; summing from B itself, rows ``4*N`` bytes apart,
-        instead of the panels: 53.1 ms against 51.2 ms, one run each);
+        over K, then one parallel loop over the ``P`` products, specialised (the
+        ``specialize`` pragma: one case per product, in which the ``select`` folds), each
+        summing its left operand (``M/g x K/g``, a buffer of the thread) and then, per
+        column panel, its right operand into a ``K/g x nb`` buffer. 1024^3, two levels,
+        one Zen 1 core: 51.1 ms of CPU time against 53.8 ms for the old pass writing
+        every right operand to memory first, 52.5 ms for two row chunks in parallel
+        (each sums all of B's panels again) and 64.9 ms for the product inside the panel
+        loop (a product's left operand re-read per panel); summing from B itself (rows
+        ``4*N`` bytes apart) instead of its panels: 53.1 ms against 51.2 ms (loaded
+        2-core machine, several runs). Products as work items let a free thread take
+        over those of a descheduled one: at 2 threads under load, one parallel loop per
+        product (49 fork-joins) took 403 ms of wall time against 179 ms for two chunks.
+        With one level (7 products) two threads split the work 4 : 3;
 
     * combination: parallel over the rows of a block, the ``g x g`` blocks unrolled,
       vectorised as the left operands.
@@ -302,11 +297,9 @@ def schedule_strassen(s, acc, out, mr: int, nb: int, vec: int = 8):
     io, ii = s[prod].split(i, factor=_row_tile(h, mr))
     jo, ji = s[prod].split(j, factor=nb)
     if _run_time_b(prod):
-        chunks = ROW_CHUNKS if (h // _row_tile(h, mr)) % ROW_CHUNKS == 0 else 1
-        it, io = s[prod].split(io, nparts=chunks)
-        s[prod].reorder(it, p, jo, io, ii, ji)
-        s[prod].parallel(it)
-        s[prod].unroll(p)
+        s[prod].reorder(p, jo, io, ii, ji)
+        s[prod].parallel(p)
+        s[prod].pragma(p, "specialize")
         s[S].compute_at(s[prod], p)
         s[bp].compute_at(s[prod], jo)
         s[bp].vectorize(s[bp].op.axis[3])

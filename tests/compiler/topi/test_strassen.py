@@ -124,10 +124,10 @@ def test_run_time_packing_of_b_matches_compile_time():
     np.testing.assert_array_equal(got, st.pack_strassen_weight(B, "winograd", 1, nb))
 
 
-def test_run_time_sums_are_made_a_chunk_at_a_time_and_match_numpy():
-    # B an activation: B's panels copied once (workspace with the products); per row chunk
-    # and product, the left operand for the chunk's rows (32/2 x 32) and per column panel
-    # the right operand (32 x 8): 7 allocations of each, never the 7 x 32 x 32 operands
+def test_run_time_sums_are_made_per_product_and_match_numpy():
+    # B an activation: B's panels copied once (workspace with the products); per product
+    # its left operand (32 x 32) and per column panel its right operand (32 x 8), in
+    # buffers of the thread, 7 allocations of each: never the 7 x 32 x 32 operands at once
     from compiler import tir
     from compiler.tir.visit import walk_stmt
     n, nb = 64, 8
@@ -144,7 +144,7 @@ def test_run_time_sums_are_made_a_chunk_at_a_time_and_match_numpy():
         if isinstance(a, tir.ir.Allocate):
             sizes.setdefault(a.buffer.name, []).append(a.buffer.size)
     assert sizes[bp.op.name] == [n // 2 * nb] * 7
-    assert sizes[prod.op.reads()[0].op.name] == [n // 2 // st.ROW_CHUNKS * n // 2] * 7
+    assert sizes[prod.op.reads()[0].op.name] == [n // 2 * n // 2] * 7
     f = compiler.build(s, [x, b, acc], name="strassen_act", fp_contract=True)
     rng = np.random.default_rng(7)
     A, B = (rng.standard_normal((n, n)).astype(np.float32) for _ in range(2))
