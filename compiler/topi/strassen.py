@@ -271,15 +271,17 @@ def schedule_strassen(s, acc, out, mr: int, nb: int, vec: int = 8):
         ``specialize`` pragma: one case per product, in which the ``select`` folds), each
         summing its left operand (``M/g x K/g``, a buffer of the thread) and then, per
         column panel, its right operand into a ``K/g x nb`` buffer. 1024^3, two levels,
-        one Zen 1 core: 51.1 ms of CPU time against 53.8 ms for the old pass writing
-        every right operand to memory first, 52.5 ms for two row chunks in parallel
-        (each sums all of B's panels again) and 64.9 ms for the product inside the panel
-        loop (a product's left operand re-read per panel); summing from B itself (rows
-        ``4*N`` bytes apart) instead of its panels: 53.1 ms against 51.2 ms (loaded
-        2-core machine, several runs). Products as work items let a free thread take
-        over those of a descheduled one: at 2 threads under load, one parallel loop per
-        product (49 fork-joins) took 403 ms of wall time against 179 ms for two chunks.
-        With one level (7 products) two threads split the work 4 : 3;
+        one Zen 1 core, thread CPU time on the loaded 2-core machine, each pair from one
+        run: 54.4 ms against 58.1 ms for the old pass writing every right operand to
+        memory first (B constant 52.7 ms, numpy 59.0 ms); one parallel loop per product
+        51.1 ms against 52.5 ms for two row chunks in parallel (each sums all of B's
+        panels again); the product inside the panel loop 64.9 ms against 53.4 ms for the
+        old pass (a product's left operand re-read per panel); B's sums read from B
+        itself (rows ``4*N`` bytes apart) 53.1 ms, from its panels 51.2 ms (two runs).
+        Products as work items also let a free thread take over those of a descheduled
+        one: at 2 threads under load, one parallel loop per product (49 fork-joins) took
+        403 ms of wall time against 179 ms for two chunks (B constant 167 ms, numpy
+        212 ms). With one level (7 products) two threads split the work 4 : 3;
 
     * combination: parallel over the rows of a block, the ``g x g`` blocks unrolled,
       vectorised as the left operands.
