@@ -13,12 +13,15 @@ algorithm reloaded", SC16, section 3).
 Where the additions go (fused, as in "reloaded", where that pays on Zen 1):
 
 * B's sums: into B's packing, at compile time for a constant
-  (:func:`pack_strassen_weight`) or as the kernel's packing stage for an activation
-  (:func:`pack_strassen_b`), ``[P, N/g/nb, K/g, nb]``;
-* A's sums: one vectorised pass writing the ``P`` left operands. Summed inside the
-  GEMM's inner loop instead, each row and k costs a scalar add and a register broadcast
-  where the plain GEMM has one broadcast load: a two-term 512^3 leaf took 9.4 ms of CPU
-  time against 7.5 ms (one Zen 1 core, 2 x 32 tile), more than the pass costs;
+  (:func:`pack_strassen_weight`, ``[P, N/g/nb, K/g, nb]``) or, for an activation, one
+  ``K/g x nb`` panel at a time inside the products' loop, read from a plain panel copy
+  of B (:func:`pack_strassen_b`): the sums never reach memory;
+* A's sums: one vectorised pass writing the ``P`` left operands (B an activation: one
+  product at a time inside the products' loop, :func:`schedule_strassen`). Summed
+  inside the GEMM's inner loop instead, each row and k costs a scalar add and a register
+  broadcast where the plain GEMM has one broadcast load: a two-term 512^3 leaf took
+  9.4 ms of CPU time against 7.5 ms (one Zen 1 core, 2 x 32 tile), more than the pass
+  costs;
 * C's sums: one pass that writes each block of C once from the products naming it.
 
 Every value stays float32 (products accumulate in float32, as the plain GEMM). The
@@ -36,7 +39,7 @@ import numpy as np
 
 from compiler import te
 from compiler.tir import ir
-from compiler.topi.dense import _row_tile
+from compiler.topi.dense import BPACK, _row_tile, pack_batch_b
 
 #: algorithm -> (U[7, 4], V[7, 4], W[4, 7]) for one level, blocks 11, 12, 21, 22.
 #: "strassen": Strassen, "Gaussian elimination is not optimal", Numer. Math. 13 (1969);
@@ -134,9 +137,22 @@ def strassen_weight_shape(shape: tuple, levels: int, nb: int) -> tuple:
 
 
 def pack_strassen_b(b_fn, shape, algorithm: str, levels: int, nb: int, name: str = "strassen_b"):
-    """Run time (B an activation): :func:`pack_strassen_weight` as a stage, ``b_fn(k, n)``
-    reading ``B[K, N]`` (``shape``) -> ``[P, N/g/nb, K/g, nb]``: the additions fused into
-    the packing ("Strassen's algorithm reloaded"'s packing with sums), float32.
+    """Run time (B an activation): :func:`pack_strassen_weight` as two stages, ``b_fn(k, n)``
+    reading ``B[K, N]`` (``shape``):
+
+    * ``panels[1, N/nb, K, nb]``: B in the plain GEMM's panels (``topi.dense.pack_batch_b``),
+      one contiguous copy of B;
+    * ``sums[P, N/g/nb, K/g, nb]``: each right operand ``sum_q V[p, q] B_q`` read from the
+      panels, whose ``K/g x nb`` pieces are contiguous, float32 in
+      :func:`pack_strassen_weight`'s order.
+
+    :func:`schedule_strassen` computes each ``K/g x nb`` panel of ``sums`` just before the
+    products that read it, so the sums never go to memory ("Strassen's algorithm
+    reloaded"'s packing with sums, Huang et al. SC16); only ``panels`` is
+    workspace.
+
+    Returns:
+        ``(panels, sums)``.
 
     Raises:
         ValueError: K or N not a multiple of ``g`` (and N/g of ``nb``).
@@ -145,13 +161,15 @@ def pack_strassen_b(b_fn, shape, algorithm: str, levels: int, nb: int, name: str
     g = _check_b("pack_strassen_b", shape, levels, nb)
     _, V, _ = coefficients(algorithm, levels)
     Kh, w = K // g, N // g
+    panels = pack_batch_b(lambda _, k, j: b_fn(k, j), (1, K, N), nb, name=f"{BPACK}_{name}")
 
     def f(p, jo, k, ji):
-        j = jo * nb + ji
-        return _by_index(p, [_signed_sum((int(V[c, q]), b_fn(k + (q // g) * Kh, j + (q % g) * w))
+        def block(q):          # B_q's panel jo: panel q % g * w/nb + jo, rows from q // g * Kh
+            return panels[0, jo + (q % g) * (w // nb), k + (q // g) * Kh, ji]
+        return _by_index(p, [_signed_sum((int(V[c, q]), block(q))
                                          for q in map(int, np.nonzero(V[c])[0]))
                              for c in range(len(V))])
-    return te.compute(strassen_weight_shape(shape, levels, nb), f, name=name)
+    return panels, te.compute(strassen_weight_shape(shape, levels, nb), f, name=name)
 
 
 def _signed_sum(terms):
@@ -181,7 +199,7 @@ def strassen_matmul(a_fn, shape, bp, algorithm: str, levels: int, name: str = "s
 
     * ``{name}_s[P, h, K/g]``: the left operands ``sum_q U[p, q] A_q``;
     * ``{name}_p[P, h, w]``: the ``P`` products, one batched GEMM over ``K/g`` whose right
-      operands are ``bp``'s (every product in one parallel loop);
+      operands are ``bp``'s (:func:`schedule_strassen` orders its loops);
     * ``acc``: each block of C the sum of the products ``W`` names.
 
     Each stage picks its product or block with ``ir.select`` chains that the schedule's
@@ -218,55 +236,94 @@ def strassen_matmul(a_fn, shape, bp, algorithm: str, levels: int, name: str = "s
     return te.compute((M, g * w), combine, name=name)
 
 
+def _run_time_b(prod) -> bool:
+    """Whether the products' right operands are a stage (:func:`pack_strassen_b`)."""
+    return isinstance(prod.op.reads()[1].op, te.ComputeOp)
+
+
+def strassen_workspace(acc) -> list:
+    """The intermediate stages of :func:`strassen_matmul`'s ``acc`` that
+    :func:`schedule_strassen` computes at the root, which the caller provides as workspace:
+    the products and, B constant, the left operands ``[P, M/g, K/g]``; B an activation,
+    B's panels (:func:`pack_strassen_b`; the left operands and B's sums are then made one
+    product at a time inside the products' loop)."""
+    prod = acc.op.reads()[0]
+    left, bp = prod.op.reads()
+    return [bp.op.reads()[0], prod] if _run_time_b(prod) else [left, prod]
+
+
 def schedule_strassen(s, acc, out, mr: int, nb: int, vec: int = 8):
     """Schedule :func:`strassen_matmul` (``acc``) with its epilogue stage ``out[M, N]`` (may
     be ``acc``; else ``acc`` is inlined into it). ``mr`` rows (a cap, as the plain GEMM's)
     x ``nb`` columns (the packed block) per register tile; ``vec``: lanes of the
-    element-wise passes.
+    element-wise passes. Every parallel loop is one fork-join:
 
-    Every stage is one parallel loop (one fork-join):
+    * products, the ``mr x nb`` accumulator tile reduced over ``K/g`` in registers, row
+      tiles innermost so that one ``K/g x nb`` panel of right operands stays in L1 and one
+      product's left operand in L2:
 
-    * right operands packed at run time (:func:`pack_strassen_b`), if so: parallel over
-      the rows of a block, the ``P`` operands unrolled, ``nb`` columns vectorised;
-    * left operands: parallel over rows, the ``P`` operands unrolled (each ``select`` folds
-      to its own sum), each row vectorised in ``vec``-lane pieces;
-    * products: one parallel loop over (product, column panel, row tile), panel order as
-      ``topi.dense.schedule_dense``'s ``"panels"``, the ``mr x nb`` accumulator tile reduced
-      over ``K/g`` in registers;
+      - B constant: one parallel loop over (product, column panel, row tile), as
+        ``topi.dense.schedule_dense``'s ``"panels"``, after one parallel pass writing the
+        ``P`` left operands (over rows, the ``P`` operands unrolled so that each
+        ``select`` folds to its own sum, each row vectorised in ``vec``-lane pieces);
+      - B an activation (:func:`pack_strassen_b`): B's panels copied in one parallel loop
+        over K, then one parallel loop over the ``P`` products, specialised (the
+        ``specialize`` pragma: one case per product, in which the ``select`` folds), each
+        summing its left operand (``M/g x K/g``, a buffer of the thread) and then, per
+        column panel, its right operand into a ``K/g x nb`` buffer. 1024^3, two levels,
+        one Zen 1 core, thread CPU time on the loaded 2-core machine, each pair from one
+        run: 54.4 ms against 58.1 ms for the old pass writing every right operand to
+        memory first (B constant 52.7 ms, numpy 59.0 ms); one parallel loop per product
+        51.1 ms against 52.5 ms for two row chunks in parallel (each sums all of B's
+        panels again); the product inside the panel loop 64.9 ms against 53.4 ms for the
+        old pass (a product's left operand re-read per panel); B's sums read from B
+        itself (rows ``4*N`` bytes apart) 53.1 ms, from its panels 51.2 ms (two runs).
+        Products as work items also let a free thread take over those of a descheduled
+        one: at 2 threads under load, one parallel loop per product (49 fork-joins) took
+        403 ms of wall time against 179 ms for two chunks (B constant 167 ms, numpy
+        212 ms). With one level (7 products) two threads split the work 4 : 3;
+
     * combination: parallel over the rows of a block, the ``g x g`` blocks unrolled,
       vectorised as the left operands.
     """
     prod = acc.op.reads()[0]
-    S = prod.op.reads()[0]
+    S, bp = prod.op.reads()
     P, h, w = prod.shape
     si = s[S].op.axis
     sko, ski = s[S].split(si[2], factor=vec)
     s[S].reorder(si[1], si[0], sko, ski)
-    s[S].parallel(si[1])
     s[S].unroll(si[0])
     s[S].vectorize(ski)
     local = s.cache_write(prod, "local")
     p, i, j = s[prod].op.axis
     io, ii = s[prod].split(i, factor=_row_tile(h, mr))
     jo, ji = s[prod].split(j, factor=nb)
-    s[prod].reorder(p, jo, io, ii, ji)
-    tile = s[prod].fuse(p, jo, io)
-    s[prod].parallel(tile)
+    if _run_time_b(prod):
+        s[prod].reorder(p, jo, io, ii, ji)
+        s[prod].parallel(p)
+        s[prod].pragma(p, "specialize")
+        s[S].compute_at(s[prod], p)
+        s[bp].compute_at(s[prod], jo)
+        s[bp].vectorize(s[bp].op.axis[3])
+        panels = bp.op.reads()[0]
+        _, pjo, pk, pji = s[panels].op.axis
+        s[panels].reorder(pk, pjo, pji)
+        s[panels].parallel(pk)
+        s[panels].vectorize(pji)
+        at = io
+    else:
+        s[S].parallel(si[1])
+        s[prod].reorder(p, jo, io, ii, ji)
+        at = s[prod].fuse(p, jo, io)
+        s[prod].parallel(at)
     s[prod].unroll(ii)
     s[prod].vectorize(ji)
-    s[local].compute_at(s[prod], tile)
+    s[local].compute_at(s[prod], at)
     _, ai, aj = s[local].op.axis
     (k,) = s[local].op.reduce_axis
     s[local].reorder(k, ai, aj)
     s[local].unroll(ai)
     s[local].vectorize(aj)
-    bp = prod.op.reads()[1]
-    if isinstance(bp.op, te.ComputeOp):     # B packed at run time (pack_strassen_b)
-        bpp, bjo, bk, bji = s[bp].op.axis
-        s[bp].reorder(bk, bpp, bjo, bji)
-        s[bp].parallel(bk)
-        s[bp].unroll(bpp)
-        s[bp].vectorize(bji)
     if out is not acc:
         s[acc].compute_inline()
     i, j = s[out].op.axis

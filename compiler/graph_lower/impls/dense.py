@@ -169,11 +169,10 @@ def _fast_packs(kind: str):
 
 def _fast_compute(b, x2, w, shape, cfg):
     """(view, acc) of the fast algorithm ``cfg`` picks over the packed right operands ``w``
-    (a constant, or a stage of the kernel); its left operands and products are the
-    kernel's workspace."""
+    (a constant, or a stage of the kernel); its root-computed intermediates are the
+    kernel's workspace (``topi.strassen.strassen_workspace``)."""
     acc = tstrassen.strassen_matmul(x2, x2.shape, w, *_fast(cfg), name=b.fresh("strassen"))
-    prod = acc.op.reads()[0]
-    b.workspace.extend((prod.op.reads()[0], prod))
+    b.workspace.extend(tstrassen.strassen_workspace(acc))
     return _lead_view(acc, shape), acc
 
 
@@ -252,9 +251,8 @@ def _batch_matmul(b, n, a, cfg):
     xa, xb = a
     sa, sb = n.src[0].shape, n.src[1].shape
     if _fast(cfg) is not None:             # offered for 2-D operands only: B's sums packed
-        bp = tstrassen.pack_strassen_b(xb, sb, *_fast(cfg), cfg["nb"],
-                                       name=b.fresh("strassen_b"))
-        b.workspace.append(bp)
+        _, bp = tstrassen.pack_strassen_b(xb, sb, *_fast(cfg), cfg["nb"],
+                                          name=b.fresh("strassen_b"))
         return _fast_compute(b, xa, bp, n.shape, cfg)
     # numpy.matmul: a 1-D operand is a row (a) or a column (b) vector, dropped afterwards
     if len(sa) == 1:

@@ -73,6 +73,20 @@ def test_unroll_copies_body():
     assert unroll(before).body == expected
 
 
+def test_specialize_keeps_the_loop_and_copies_body_per_case():
+    # a parallel loop with the specialize pragma: still parallel, one case per iteration
+    from compiler.tir.passes.unroll import SPECIALIZE
+    A = ir.Buffer("A", "int32", (3,))
+    body = ir.Store(A, ir.select(ir.eq(i, 1), i * 5, i * 2), (i,))
+    before = func(ir.AttrStmt(SPECIALIZE, True, loop(i, 0, 3, body, P)), A)
+    cases = ir.seq(*(ir.IfThenElse(ir.eq(i, k), ir.Store(A, ir.const(k * (5 if k == 1 else 2)),
+                                                         (ir.const(k),)))
+                     for k in range(3)))
+    assert simplify(unroll(before)).body == loop(i, 0, 3, cases, P)
+    with pytest.raises(ValueError, match="specialize pragma must be on a loop, not on Store"):
+        unroll(func(ir.AttrStmt(SPECIALIZE, True, ir.Store(A, ir.const(1), (ir.const(0),))), A))
+
+
 def test_storage_flatten_uses_strides():
     A = ir.Buffer("A", "float32", (3, 5), (8, 1))
     f = ir.PrimFunc("f", (A, i, j), ir.Store(A, ir.load(A, [j, i]), (i, j)))

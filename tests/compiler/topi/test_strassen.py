@@ -114,13 +114,44 @@ def test_run_time_packing_of_b_matches_compile_time():
     # the activation route packs B's sums in the kernel: the same operands as the constant's
     n, nb = 64, 8
     b = te.placeholder((n, n), "float32", "b")
-    bp = st.pack_strassen_b(lambda k, j: b[k, j], (n, n), "winograd", 1, nb)
+    panels, bp = st.pack_strassen_b(lambda k, j: b[k, j], (n, n), "winograd", 1, nb)
+    assert panels.shape == (1, n // nb, n, nb)
     s = te.create_schedule(bp)
     f = compiler.build(s, [b, bp], name="pack_b")
     B = np.random.default_rng(4).standard_normal((n, n)).astype(np.float32)
     got = np.empty(bp.shape, np.float32)
     f(B, got)
     np.testing.assert_array_equal(got, st.pack_strassen_weight(B, "winograd", 1, nb))
+
+
+def test_run_time_sums_are_made_per_product_and_match_numpy():
+    # B an activation: B's panels copied once (workspace with the products); per product
+    # its left operand (32 x 32) and per column panel its right operand (32 x 8), in
+    # buffers of the thread, 7 allocations of each: never the 7 x 32 x 32 operands at once
+    from compiler import tir
+    from compiler.tir.visit import walk_stmt
+    n, nb = 64, 8
+    x, b = (te.placeholder((n, n), "float32", name) for name in "xb")
+    panels, bp = st.pack_strassen_b(lambda k, j: b[k, j], (n, n), "strassen", 1, nb)
+    acc = st.strassen_matmul(lambda i, k: x[i, k], (n, n), bp, "strassen", 1)
+    prod = acc.op.reads()[0]
+    assert st.strassen_workspace(acc) == [panels, prod]
+    s = te.create_schedule(acc)
+    st.schedule_strassen(s, acc, acc, 2, nb)
+    func = tir.lower(s, [x, b, acc], "strassen_act")
+    sizes = {}
+    for a in walk_stmt(func.body):
+        if isinstance(a, tir.ir.Allocate):
+            sizes.setdefault(a.buffer.name, []).append(a.buffer.size)
+    assert sizes[bp.op.name] == [n // 2 * nb] * 7
+    assert sizes[prod.op.reads()[0].op.name] == [n // 2 * n // 2] * 7
+    f = compiler.build(s, [x, b, acc], name="strassen_act", fp_contract=True)
+    rng = np.random.default_rng(7)
+    A, B = (rng.standard_normal((n, n)).astype(np.float32) for _ in range(2))
+    y = np.empty((n, n), np.float32)
+    f(A, B, y)
+    want = A @ B
+    assert np.abs(y - want).max() / np.abs(want).max() <= 1e-5
 
 
 def test_pinned_strassen_for_two_activations_matches_numpy(tmp_path, monkeypatch):
