@@ -112,9 +112,12 @@ class UopCore(wiring.Component):
         alu_op = Signal(ALU_OPCODE_BITS)
         p.opcode, p.reset = field(insn, cfg, G, "opcode"), field(insn, cfg, G, "reset")
         p.mul_now = (p.opcode == A) & (field(insn, cfg, A, "alu_op") == AluOp.MUL)
+        alu_ctl = Signal(len(Alu(1).ctl))
+        p.clear_now = (p.opcode == A) & (field(insn, cfg, A, "alu_op") == AluOp.REQUANT)
         m.d.sync += [is_mul.eq(p.mul_now), use_imm.eq(field(insn, cfg, A, "use_imm")),
-                     alu_op.eq(field(insn, cfg, A, "alu_op"))]
-        p.is_mul, p.use_imm, p.alu_op = is_mul, use_imm, alu_op
+                     alu_op.eq(field(insn, cfg, A, "alu_op")),
+                     alu_ctl.eq(field(insn, cfg, A, "imm")[:len(alu_ctl)])]
+        p.is_mul, p.use_imm, p.alu_op, p.alu_ctl = is_mul, use_imm, alu_op, alu_ctl
 
     def _issue(self, m: Module, p: "_Pipe") -> None:
         """S0: the uop loops (IDLE -> EXEC -> DRAIN), ``issue`` high in each issue cycle."""
@@ -228,13 +231,13 @@ class UopCore(wiring.Component):
 
     def _write(self, m: Module, p: "_Pipe") -> None:
         """S5: the adder, the ALU or the MUL's start; the result (or 0 for ``reset``) into
-        ACC[dst] and its low 8 bits per lane into OUT[dst]."""
+        ACC[dst] (0 for REQUANT) and its low 8 bits per lane into OUT[dst]."""
         cfg, lanes, mac = self.cfg, p.lanes, p.mac
         s5_valid, s5_dst, acc_a, operand_b = p.s5_valid, p.s5_dst, p.acc_a, p.operand_b
         is_mul, opcode, reset, mul_now, A = p.is_mul, p.opcode, p.reset, p.mul_now, Opcode.ALU
         m.submodules.alu = alu = Alu(lanes)
         m.submodules.mul = mul = SeqMul(lanes)
-        m.d.comb += [mac.acc.eq(acc_a), alu.op.eq(p.alu_op), alu.a.eq(acc_a),
+        m.d.comb += [mac.acc.eq(acc_a), alu.op.eq(p.alu_op), alu.ctl.eq(p.alu_ctl), alu.a.eq(acc_a),
                      alu.b.eq(operand_b), mul.a.eq(acc_a), mul.b.eq(operand_b),
                      mul.start.eq(s5_valid & is_mul)]
         # the multiplier's write: MUL_LATENCY cycles after its start
@@ -247,6 +250,8 @@ class UopCore(wiring.Component):
         sel_mac = _lane_flags(m, ~reset & (opcode != A), "sel_mac", lanes)
         sel_alu = _lane_flags(m, ~reset & (opcode == A) & ~mul_now, "sel_alu", lanes)
         sel_mul = _lane_flags(m, ~reset & mul_now, "sel_mul", lanes)
+        # REQUANT: its value to OUT only, 0 to ACC
+        clear = _lane_flags(m, ~reset & p.clear_now, "clear", lanes)
         result = Signal(32 * lanes)
         m.d.comb += result.eq(Cat(*(
             Mux(sel_mac[k], mac.out.word_select(k, 32), 0)
@@ -257,7 +262,8 @@ class UopCore(wiring.Component):
         m.d.comb += [w_en.eq(Mux(is_mul, mul_v[-1], s5_valid)),
                      w_addr.eq(Mux(is_mul, mul_dst, s5_dst))]
         m.d.comb += [self.acc_w.en.eq(w_en), self.acc_w.addr.eq(w_addr),
-                     self.acc_w.data.eq(result),
+                     self.acc_w.data.eq(Cat(*(Mux(clear[k], 0, result.word_select(k, 32))
+                                              for k in range(lanes)))),
                      self.out_w.en.eq(w_en), self.out_w.addr.eq(w_addr),
                      self.out_w.data.eq(Cat(*(result.word_select(k, 32)[:8]
                                               for k in range(lanes))))]
