@@ -40,11 +40,11 @@ import numpy as np
 
 from vta_hw.isa import AluOp
 
-#: op -> its result on int64 arrays holding int32 values, before the wrap to int32.
 #: REQUANT's immediate: bits [4:0] the right shift, bit 5 relu (module docstring).
 REQUANT_SHIFT_BITS, REQUANT_RELU_BIT = 5, 5
-#: REQUANT's clip bounds: the int8 range of an OUT value.
-OUT_MIN, OUT_MAX = -128, 127
+#: REQUANT's clip bounds: the int8 range of an OUT value (``OUT_BITS`` wide, the
+#: ``VTAConfig.OUT_WIDTH`` of every preset).
+OUT_BITS, OUT_MIN, OUT_MAX = 8, -128, 127
 
 
 def _wrap(x: np.ndarray) -> np.ndarray:

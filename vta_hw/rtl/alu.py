@@ -3,14 +3,14 @@
 ``Alu``: ``out[l] = op(a[l], b[l])`` for the ``lanes`` 32-bit lanes
 (``vta_hw.isa.AluOp``, semantics in ``vta_hw.alu``): MIN, MAX (signed), ADD
 (wrapping), SHR (``b >= 0``: arithmetic shift right by ``min(b, 31)``;
-``b < 0``: shift left by ``min(-b, 31)``, wrapping), REQUANT (``(a + b) >>
-ctl[4:0]`` clipped to [-128, 127], or [0, 127] with ``ctl[5]``; ``ctl`` is
-the immediate field's low bits; the core writes this value to OUT and 0 to
-ACC). MUL and unknown opcodes give ``a``: MUL is ``SeqMul``'s. Per lane, ADD,
-REQUANT's sum and the MIN/MAX comparison share one adder (``a - b`` gives the
-comparison), and both shift directions and REQUANT's shift share one right
-shifter (a left shift is a right shift of the bit-reversed operand), to save
-area on small FPGAs (``docs/fpga-timing.md``).
+``b < 0``: shift left by ``min(-b, 31)``, wrapping), and REQUANT's first
+stage, the sum ``a + b`` as ADD (the core registers it for ``rtl/requant.py``,
+the second stage, so that the adder never chains into a shift and a clip).
+MUL and unknown opcodes give ``a``: MUL is ``SeqMul``'s. Per lane, ADD and
+the MIN/MAX comparison share one adder (``a - b`` gives the comparison), and
+both shift directions share one right shifter (a left shift is a right shift
+of the bit-reversed operand), to save area on small FPGAs
+(``docs/fpga-timing.md``).
 
 ``SeqMul``: MUL (the low 32 bits of the signed product) with one registered
 16x16-bit multiplier per lane, used three times per product
@@ -27,45 +27,42 @@ from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from vta_hw.alu import OUT_MAX, OUT_MIN, REQUANT_RELU_BIT, REQUANT_SHIFT_BITS
 from vta_hw.config import ALU_OPCODE_BITS
 from vta_hw.isa import AluOp
 
 #: Cycles from ``SeqMul.start`` (operands sampled in cycle T) to ``out`` holding
 #: the product (cycle T + MUL_LATENCY).
 MUL_LATENCY = 5
-MASK32 = (1 << 32) - 1
 
 
-def _check_lanes(lanes):
+def check_lanes(lanes) -> None:
+    """Raises ``ValueError`` unless ``lanes`` (a vector unit's int32 lanes) is a positive int."""
     if not isinstance(lanes, int) or lanes < 1:
         raise ValueError(f"lanes must be a positive int, not {lanes!r}")
 
 
 class Alu(wiring.Component):
-    """The one-cycle ALU ops over ``lanes`` int32 lanes.
+    """The one-cycle ALU ops (and REQUANT's sum) over ``lanes`` int32 lanes.
 
     Raises:
         ValueError: ``lanes`` is not a positive int.
     """
 
     def __init__(self, lanes: int):
-        _check_lanes(lanes)
+        check_lanes(lanes)
         self.lanes = lanes
         super().__init__({"op": In(ALU_OPCODE_BITS), "a": In(32 * lanes), "b": In(32 * lanes),
-                          "ctl": In(REQUANT_SHIFT_BITS + 1), "out": Out(32 * lanes)})
+                          "out": Out(32 * lanes)})
 
     def elaborate(self, platform):
         m = Module()
-        op, ctl = self.op, self.ctl
-        is_cmp, is_max, is_req = Signal(), Signal(), Signal()
-        m.d.comb += [is_cmp.eq((op == AluOp.MIN) | (op == AluOp.MAX)), is_max.eq(op == AluOp.MAX),
-                     is_req.eq(op == AluOp.REQUANT)]
-        relu = ctl[REQUANT_RELU_BIT]
+        op = self.op
+        is_cmp, is_max = Signal(), Signal()
+        m.d.comb += [is_cmp.eq((op == AluOp.MIN) | (op == AluOp.MAX)), is_max.eq(op == AluOp.MAX)]
         outs = []
         for lane in range(self.lanes):
             a, b = self.a.word_select(lane, 32), self.b.word_select(lane, 32)
-            # one 33-bit adder: a + b (ADD), or a - b whose sign says a < b (MIN, MAX)
+            # one 33-bit adder: a + b (ADD, REQUANT), or a - b whose sign says a < b (MIN, MAX)
             s = Signal(33, name=f"s{lane}")
             m.d.comb += s.eq(Cat(a, a[31]) + Cat(b ^ is_cmp.replicate(32), b[31] ^ is_cmp)
                              + is_cmp)
@@ -73,31 +70,22 @@ class Alu(wiring.Component):
             m.d.comb += take_a.eq(s[32] ^ is_max)   # MAX with a == b: either operand
             # SHR: one right shifter; a left shift is a right shift of the bit-reversed
             # operand, filled with zeros instead of the sign, reversed back
-            # operand, REQUANT: the sum a + b, shifted right by ctl[4:0]
-            right = is_req | ~b[31]
+            right = ~b[31]
             amount = Signal(5, name=f"amount{lane}")
-            m.d.comb += amount.eq(Mux(is_req, ctl[:REQUANT_SHIFT_BITS],
-                                      Mux(right, Mux(b[5:].any(), 31, b[:5]),
-                                          Mux(b[5:].all() & b[:5].any(), -b[:5], 31))))
+            m.d.comb += amount.eq(Mux(right, Mux(b[5:].any(), 31, b[:5]),
+                                      Mux(b[5:].all() & b[:5].any(), -b[:5], 31)))
             x = Signal(32, name=f"x{lane}")
-            m.d.comb += x.eq(Mux(is_req, s[:32], Mux(right, a, a[::-1])))
+            m.d.comb += x.eq(Mux(right, a, a[::-1]))
             y = Signal(32, name=f"y{lane}")
-            m.d.comb += y.eq((Cat(x, (right & x[31]).replicate(32)) >> amount)[:32])
-            # REQUANT's clip to [0 (relu) or -128, 127]
-            over, under = Signal(name=f"over{lane}"), Signal(name=f"under{lane}")
-            m.d.comb += [over.eq(~y[31] & y[7:31].any()),
-                         under.eq(y[31] & (relu | ~y[7:31].all()))]
+            m.d.comb += y.eq((Cat(x, (right & a[31]).replicate(32)) >> amount)[:32])
             r = Signal(32, name=f"r{lane}")
             with m.Switch(op):
                 with m.Case(AluOp.MIN, AluOp.MAX):
                     m.d.comb += r.eq(Mux(take_a, a, b))
-                with m.Case(AluOp.ADD):
+                with m.Case(AluOp.ADD, AluOp.REQUANT):
                     m.d.comb += r.eq(s[:32])
                 with m.Case(AluOp.SHR):
                     m.d.comb += r.eq(Mux(right, y, y[::-1]))
-                with m.Case(AluOp.REQUANT):
-                    m.d.comb += r.eq(Mux(over, OUT_MAX, Mux(under, Mux(relu, 0, OUT_MIN & MASK32),
-                                                            y)))
                 with m.Default():
                     m.d.comb += r.eq(a)
             outs.append(r)
@@ -117,7 +105,7 @@ class SeqMul(wiring.Component):
     """
 
     def __init__(self, lanes: int):
-        _check_lanes(lanes)
+        check_lanes(lanes)
         self.lanes = lanes
         super().__init__({"start": In(1), "a": In(32 * lanes), "b": In(32 * lanes),
                           "out": Out(32 * lanes)})
