@@ -6,7 +6,13 @@
 ``b < 0``: shift left by ``min(-b, 31)``, wrapping), and REQUANT's first
 stage, the sum ``a + b`` as ADD (the core registers it for ``rtl/requant.py``,
 the second stage, so that the adder never chains into a shift and a clip).
-MUL and unknown opcodes give ``a``: MUL is ``SeqMul``'s. Per lane, ADD and
+MUL and unknown opcodes give ``a``: MUL is ``SeqMul``'s. ``op`` is registered:
+``out`` in a cycle applies the ``op`` of the cycle before (the core feeds it the
+instruction's field, stable a cycle before the first operands), decoded into
+one-hot flags with one copy per lane (``lane_flags``), so that a lane's adder
+and result multiplexer see local registers instead of an opcode decode fanned
+out to every lane (the 1x8 ULX3S build's slowest path; ``docs/fpga-timing.md``).
+Per lane, ADD and
 the MIN/MAX comparison share one adder (``a - b`` gives the comparison), and
 both shift directions share one right shifter (a left shift is a right shift
 of the bit-reversed operand), to save area on small FPGAs
@@ -41,8 +47,20 @@ def check_lanes(lanes) -> None:
         raise ValueError(f"lanes must be a positive int, not {lanes!r}")
 
 
+def lane_flags(m: Module, value, name: str, lanes: int) -> list[Signal]:
+    """One register per lane holding ``value`` (copies: each drives a lane's 32 or so
+    multiplexers; the FPGA build keeps them apart by the ``_dup`` in their names,
+    ``fpga.build.KEEP_DUPLICATES``)."""
+    regs = [Signal(name=f"{name}_dup{k}") for k in range(lanes)]
+    m.d.sync += [r.eq(value) for r in regs]
+    return regs
+
+
 class Alu(wiring.Component):
     """The one-cycle ALU ops (and REQUANT's sum) over ``lanes`` int32 lanes.
+
+    Ports: ``op`` (``AluOp``, registered: it applies from the next cycle), ``a``,
+    ``b`` (32 bits per lane), ``out`` (combinational from ``a`` and ``b``).
 
     Raises:
         ValueError: ``lanes`` is not a positive int.
@@ -57,17 +75,20 @@ class Alu(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         op = self.op
-        is_cmp, is_max = Signal(), Signal()
-        m.d.comb += [is_cmp.eq((op == AluOp.MIN) | (op == AluOp.MAX)), is_max.eq(op == AluOp.MAX)]
+        # the registered op, one-hot, one copy per lane; none high: ``a`` (MUL, unknown)
+        is_cmp = lane_flags(m, (op == AluOp.MIN) | (op == AluOp.MAX), "cmp", self.lanes)
+        is_max = lane_flags(m, op == AluOp.MAX, "max", self.lanes)
+        is_sum = lane_flags(m, (op == AluOp.ADD) | (op == AluOp.REQUANT), "sum", self.lanes)
+        is_shr = lane_flags(m, op == AluOp.SHR, "shr", self.lanes)
         outs = []
         for lane in range(self.lanes):
             a, b = self.a.word_select(lane, 32), self.b.word_select(lane, 32)
+            cmp, mx = is_cmp[lane], is_max[lane]
             # one 33-bit adder: a + b (ADD, REQUANT), or a - b whose sign says a < b (MIN, MAX)
             s = Signal(33, name=f"s{lane}")
-            m.d.comb += s.eq(Cat(a, a[31]) + Cat(b ^ is_cmp.replicate(32), b[31] ^ is_cmp)
-                             + is_cmp)
+            m.d.comb += s.eq(Cat(a, a[31]) + Cat(b ^ cmp.replicate(32), b[31] ^ cmp) + cmp)
             take_a = Signal(name=f"take_a{lane}")
-            m.d.comb += take_a.eq(s[32] ^ is_max)   # MAX with a == b: either operand
+            m.d.comb += take_a.eq(s[32] ^ mx)   # MAX with a == b: either operand
             # SHR: one right shifter; a left shift is a right shift of the bit-reversed
             # operand, filled with zeros instead of the sign, reversed back
             right = ~b[31]
@@ -79,15 +100,9 @@ class Alu(wiring.Component):
             y = Signal(32, name=f"y{lane}")
             m.d.comb += y.eq((Cat(x, (right & a[31]).replicate(32)) >> amount)[:32])
             r = Signal(32, name=f"r{lane}")
-            with m.Switch(op):
-                with m.Case(AluOp.MIN, AluOp.MAX):
-                    m.d.comb += r.eq(Mux(take_a, a, b))
-                with m.Case(AluOp.ADD, AluOp.REQUANT):
-                    m.d.comb += r.eq(s[:32])
-                with m.Case(AluOp.SHR):
-                    m.d.comb += r.eq(Mux(right, y, y[::-1]))
-                with m.Default():
-                    m.d.comb += r.eq(a)
+            m.d.comb += r.eq(Mux(cmp, Mux(take_a, a, b),
+                                 Mux(is_sum[lane], s[:32],
+                                     Mux(is_shr[lane], Mux(right, y, y[::-1]), a))))
             outs.append(r)
         m.d.comb += self.out.eq(Cat(*outs))
         return m

@@ -47,9 +47,9 @@ from amaranth import Array, Cat, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from vta_hw.config import ALU_OPCODE_BITS, INSN_BITS, LOOP_ITER_BITS, VTAConfig
+from vta_hw.config import INSN_BITS, LOOP_ITER_BITS, VTAConfig
 from vta_hw.isa import AluOp, Opcode
-from vta_hw.rtl.alu import MUL_LATENCY, Alu, SeqMul
+from vta_hw.rtl.alu import MUL_LATENCY, Alu, SeqMul, lane_flags
 from vta_hw.rtl.decode import field, uop_field
 from vta_hw.rtl.gemm import MacArray
 from vta_hw.rtl.memport import SramWriteSignature
@@ -115,15 +115,14 @@ class UopCore(wiring.Component):
         # opcode flags, registered (here and in ``flags`` below): ``insn`` is stable from
         # a cycle before ``start``
         is_mul, use_imm = Signal(), Signal()
-        alu_op = Signal(ALU_OPCODE_BITS)
         p.opcode, p.reset = field(insn, cfg, G, "opcode"), field(insn, cfg, G, "reset")
         p.mul_now = (p.opcode == A) & (field(insn, cfg, A, "alu_op") == AluOp.MUL)
         alu_ctl = Signal(len(Requant(1).ctl))
         p.req_now = (p.opcode == A) & (field(insn, cfg, A, "alu_op") == AluOp.REQUANT)
         m.d.sync += [is_mul.eq(p.mul_now), use_imm.eq(field(insn, cfg, A, "use_imm")),
-                     alu_op.eq(field(insn, cfg, A, "alu_op")),
                      alu_ctl.eq(field(insn, cfg, A, "imm")[:len(alu_ctl)])]
-        p.is_mul, p.use_imm, p.alu_op, p.alu_ctl = is_mul, use_imm, alu_op, alu_ctl
+        p.is_mul, p.use_imm, p.alu_ctl = is_mul, use_imm, alu_ctl
+        p.alu_op = field(insn, cfg, A, "alu_op")      # ``Alu`` registers it
 
     def _issue(self, m: Module, p: "_Pipe") -> None:
         """S0: the uop loops (IDLE -> EXEC -> DRAIN), ``issue`` high in each issue cycle."""
@@ -214,7 +213,7 @@ class UopCore(wiring.Component):
 
         def forward(addr, data, name, enable=1):
             """``data`` (read at ``addr`` one cycle earlier) with that cycle's core write."""
-            hit = _lane_flags(m, self.acc_w.en & (self.acc_w.addr == addr) & enable, name,
+            hit = lane_flags(m, self.acc_w.en & (self.acc_w.addr == addr) & enable, name,
                               lanes)
             return Cat(*(Mux(hit[k], last_w.word_select(k, 32), data.word_select(k, 32))
                          for k in range(lanes)))
@@ -255,13 +254,13 @@ class UopCore(wiring.Component):
         with m.If(s5_valid & is_mul):
             m.d.sync += mul_dst.eq(s5_dst)
         # the result: one of the three units, or 0 (``reset``); registered one-hot selects
-        sel_mac = _lane_flags(m, ~reset & (opcode != A), "sel_mac", lanes)
-        sel_alu = _lane_flags(m, ~reset & (opcode == A) & ~mul_now & ~p.req_now, "sel_alu",
+        sel_mac = lane_flags(m, ~reset & (opcode != A), "sel_mac", lanes)
+        sel_alu = lane_flags(m, ~reset & (opcode == A) & ~mul_now & ~p.req_now, "sel_alu",
                               lanes)
-        sel_mul = _lane_flags(m, ~reset & mul_now, "sel_mul", lanes)
+        sel_mul = lane_flags(m, ~reset & mul_now, "sel_mul", lanes)
         # REQUANT: 0 to ACC in S5 (no unit selected); the ALU's sum registered, shifted
         # and clipped by Requant, to OUT in S6, which then owns the OUT port
-        sel_req = _lane_flags(m, ~reset & p.req_now, "sel_req", lanes)
+        sel_req = lane_flags(m, ~reset & p.req_now, "sel_req", lanes)
         s6_valid, s6_dst, s6_sum = Signal(), Signal(_bits(cfg.log_acc_depth)), Signal(32 * lanes)
         m.d.sync += [s6_valid.eq(s5_valid & sel_req[0]), s6_dst.eq(s5_dst), s6_sum.eq(alu.out)]
         m.d.comb += [requant.sum.eq(s6_sum), requant.ctl.eq(p.alu_ctl)]
@@ -281,14 +280,6 @@ class UopCore(wiring.Component):
                      self.out_w.data.eq(Cat(*(Mux(sel_req[k], requant.out.word_select(k, 8),
                                                   result.word_select(k, 32)[:8])
                                               for k in range(lanes))))]
-
-
-def _lane_flags(m: Module, value, name: str, lanes: int) -> list[Signal]:
-    """One register per lane holding ``value`` (copies: each drives 32 multiplexers; the
-    FPGA build keeps them apart by the ``_dup`` in their names)."""
-    regs = [Signal(name=f"{name}_dup{k}") for k in range(lanes)]
-    m.d.sync += [r.eq(value) for r in regs]
-    return regs
 
 
 class _Pipe:

@@ -46,12 +46,14 @@ def test_alu_matches_reference(op):
 
     async def testbench(ctx):
         ctx.set(dut.op, op)
+        await ctx.tick()            # ``op`` is registered: it applies from the next cycle
         for a, b in cases:
             ctx.set(dut.a, _pack(a))
             ctx.set(dut.b, _pack(b))
             got.append(_unpack(ctx.get(dut.out)))
 
     sim = Simulator(dut)
+    sim.add_clock(1e-6)
     sim.add_testbench(testbench)
     sim.run()
     for (a, b), g in zip(cases, got):
@@ -66,14 +68,39 @@ def test_alu_mul_is_not_combinational():
 
     async def testbench(ctx):
         ctx.set(dut.op, AluOp.MUL)
+        await ctx.tick()
         ctx.set(dut.a, _pack([3, -4, 5, 7]))
         ctx.set(dut.b, _pack([2, 2, 2, 2]))
         got.append(_unpack(ctx.get(dut.out)))
 
     sim = Simulator(dut)
+    sim.add_clock(1e-6)
     sim.add_testbench(testbench)
     sim.run()
     assert got == [[3, -4, 5, 7]]
+
+
+def test_alu_op_applies_from_the_next_cycle():
+    """``op`` is registered (one copy per lane): a new op changes ``out`` only after a tick,
+    which the core relies on (it feeds the instruction's field a cycle ahead)."""
+    dut = Alu(LANES)
+    got = []
+
+    async def testbench(ctx):
+        ctx.set(dut.a, _pack([5, -6, 7, 100]))
+        ctx.set(dut.b, _pack([3, 3, -9, 1]))
+        ctx.set(dut.op, AluOp.ADD)
+        await ctx.tick()
+        ctx.set(dut.op, AluOp.MIN)
+        got.append(_unpack(ctx.get(dut.out)))    # still ADD
+        await ctx.tick()
+        got.append(_unpack(ctx.get(dut.out)))    # MIN
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-6)
+    sim.add_testbench(testbench)
+    sim.run()
+    assert got == [[8, -3, -2, 101], [3, -6, -9, 1]]
 
 
 @pytest.mark.parametrize("gap", [MUL_LATENCY + 1, MUL_LATENCY + 3])
