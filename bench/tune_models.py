@@ -19,8 +19,10 @@ Parts (``--parts``, comma-separated; all by default):
   (bar: each <= 1.5x).
 * ``session``: a tuning session of ResNet-18 from an empty log, ``--tune-minutes`` with
   the cost model and the same with random search (1 thread), interleaved in
-  ``--tune-slices`` slices with the same seeds; prints trials per minute, the
-  end-to-end ratio after tuning (bar: <= 1.0x onnxruntime) and how many trials the
+  ``--tune-slices`` slices with the same seeds; prints trials per minute, the share of
+  the time spent choosing candidates and the seconds a trial took to build and
+  measure (which differ with the candidates chosen: a Winograd F(4x4) one builds for
+  seconds), the end-to-end ratio after tuning (bar: <= 1.0x onnxruntime) and how many trials the
   cost model needed to reach random search's final best (summed over tasks).
 * ``vta``: the ResNet-18 layers the accelerator runs (default preset), tuned on the
   cycle model with ``--vta-trials`` per task: cycles before and after of the convs (bar:
@@ -282,6 +284,7 @@ def session(a) -> dict:
         logs = {s: TuningLog(os.path.join(tmp, f"{s}.jsonl")) for s in order}
         spent = dict.fromkeys(order, 0.0)
         res: dict = {}
+        res_all: dict = {s: [] for s in order}      # every slice's results (time shares)
         slice_s = a.tune_minutes * 60 / a.tune_slices
         with LocalRunner(threads=1) as runner:
             for k in range(a.tune_slices):
@@ -289,6 +292,7 @@ def session(a) -> dict:
                     t0 = time.monotonic()
                     res[s] = tune(tasks[s], runner, trials=10 ** 6, log=logs[s], strategy=s,
                                   time_budget_s=slice_s, seed=k)
+                    res_all[s] += res[s]
                     spent[s] += time.monotonic() - t0
         for s in order:
             trials = sum(r.trials for r in res[s])
@@ -296,9 +300,15 @@ def session(a) -> dict:
             fig[f"session_{s}_trials_per_min"] = round(trials / (spent[s] / 60), 2)
             fig[f"session_{s}_minutes"] = round(spent[s] / 60, 2)
             fig[f"session_{s}_tasks_sum_ms"] = round(tuned * 1e3, 4)
+            choose, measure = (sum(getattr(r, f) for r in res_all[s]) for f in ("choose_s",
+                                                                                 "measure_s"))
+            fig[f"session_{s}_choose_share"] = round(choose / spent[s], 3)
+            fig[f"session_{s}_measure_s_per_trial"] = round(measure / max(trials, 1), 2)
             print(f"session {s:6s}: {trials} trials in {spent[s] / 60:.2f} min "
                   f"({trials / (spent[s] / 60):.1f}/min, {runner.build_jobs} build jobs), sum "
-                  f"of tuned tasks {tuned * 1e3:.3f} ms", flush=True)
+                  f"of tuned tasks {tuned * 1e3:.3f} ms; choosing took "
+                  f"{100 * choose / spent[s]:.1f}% of the time, building and measuring "
+                  f"{measure / max(trials, 1):.2f} s a trial", flush=True)
         o, r, _, err, _, _ = _compare(path, logs["xgb"].path, 1, a.repeat, a.rounds)
         fig["session_xgb_resnet18_t1_ratio_vs_ort"] = round(o / r, 3)
         print(f"  ResNet-18 after the xgb session, 1T: {o * 1e3:.2f} ms vs onnxruntime "

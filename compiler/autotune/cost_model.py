@@ -10,7 +10,8 @@ records of earlier logs (AutoTVM's ``XGBoostCostModel`` normalises the same
 way, by each task's best throughput). Normalising at fit time, not when a
 sample arrives, keeps every sample relative to its group's current best.
 
-Until it has ``min_samples`` results it knows nothing and ``predict``
+Until it has ``min_samples`` results, and a workload with two different costs
+(each target 1 otherwise: nothing to learn), it knows nothing and ``predict``
 returns None.
 """
 from __future__ import annotations
@@ -62,10 +63,13 @@ class CostModel:
         import xgboost as xgb
         if len(self._x) < self.min_samples:
             return
+        y = self.targets()
+        if y.min() == y.max():          # no contrast yet (each workload's one result): no model
+            return
         self._model = xgb.XGBRegressor(n_estimators=60, max_depth=5, learning_rate=0.2,
                                        subsample=0.9, random_state=self.seed, n_jobs=1,
                                        verbosity=0)
-        self._model.fit(np.asarray(self._x, np.float32), self.targets())
+        self._model.fit(np.asarray(self._x, np.float32), y)
 
     @property
     def trained(self) -> bool:

@@ -27,7 +27,8 @@ from dataclasses import dataclass
 
 from compiler.codegen.llvm.target import parse_target
 from compiler.graph import Node, Op, input_node, make
-from compiler.graph.passes.assign_layout import NCHW, LayoutSites, layout_of, layout_sites
+from compiler.graph.passes.assign_layout import (NCHW, LayoutSites, kernel_layout, layout_of,
+                                                 layout_sites)
 from compiler.graph_lower.space import ConfigSpace
 from compiler.graph_lower.strategy import Workload, default_registry
 from vta_hw.errors import ArgumentError
@@ -76,9 +77,10 @@ def _site_key(conv: Node, cand: tuple, tgt) -> str:
     ib, ob = cand
     x, w = conv.src
     attrs = conv.attr_dict
-    if ib:
-        klayout = f"OIHW{ib}i{ob}o"
-        xs = make(Op.LAYOUT_TRANSFORM, x, src_layout=NCHW, dst_layout=layout_of(ib)).shape
+    if ob:
+        klayout = kernel_layout(conv, ib, ob)
+        xs = make(Op.LAYOUT_TRANSFORM, x, src_layout=NCHW, dst_layout=layout_of(ib)).shape \
+            if ib else x.shape
         ws = make(Op.LAYOUT_TRANSFORM, w, src_layout="OIHW", dst_layout=klayout).shape
         attrs.update(data_layout=layout_of(ib), kernel_layout=klayout)
     else:

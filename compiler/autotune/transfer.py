@@ -14,9 +14,9 @@ what the records teach (which tilings, vector widths, parallel depths win)
 carries over to shapes no log covers (AutoTVM's transfer learning:
 ``XGBTuner.load_history``).
 
-Featurizing a CPU record lowers it (tenths of a second), so :func:`samples`
-keeps at most ``limit`` records, spread over the workloads and over each
-workload's cost range (its best, its worst and evenly between). A key that
+Featurizing a CPU record builds its loop nest (hundredths of a second), so
+:func:`samples` keeps at most ``limit`` records, spread over the workloads and over
+each workload's cost range (its best, its worst and evenly between). A key that
 does not rebuild, or a config that is not a point of the rebuilt space, is
 skipped: transfer only ever adds guidance.
 """
@@ -34,7 +34,7 @@ from compiler.graph_lower.space import Config
 from .features import featurize
 from .task import Task
 
-#: records featurized for transfer at most (a CPU record costs tenths of a second)
+#: records featurized for transfer at most (a CPU record costs hundredths of a second)
 LIMIT = 256
 
 _LLVM_KEY = re.compile(r"^(\w+)\((.*)->([\dx]*);(\w+);(.*)\)$")

@@ -18,10 +18,10 @@ candidates that fit in the time left at the task's measured seconds per trial
 (its last round's, else the slowest task's), at least one. So the session ends
 within about one candidate's time of the budget, and never later than one
 runner timeout past it when a candidate runs longer than the ones before it.
-Choosing a round's candidates may take about as long as measuring the task's
-last round took (else the slowest task's; at least ``MIN_CHOOSE_S``: the
-strategy's ``time_s``): a cost model that featurizes slowly costs at most about
-half the trial rate.
+Choosing a round's candidates may take ``CHOOSE_SHARE`` of the time measuring the
+task's last round took (else the slowest task's; at least ``MIN_CHOOSE_S``: the
+strategy's ``time_s``): a cost model that featurizes slowly costs at most about a
+tenth of the trial rate (measuring, not proposing, sets the pace).
 """
 from __future__ import annotations
 
@@ -40,7 +40,9 @@ from .search import make_strategy
 
 
 #: seconds a round's choice may always take (``time_s`` of the strategy's ``propose``)
-MIN_CHOOSE_S = 1.0
+MIN_CHOOSE_S = 0.2
+#: share of the task's last measuring time that a round's choice may take beyond that
+CHOOSE_SHARE = 0.1
 
 
 @dataclass
@@ -58,8 +60,9 @@ class MeasureResult:
 
 @dataclass
 class TaskResult:
-    """Per task: the default point's cost, the best point and its cost, trials measured
-    and the best-so-far cost after each trial (for plots)."""
+    """Per task: the default point's cost, the best point and its cost, trials measured,
+    the best-so-far cost after each trial (for plots), and the seconds (wall) spent
+    choosing candidates (``propose`` and ``observe``) and measuring them (the runner)."""
 
     task: object
     default_cost: float = math.inf
@@ -68,6 +71,8 @@ class TaskResult:
     trials: int = 0
     curve: list = field(default_factory=list)
     check: "str | None" = None
+    choose_s: float = 0.0
+    measure_s: float = 0.0
 
 
 def _config_of(task, values: dict) -> "Config | None":
@@ -137,7 +142,8 @@ def tune(tasks, runner, *, trials: int = 16, log: "TuningLog | None" = None,
                 break
         round_start = time.monotonic()
         cands = [] if t.space.default in tried[i] else [t.space.default]
-        choose_s = max(MIN_CHOOSE_S, measure_s.get(i, max(measure_s.values(), default=0.0)))
+        choose_s = max(MIN_CHOOSE_S, CHOOSE_SHARE * measure_s.get(
+            i, max(measure_s.values(), default=0.0)))
         if deadline is not None:
             choose_s = max(0.0, min(choose_s, deadline - time.monotonic()))
         cands += search.propose(t, n - len(cands), set(tried[i]) | set(cands), rng, choose_s)
@@ -147,6 +153,7 @@ def tune(tasks, runner, *, trials: int = 16, log: "TuningLog | None" = None,
         measure_start = time.monotonic()
         measured = runner.measure(t, cands)
         measure_s[i] = time.monotonic() - measure_start
+        results[i].measure_s += measure_s[i]
         obs = []
         for c, m in zip(cands, measured):
             rec = Record(t.key, t.target, dict(c.values), list(m.costs), m.error)
@@ -156,7 +163,9 @@ def tune(tasks, runner, *, trials: int = 16, log: "TuningLog | None" = None,
             obs.append((c, m.cost))
             if on_trial is not None:
                 on_trial(i, rec, results[i].best_cost)
+        observe_start = time.monotonic()
         search.observe(t, obs)
+        results[i].choose_s += (measure_start - round_start) + (time.monotonic() - observe_start)
         sched.record_round(i, len(cands), results[i].best_cost)
         per_trial[i] = (time.monotonic() - round_start) / len(cands)
     if check and hasattr(runner, "check"):

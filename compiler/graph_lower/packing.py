@@ -18,6 +18,11 @@ kind                    from                        to
 ``conv_bf16_amx``       OIHW float32                ``[ceil(O/16), KH, KW, ceil(I/32), 16, 16,
                                                     2]`` int16: one 1 KiB AMX B tile per
                                                     (16 outputs, tap, 32 inputs)
+``strassen1`` ...       ``[N, K]`` float32             ``[7**L, N/g/nb, K/g, nb]``, ``g = 2**L``:
+``winograd2``                                       the fast matmul's right operands
+                                                    (``compiler.topi.strassen``; L levels)
+``strassen1_t`` ...     ``[K, N]`` float32             the same
+``winograd2_t``
 ``wino2``, ``wino4``    OIHW float32, 3x3           ``[a, a, O/ob, I, ob]`` float32, a = m + 2:
                                                     the Winograd F(mxm, 3x3) weight transform
                                                     (O padded up to a multiple of ob)
@@ -37,6 +42,7 @@ import numpy as np
 
 from compiler.topi import conv2d as tconv
 from compiler.topi import dense as tdense
+from compiler.topi import strassen as tstrassen
 from compiler.topi import winograd as twino
 from compiler.topi import x86_amx, x86_bf16
 
@@ -79,6 +85,20 @@ PACKINGS: dict[str, Packing] = {
     "wino4": Packing(lambda v, b: twino.transform_weight(v, 4, b),
                      lambda s, b: (6, 6, _ceil(s[0], b), s[1], b)),
 }
+
+
+def _fast_matmul(algorithm: str, levels: int, transposed: bool) -> Packing:
+    """``{algorithm}{levels}`` (from ``[N, K]``) or ``..._t`` (from ``[K, N]``): the fast
+    matmul's right operands."""
+    def kn(v):
+        return np.asarray(v) if transposed else np.asarray(v).T
+    return Packing(lambda v, b: tstrassen.pack_strassen_weight(kn(v), algorithm, levels, b),
+                   lambda s, b: tstrassen.strassen_weight_shape(s if transposed else s[::-1],
+                                                                levels, b))
+
+
+PACKINGS.update({f"{a}{n}{'_t' if t else ''}": _fast_matmul(a, n, t)
+                 for a in tstrassen.ALGORITHMS for n in (1, 2) for t in (False, True)})
 
 
 def _parse(tag: str) -> tuple[Packing, int]:

@@ -279,10 +279,12 @@ def _parallel_outer(s, stage, axes, par_depth: int):
 
 
 def schedule_conv2d_nchwc(s, conv, out, ow_tile: int = 14, par_depth: int = 3):
-    """Schedule the blocked convolution ``conv`` whose (elementwise) consumer chain ends in
+    """Schedule the blocked convolution ``conv`` (or :func:`conv2d_nchw`'s blocked
+    accumulation stored as it is, reduction (ic, kh, kw)) whose (elementwise) consumer chain ends in
     ``out`` (``out`` may be ``conv``). Stages between them must already be inlined.
 
-    Loop nest: parallel over (n, oc-block, oh) (``par_depth`` 3; 2: over (n, oc-block)),
+    Loop nest: parallel over (n, oc-block, oh) (``par_depth`` 3; 2: over (n, oc-block); 0:
+    all on the calling thread, the padded copy too),
     then ow tiles; per tile an ``ow_tile x ob`` accumulator (unrolled x vectorised)
     runs over the reduction ic, kh, kw, ii; the epilogue stores the tile.
     """
@@ -299,14 +301,15 @@ def schedule_conv2d_nchwc(s, conv, out, ow_tile: int = 14, par_depth: int = 3):
     s[out_t].reorder(n, oc, oh, owo, owi, oi)
     s[out_t].unroll(owi)
     s[out_t].vectorize(oi)
-    _parallel_outer(s, out_t, (n, oc, oh), par_depth)
+    if par_depth:
+        _parallel_outer(s, out_t, (n, oc, oh), par_depth)
     s[acc].compute_at(s[out_t], owo)
     an, aoc, aoh, aow, aoi = s[acc].op.axis
-    ic, kh, kw, ii = s[acc].op.reduce_axis
-    s[acc].reorder(ic, kh, kw, ii, aow, aoi)
+    s[acc].reorder(*s[acc].op.reduce_axis, aow, aoi)
     s[acc].unroll(aow)
     s[acc].vectorize(aoi)
-    _schedule_pad(s, conv)
+    if par_depth:
+        _schedule_pad(s, conv)
     return s
 
 
@@ -414,12 +417,19 @@ def schedule_depthwise_nchw(s, conv, out, ow_vec: int = 16, par_depth: int = 3):
     if par_depth == 3:
         _schedule_pad(s, conv)
         return s
+    _pad_per_task(s, conv, out_t, fused)
+    return s
+
+
+def _pad_per_task(s, conv, out_t, fused):
+    """Compute ``conv``'s padded input inside each parallel task ``fused`` of ``out_t``
+    (the rows that task reads), its innermost axis vectorised when it is at most
+    ``PAD_ROW_VECTOR_MAX`` elements (a row, or a channel block)."""
     for t in conv.op.reads():
         if t.op.name.endswith("_pad") and hasattr(t.op, "axis"):
             s[t].compute_at(s[out_t], fused)
             if t.shape[-1] <= PAD_ROW_VECTOR_MAX:
                 s[t].vectorize(t.op.axis[-1])
-    return s
 
 
 def _schedule_pad(s, conv):

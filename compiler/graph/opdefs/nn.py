@@ -4,7 +4,7 @@ Conventions (2-D, NCHW; the frontend turns ONNX auto_pad into explicit pads):
 - CONV2D src (x[N,C,H,W], w[O,C/groups,KH,KW]); strides (sh,sw), pads
   (top,left,bottom,right) as ONNX, dilations (dh,dw), groups. Blocked form
   after `alter_layout`: data_layout "NCHW{b}c", kernel_layout "OIHW{bi}i{bo}o",
-  output "NCHW{bo}c". Output H = (H + top + bottom - ((KH-1)*dh+1)) // sh + 1.
+  output "NCHW{bo}c"; NCHW data with kernel_layout "OIHW{bo}o" also writes "NCHW{bo}c". Output H = (H + top + bottom - ((KH-1)*dh+1)) // sh + 1.
 - CONV2D_TRANSPOSE src (x[N,C,H,W], w[C,O/groups,KH,KW]); output H =
   sh*(H-1) + output_padding + (KH-1)*dh + 1 - top - bottom (ONNX ConvTranspose).
 - DENSE src (x[...,K], w[N,K]) -> [...,N] (x @ w.T).  MATMUL: numpy.matmul.
@@ -58,6 +58,7 @@ def _conv_primal_shapes(src, a):
     dl, kl = a.get("data_layout", "NCHW"), a.get("kernel_layout", "OIHW")
     if dl != "NCHW":
         x = _layout_shapes(x, dl, "NCHW")[3]
+    if kl != "OIHW":
         w = _layout_shapes(w, kl, "OIHW")[3]
     return x, w
 
@@ -80,14 +81,14 @@ def _conv2d():
                              f"(or out-channels {w[0]} not divisible by groups)")
         oh, ow = _spatial(x, w[2:], a)
         out = (x[0], w[0], oh, ow)
-        if a.get("data_layout", "NCHW") != "NCHW":
+        if _out_layout(a) != "NCHW":
             out = _layout_shapes(out, "NCHW", _out_layout(a))[3]
         return out, src[0].dtype
 
     def compute(args, a):
         x, w = args
-        if a.get("data_layout", "NCHW") != "NCHW":
-            x = layout_transform(x, a["data_layout"], "NCHW")
+        if (a.get("data_layout", "NCHW"), a.get("kernel_layout", "OIHW")) != ("NCHW", "OIHW"):
+            x = layout_transform(x, a.get("data_layout", "NCHW"), "NCHW")
             w = layout_transform(w, a["kernel_layout"], "OIHW")
             plain = dict(a, data_layout="NCHW", kernel_layout="OIHW")
             return layout_transform(conv2d(x, w, plain), "NCHW", _out_layout(a))

@@ -1,10 +1,13 @@
 """Per-conv data layouts: where layout choices meet (:func:`layout_sites`) and the pass that
 applies one choice (:func:`assign_layout`).
 
-A *site* is a CONV2D (groups 1, NCHW, constant weights) whose layout is a choice:
-``(in block, out block)``, block 0 meaning plain NCHW (today's ``conv2d_nchw`` with packed
-weights) and ``b > 0`` meaning ``NCHW{b}c``. The plain choice is ``(0, 0)``; blocked
-choices read ``NCHW{ib}c`` data and an ``OIHW{ib}i{ob}o`` kernel and write ``NCHW{ob}c``.
+A *site* is a CONV2D (groups 1 or depthwise, NCHW, constant weights) whose layout is a
+choice: ``(in block, out block)``, block 0 meaning plain NCHW (today's ``conv2d_nchw`` with
+packed weights, or ``depthwise_conv2d_nchw``) and ``b > 0`` meaning ``NCHW{b}c``. The plain
+choice is ``(0, 0)``; blocked choices read ``NCHW{ib}c`` data and an ``OIHW{ib}i{ob}o``
+kernel and write ``NCHW{ob}c`` (``(0, ob)``: NCHW data, an ``OIHW{ob}o`` kernel); a depthwise conv's blocked choices are ``(b, b)`` with an
+``OIHW{b}o`` kernel (:func:`kernel_layout`), so a chain of blocked 1x1 and depthwise convs
+(MobileNetV2's) needs no transforms between them.
 
 Every 4-D activation belongs to the *region* of one site (the conv that computed it, with
 the unary and per-channel elementwise ops after it) or to the NCHW world (region -1: graph
@@ -103,10 +106,34 @@ def _per_channel(c: Node, channels: int) -> bool:
                                  or c.shape in ((channels, 1, 1), (1, channels, 1, 1)))
 
 
+def _is_depthwise(n: Node) -> bool:
+    """groups == channels, one input channel per group (channel multiplier 1)."""
+    return n.attr("groups", 1) == n.src[0].shape[1] == n.shape[1] and n.src[1].shape[1] == 1
+
+
 def _is_site(n: Node) -> bool:
-    return (n.op is Op.CONV2D and n.attr("groups", 1) == 1
+    return (n.op is Op.CONV2D and (n.attr("groups", 1) == 1 or _is_depthwise(n))
             and n.attr("data_layout", NCHW) == NCHW and n.src[1].op is Op.PARAM
             and len(n.shape) == 4)
+
+
+def _candidates(n: Node, blocks: tuple) -> tuple:
+    """A site's ``(in block, out block)`` choices: plain first; a depthwise conv keeps its
+    block (in == out), others take any pair of blocks dividing their channel counts, or
+    NCHW in and a block out (a stem over 3 channels)."""
+    C, O = n.src[0].shape[1], n.shape[1]
+    if n.attr("groups", 1) > 1:
+        return ((0, 0),) + tuple((b, b) for b in blocks if C % b == 0)
+    return ((0, 0),) + tuple((i, o) for i in (0,) + tuple(b for b in blocks if C % b == 0)
+                             for o in blocks if O % o == 0)
+
+
+def kernel_layout(conv: Node, ib: int, ob: int) -> str:
+    """The blocked kernel layout of site ``conv`` laid out as ``(ib, ob)``: ``OIHW{ib}i{ob}o``
+    (``conv2d_nchwc``), or ``OIHW{ob}o`` for a depthwise conv (``[C/b, 1, KH, KW, b]``,
+    ``depthwise_conv2d_nchwc``) and for NCHW data (``ib`` 0: ``[O/b, C, KH, KW, b]``,
+    ``conv2d_nchw_to_nchwc``)."""
+    return f"OIHW{ob}o" if conv.attr("groups", 1) > 1 or not ib else f"OIHW{ib}i{ob}o"
 
 
 def layout_sites(graph: Graph, blocks: tuple = BLOCKS) -> LayoutSites:
@@ -129,9 +156,7 @@ def layout_sites(graph: Graph, blocks: tuple = BLOCKS) -> LayoutSites:
                 region[n] = -1
             continue
         if _is_site(n):
-            C, O = n.src[0].shape[1], n.shape[1]
-            cands = ((0, 0),) + tuple((i, o) for i in blocks if C % i == 0
-                                      for o in blocks if O % o == 0)
+            cands = _candidates(n, blocks)
             edge(n.src[0], len(sites), "in")
             region[n] = len(sites)
             plan[n] = ("site", len(sites))
@@ -205,10 +230,10 @@ def assign_layout(graph: Graph, params: dict,
             new[n] = n.with_src(*(to(s, NCHW) if s in lay else new[s] for s in n.src))
         elif role[0] == "site":
             ib, ob = choice[role[1]]
-            if ib == 0:
+            if (ib, ob) == (0, 0):
                 new[n] = n.with_src(to(n.src[0], NCHW), new[n.src[1]])
             else:
-                klayout = f"OIHW{ib}i{ob}o"
+                klayout = kernel_layout(n, ib, ob)
                 w = make(Op.LAYOUT_TRANSFORM, new[n.src[1]], src_layout="OIHW", dst_layout=klayout)
                 attrs = dict(n.attr_dict, data_layout=layout_of(ib), kernel_layout=klayout)
                 new[n] = make(Op.CONV2D, to(n.src[0], layout_of(ib)), w, label=n.label, **attrs)

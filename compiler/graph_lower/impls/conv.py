@@ -26,6 +26,7 @@ from typing import NamedTuple
 from compiler import te
 from compiler.graph import Op
 from compiler.topi import conv2d as tconv
+from compiler.topi import depthwise_nchwc as tdw
 from compiler.topi import winograd as twino
 from compiler.tir import ir
 from compiler.topi.injective import Lazy
@@ -35,7 +36,13 @@ from ..master import MasterKind
 from ..space import ConfigSpace, Knob
 from ..strategy import attr_is, register
 
-_NCHW = attr_is("data_layout", "NCHW", "NCHW")
+_NCHW_DATA = attr_is("data_layout", "NCHW", "NCHW")
+_OIHW = attr_is("kernel_layout", "OIHW", "OIHW")
+
+
+def _NCHW(w):
+    """NCHW data and an OIHW kernel (the plain layout)."""
+    return _NCHW_DATA(w) or _OIHW(w)
 _OW_TILE = Knob("ow_tile", (4, 7, 8, 14, 16, 28), 14)
 #: accumulator vectors of the direct register tile, ``ceil(ob / lanes) x ow_tile``: the 16 x
 #: 14 tile made for AVX-512 holds 14 (of 32 registers). On 256-bit targets a 16-channel
@@ -297,6 +304,39 @@ def _conv2d_nchwc(b, n, a, cfg):
     return view(acc), acc
 
 
+def _nchw_to_blocked(w):
+    """NCHW data, an ``OIHW{b}o`` kernel ``[O/b, C, KH, KW, b]`` (the packed NCHW kernel, made
+    by the graph's constant layout transform), groups 1: the output in NCHW{b}c."""
+    n = w.node
+    k, kl = n.src[1].shape, n.attr("kernel_layout", "OIHW")
+    if n.attr("data_layout", "NCHW") != "NCHW" or len(k) != 5 or kl != f"OIHW{k[-1]}o":
+        return (f"data layout {n.attr('data_layout', 'NCHW')} / kernel {list(k)} in {kl}, "
+                "needs NCHW data and an OIHW{b}o kernel")
+    return None
+
+
+def _nchw_to_blocked_space(w):
+    n, lanes = w.node, w.target.vector_lanes(32)
+    ob = n.src[1].shape[-1]
+    par = _PAR_SERIAL if math.prod(n.shape) * n.src[0].shape[1] * math.prod(n.src[1].shape[2:4]) \
+        < SERIAL_MACS else _PAR
+    return ConfigSpace((Knob("ow_tile", _OW_TILE.candidates, _direct_ow_tile(ob, lanes)), par))
+
+
+@register(Op.CONV2D, "conv2d_nchw_to_nchwc", kind=MasterKind.CONV2D_NCHWC,
+          space=_nchw_to_blocked_space,
+          schedule=lambda s, acc, out, cfg: tconv.schedule_conv2d_nchwc(s, acc, out, cfg["ow_tile"],
+                                                                        cfg["par_depth"]),
+          when=(_nchw_to_blocked, attr_is("groups", 1, 1)))
+def _conv2d_nchw_to_nchwc(b, n, a, cfg):
+    """The packed NCHW conv (``topi.conv2d.conv2d_nchw``) storing its blocked accumulator as
+    the NCHW{b}c output, with no transpose back to NCHW: a stem over 3 channels (which no
+    block divides) can start a blocked network without a transform after it."""
+    x = b.tensor_of(a[0], "conv_in")
+    acc, _ = tconv.conv2d_nchw(x, b.tensor_of(a[1], "w"), *_window(n), name=b.fresh("conv"))
+    return view(acc), acc
+
+
 def _depthwise(w):
     n = w.node
     g, C, per_group = n.attr("groups", 1), n.src[0].shape[1], n.src[1].shape[1]
@@ -319,6 +359,36 @@ def _depthwise_conv2d_nchw(b, n, a, cfg):
     x = b.tensor_of(a[0], "conv_in")
     name = b.fresh("conv")
     acc = tconv.depthwise_conv2d_nchw(x, b.tensor_of(a[1], "w"), *_window(n), name=name)
+    return view(acc), acc
+
+
+def _depthwise_blocked(w):
+    """NCHW{b}c data, an ``OIHW{b}o`` kernel ``[C/b, 1, KH, KW, b]``, groups == channels."""
+    n = w.node
+    x, k, dl = n.src[0].shape, n.src[1].shape, n.attr("data_layout", "NCHW")
+    if len(x) != 5 or dl != f"NCHW{x[4]}c" or n.attr("kernel_layout", "OIHW") != f"OIHW{x[4]}o":
+        return (f"data {list(x)} in layout {dl} / kernel layout {n.attr('kernel_layout', 'OIHW')}, "
+                "needs NCHW{b}c data and an OIHW{b}o kernel")
+    if len(k) != 5 or k[1] != 1 or n.attr("groups", 1) != x[1] * x[4]:
+        return (f"kernel {list(k)} with groups={n.attr('groups', 1)} over {x[1] * x[4]} channels, "
+                "needs a depthwise kernel (groups == channels, one input channel per group)")
+    return None
+
+
+#: the blocked depthwise register tile: ``ow_tile`` columns of one ``b``-channel vector each
+#: (7 of 16 AVX2 registers, beside the weight vector and the input loads)
+_OW_TILE_DW_NCHWC = Knob("ow_tile", _OW_TILE.candidates, 7)
+
+
+@register(Op.CONV2D, "depthwise_conv2d_nchwc", kind=MasterKind.CONV2D_NCHWC,
+          space=lambda w: ConfigSpace((_OW_TILE_DW_NCHWC, _PAR_DW)),
+          schedule=lambda s, acc, out, cfg: tdw.schedule_depthwise_nchwc(s, acc, out, cfg["ow_tile"],
+                                                                         cfg["par_depth"]),
+          when=(_depthwise_blocked,), plevel=15)
+def _depthwise_conv2d_nchwc(b, n, a, cfg):
+    x = b.tensor_of(a[0], "conv_in")
+    name = b.fresh("conv")
+    acc = tdw.depthwise_conv2d_nchwc(x, b.tensor_of(a[1], "w"), *_window(n), name=name)
     return view(acc), acc
 
 

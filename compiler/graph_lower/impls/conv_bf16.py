@@ -38,7 +38,8 @@ def _fits(w):
                                                                           cfg["ow_tile"]),
           packs=lambda w, cfg: {1: f"conv_bf16:{L}"},
           when=(attr_is("compute_dtype", "bfloat16"), cpu_features("+avx512bf16"),
-                attr_is("data_layout", "NCHW", "NCHW"), attr_is("groups", 1, 1), _fits),
+                attr_is("data_layout", "NCHW", "NCHW"),
+                attr_is("kernel_layout", "OIHW", "OIHW"), attr_is("groups", 1, 1), _fits),
           plevel=20)
 def _conv2d_bf16(b, n, a, cfg):
     xb = x86_bf16.bf16_input(b.tensor_of(a[0], "conv_in"), n.attr("pads", (0, 0, 0, 0)),

@@ -39,7 +39,8 @@ def _fits(w):
           schedule=lambda s, acc, out, cfg: x86_amx.schedule_conv2d_amx(s, acc, out, "bfloat16"),
           packs=lambda w, cfg: {1: "conv_bf16_amx:16"},
           when=(attr_is("compute_dtype", "bfloat16"), cpu_features("+amx-bf16", "+amx-tile"),
-                attr_is("data_layout", "NCHW", "NCHW"), attr_is("groups", 1, 1), _fits),
+                attr_is("data_layout", "NCHW", "NCHW"),
+                attr_is("kernel_layout", "OIHW", "OIHW"), attr_is("groups", 1, 1), _fits),
           plevel=30)
 def _conv2d_bf16_amx(b, n, a, cfg):
     strides, pads = n.attr("strides", (1, 1)), n.attr("pads", (0, 0, 0, 0))

@@ -12,7 +12,10 @@ Knobs (defaults are the hand-picked schedule): ``dense_block`` (nb, a divisor of
 N, or for a GEMM its panel width, the weight zero-padded up to a multiple), ``mr``
 (rows per register tile, a cap: ``topi.dense._row_tile``), ``par``
 (``topi.dense.DENSE_PAR``: ``"tiles"``, ``"rows"`` or ``"panels"``), ``nb``
-(batch_matmul columns per register tile, a cap likewise), ``pack_b``.
+(batch_matmul columns per register tile, a cap likewise), ``pack_b``, ``algorithm``
+(large even 2-D products: :data:`FAST_MATMUL`, ``"gemm"`` by default; Strassen-like
+products over the GEMM's register tile, ``compiler.topi.strassen``; ``dense`` /
+``matmul_dense`` pack B's sums at compile time, ``batch_matmul`` in the kernel).
 
 Default point: for a matrix-vector-like product (M < ``GEMM_MIN_ROWS`` rows) the
 historical one, a one-vector block (``topi.dense.dense_block``), mr 4, ``"tiles"``.
@@ -32,6 +35,7 @@ from compiler.graph import Op
 from compiler.tir import ir
 from compiler.topi import dense as tdense
 from compiler.topi import injective as inj
+from compiler.topi import strassen as tstrassen
 from compiler.topi.injective import Lazy
 
 from ..master import MasterKind
@@ -99,14 +103,89 @@ def _dense_compute(x2: Lazy, w, name):
                       name=name)
 
 
-@register(Op.DENSE, "dense", kind=MasterKind.DENSE, schedule=_schedule_dense,
-          space=lambda w: _dense_space(w, _rows(w.node.src[0].shape), w.node.src[1].shape[0]),
-          packs=lambda w, cfg: {1: f"dense:{cfg['dense_block']}"})
+#: ``algorithm`` knob of ``dense`` / ``matmul_dense`` -> (``topi.strassen`` table, levels);
+#: "gemm": the plain GEMM. Offered for 2-D float32 products (``dense``: with a constant
+#: weight; ``batch_matmul``: B's sums packed in the kernel) whose leaves (M, N, K over
+#: ``2**levels``) are all at least :data:`FAST_MIN_LEAF` and whole (N/2**levels a multiple
+#: of 64, so that every ``dense_block`` divides it); the products run the GEMM's ``mr`` x
+#: ``dense_block`` (``nb``) register tile.
+FAST_MATMUL = {"gemm": None, "strassen1": ("strassen", 1), "strassen2": ("strassen", 2),
+               "winograd1": ("winograd", 1), "winograd2": ("winograd", 2)}
+#: the smallest leaf side: the AVX2 GEMM runs 256^3 near its 1024^3 rate (one Zen 1 core,
+#: 0.91 ms of CPU time, 36.9 GFLOP/s; 1024^3 35.3 GFLOP/s), so 1024^3 takes two levels
+FAST_MIN_LEAF = 256
+
+
+def _fast_algorithms(w, N: int) -> tuple:
+    """The ``algorithm`` candidates of a product of ``N`` output columns: the GEMM, and the
+    fast ones whose grid fits (2-D float32 operands)."""
+    n = w.node
+    sa = n.src[0].shape
+    if len(sa) != 2 or len(n.src[1].shape) != 2 or n.dtype != "float32":
+        return ("gemm",)
+    M, K = sa
+    return ("gemm",) + tuple(
+        a for a, spec in FAST_MATMUL.items() if spec is not None
+        and min(M, N, K) >= FAST_MIN_LEAF * 2 ** spec[1]
+        and M % 2 ** spec[1] == 0 and K % 2 ** spec[1] == 0 and N % (64 * 2 ** spec[1]) == 0)
+
+
+def _with_algorithm(space: ConfigSpace, w, N: int) -> ConfigSpace:
+    """``space`` plus, where :func:`_fast_algorithms` offers more than the GEMM,
+    ``algorithm`` (default ``"gemm"``)."""
+    algorithms = _fast_algorithms(w, N)
+    if len(algorithms) == 1:
+        return space
+    return ConfigSpace(space.knobs + (Knob("algorithm", algorithms, "gemm"),))
+
+
+def _fast_space(w, N: int) -> ConfigSpace:
+    """``_dense_space`` (+ ``algorithm`` for a constant right operand: packed at compile time)."""
+    space = _dense_space(w, _rows(w.node.src[0].shape), N)
+    return _with_algorithm(space, w, N) if w.is_const(w.node.src[1]) else space
+
+
+def _fast(cfg):
+    return FAST_MATMUL[cfg.as_dict().get("algorithm", "gemm")]
+
+
+def _schedule_fast_or_dense(s, acc, out, cfg):
+    if _fast(cfg) is None:
+        return _schedule_dense(s, acc, out, cfg)
+    return tstrassen.schedule_strassen(s, acc, out, cfg["mr"], cfg["dense_block"])
+
+
+def _fast_packs(kind: str):
+    """``packs`` of a constant right operand that the GEMM packs as ``kind`` (``dense`` from
+    ``[N, K]``, ``dense_t`` from ``[K, N]``) and a fast algorithm as ``strassen1`` ...
+    (with the same ``_t`` suffix)."""
+    tail = kind[len("dense"):]
+
+    def packs(w, cfg):
+        fast = _fast(cfg)
+        return {1: f"{kind if fast is None else f'{fast[0]}{fast[1]}{tail}'}:{cfg['dense_block']}"}
+    return packs
+
+
+def _fast_compute(b, x2, w, shape, cfg):
+    """(view, acc) of the fast algorithm ``cfg`` picks over the packed right operands ``w``
+    (a constant, or a stage of the kernel); its left operands and products are the
+    kernel's workspace."""
+    acc = tstrassen.strassen_matmul(x2, x2.shape, w, *_fast(cfg), name=b.fresh("strassen"))
+    prod = acc.op.reads()[0]
+    b.workspace.extend((prod.op.reads()[0], prod))
+    return _lead_view(acc, shape), acc
+
+
+@register(Op.DENSE, "dense", kind=MasterKind.DENSE, schedule=_schedule_fast_or_dense,
+          space=lambda w: _fast_space(w, w.node.src[1].shape[0]), packs=_fast_packs("dense"))
 def _dense(b, n, a, cfg):
     x = a[0]
     K = x.shape[-1]
     M = int(np.prod(x.shape[:-1]))
     x2 = inj.reshape(x, (M, K))
+    if _fast(cfg) is not None:             # offered for a 2-D x and a constant weight only
+        return _fast_compute(b, x2, a[1]._tensor, n.shape, cfg)
     if n.src[1] in b.packed:
         w = a[1]._tensor
     else:                                  # a computed weight: packed in the kernel
@@ -133,15 +212,17 @@ def _constant_matrix(w):
     return None if w.is_const(n.src[1]) else "the right operand is not a constant input"
 
 
-@register(Op.MATMUL, "matmul_dense", kind=MasterKind.DENSE, schedule=_schedule_dense,
-          space=lambda w: _dense_space(w, _rows(w.node.src[0].shape), w.node.src[1].shape[1]),
-          packs=lambda w, cfg: {1: f"dense_t:{cfg['dense_block']}"},
+@register(Op.MATMUL, "matmul_dense", kind=MasterKind.DENSE, schedule=_schedule_fast_or_dense,
+          space=lambda w: _fast_space(w, w.node.src[1].shape[1]), packs=_fast_packs("dense_t"),
           when=(_constant_matrix,), plevel=15)
 def _matmul_dense(b, n, a, cfg):
     sa = n.src[0].shape
     K = sa[-1]
     M = int(np.prod(sa[:-1]))
-    acc = _dense_compute(inj.reshape(a[0], (M, K)), a[1]._tensor, b.fresh("dense"))
+    x2 = inj.reshape(a[0], (M, K))
+    if _fast(cfg) is not None:             # offered for 2-D products only
+        return _fast_compute(b, x2, a[1]._tensor, n.shape, cfg)
+    acc = _dense_compute(x2, a[1]._tensor, b.fresh("dense"))
     return _lead_view(acc, n.shape), acc
 
 
@@ -154,17 +235,27 @@ def _batch_matmul_space(w) -> ConfigSpace:
     N = sb[-1] if len(sb) > 1 else 1
     gemm = _gemm_block(N, w.target.vector_lanes(32)) if M >= GEMM_MIN_ROWS else None
     nb, mr, pack = (gemm + (True,)) if gemm else (16, 4, False)
-    return ConfigSpace((Knob("mr", _MR.candidates, mr), Knob("nb", (4, 8, 16, 32, 64), nb),
-                        Knob("pack_b", (False, True), pack)))
+    return _with_algorithm(ConfigSpace((
+        Knob("mr", _MR.candidates, mr), Knob("nb", (4, 8, 16, 32, 64), nb),
+        Knob("pack_b", (False, True), pack))), w, N)
+
+
+def _schedule_batch_matmul(s, acc, out, cfg):
+    if _fast(cfg) is None:
+        return tdense.schedule_batch_matmul(s, acc, out, cfg["mr"], cfg["nb"])
+    return tstrassen.schedule_strassen(s, acc, out, cfg["mr"], cfg["nb"])
 
 
 @register(Op.MATMUL, "batch_matmul", kind=MasterKind.BATCH_MATMUL,
-          space=_batch_matmul_space,
-          schedule=lambda s, acc, out, cfg: tdense.schedule_batch_matmul(s, acc, out, cfg["mr"],
-                                                                         cfg["nb"]))
+          space=_batch_matmul_space, schedule=_schedule_batch_matmul)
 def _batch_matmul(b, n, a, cfg):
     xa, xb = a
     sa, sb = n.src[0].shape, n.src[1].shape
+    if _fast(cfg) is not None:             # offered for 2-D operands only: B's sums packed
+        bp = tstrassen.pack_strassen_b(xb, sb, *_fast(cfg), cfg["nb"],
+                                       name=b.fresh("strassen_b"))
+        b.workspace.append(bp)
+        return _fast_compute(b, xa, bp, n.shape, cfg)
     # numpy.matmul: a 1-D operand is a row (a) or a column (b) vector, dropped afterwards
     if len(sa) == 1:
         xa, sa = inj.reshape(xa, (1,) + sa), (1,) + sa

@@ -9,7 +9,9 @@ from compiler.topi import x86_bf16
 CASES = {"conv": ((32, 6, 3, 3), 16), "dense": ((48, 10), 16), "dense_t": ((10, 48), 16),
          "dense_bf16": ((20, 9), 16), "conv_bf16": ((20, 5, 3, 1), 16),
          "conv_bf16_amx": ((20, 40, 3, 2), 16),
-         "wino2": ((32, 6, 3, 3), 16), "wino4": ((16, 3, 3, 3), 8)}
+         "wino2": ((32, 6, 3, 3), 16), "wino4": ((16, 3, 3, 3), 8),
+         **{f"{a}{n}": ((64, 32), 8) for a in ("strassen", "winograd") for n in (1, 2)},
+         **{f"{a}{n}_t": ((32, 64), 8) for a in ("strassen", "winograd") for n in (1, 2)}}
 
 
 def test_every_packing_has_a_case():
@@ -23,6 +25,13 @@ def test_declared_type_is_what_pack_makes(kind):
     out = pack_param(value, f"{kind}:{block}")
     assert (out.shape, str(out.dtype)) == packed_type(shape, "float32", f"{kind}:{block}")
     assert out.flags.c_contiguous
+
+
+@pytest.mark.parametrize("kind", ["strassen2", "winograd1"])
+def test_fast_matmul_packings_of_w_and_its_transpose_agree(kind):
+    # dense's weight w[N, K] and matmul's b[K, N] = w.T give the same packed operands
+    w = np.random.default_rng(3).standard_normal((64, 32)).astype(np.float32)
+    np.testing.assert_array_equal(pack_param(w, f"{kind}:8"), pack_param(w.T, f"{kind}_t:8"))
 
 
 def test_conv_bf16_amx_packing_places_each_weight():

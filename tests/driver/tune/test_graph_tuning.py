@@ -68,14 +68,14 @@ def test_the_layout_stage_measures_every_layout_and_transform_then_decides(tuned
     model, log, s = tuned
     kinds = read_log(log)
     keys = {r.key.split("(")[0] for r in kinds["trial"]}
-    assert keys == {"conv2d_nchw", "conv2d_nchwc", "layout_transform"}
+    assert keys == {"conv2d_nchw", "conv2d_nchwc", "conv2d_nchw_to_nchwc", "layout_transform"}
     stage = plan_layout_stage(model)
     logged = {r.key for r in kinds["trial"] if not r.error}
     assert {k for ks in stage.site_keys for k in ks} <= logged
     assert {t.key for t in stage.transforms} <= logged
     [rec] = kinds[LayoutRecord.KIND]
     assert rec.graph == stage.sites.key and rec.layouts == s.layout.layouts
-    assert rec.layouts[0] == (0, 0)          # 3 input channels: the stem stays NCHW
+    assert rec.layouts[0][0] == 0            # 3 input channels: the stem reads NCHW
     e = rec.estimate
     assert e["exact"], e
     assert e["dp_s"] <= e["per_layer_best_s"] * (1 + 1e-9)
@@ -165,3 +165,46 @@ def test_vta_compile_reports_the_applied_layouts(tuned, tmp_path):
     r = run_cli("compile", model, "--tuning-log", mine.path, "--quiet", "-o", tmp_path / "m.vtamod")
     assert r.exit_code == 0, r.output
     assert "layouts: the graph tuner's choice, 2 of 4 convs in blocked NCHW{b}c" in r.output
+
+
+def inverted_residual_net(path):
+    """x[1,16,8,8] -> 1x1 expand to 32 (clip) -> 3x3 depthwise stride 2 (clip) -> 1x1 project
+    to 16: MobileNetV2's block, its depthwise conv a layout site of its own."""
+    rng = np.random.default_rng(2)
+    inits, nodes = [], []
+    for name, shape in (("e", (32, 16, 1, 1)), ("d", (32, 1, 3, 3)), ("p", (16, 32, 1, 1))):
+        inits += [numpy_helper.from_array((rng.standard_normal(shape) * 0.3).astype(np.float32),
+                                          name + "_w"),
+                  numpy_helper.from_array(rng.standard_normal(shape[0]).astype(np.float32),
+                                          name + "_b")]
+    nodes += [helper.make_node("Conv", ["x", "e_w", "e_b"], ["e"]),
+              helper.make_node("Clip", ["e", "lo", "hi"], ["ec"]),
+              helper.make_node("Conv", ["ec", "d_w", "d_b"], ["d"], pads=[1] * 4, strides=[2, 2],
+                               group=32),
+              helper.make_node("Clip", ["d", "lo", "hi"], ["dc"]),
+              helper.make_node("Conv", ["dc", "p_w", "p_b"], ["y"])]
+    inits += [numpy_helper.from_array(np.float32(0), "lo"), numpy_helper.from_array(np.float32(6), "hi")]
+    g = helper.make_graph(nodes, "inverted_residual",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 8, 8])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16, 4, 4])],
+                          inits)
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
+    return str(path)
+
+
+def test_a_blocked_depthwise_decision_needs_no_transform_between_the_convs(tmp_path):
+    model = inverted_residual_net(tmp_path / "ir.onnx")
+    stage = plan_layout_stage(model)
+    assert [s.candidates for s in stage.sites.sites][1] == ((0, 0), (16, 16), (8, 8))
+    assert stage.site_keys[1][1].startswith("depthwise_conv2d_nchwc(")
+    layouts = [(16, 16)] * 3
+    mine = TuningLog(tmp_path / "mine.jsonl")
+    mine.append(LayoutRecord(stage.sites.key, stage.target, layouts))
+    cm = build_model(model, tuning_log=mine.path)
+    assert cm.stats["layout_transforms"] == 2          # x in, y out: none between the convs
+    x = np.random.default_rng(1).standard_normal((1, 16, 8, 8)).astype(np.float32)
+    m = load_module(cm)
+    m.set_input("x", x)
+    m.run()
+    want = ort.InferenceSession(model, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    np.testing.assert_allclose(m.get_output(0), want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
