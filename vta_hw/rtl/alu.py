@@ -90,13 +90,15 @@ class Alu(wiring.Component):
             take_a = Signal(name=f"take_a{lane}")
             m.d.comb += take_a.eq(s[32] ^ mx)   # MAX with a == b: either operand
             # SHR: one right shifter; a left shift is a right shift of the bit-reversed
-            # operand, filled with zeros instead of the sign, reversed back
+            # operand, filled with zeros instead of the sign, reversed back. Left by
+            # n = min(-b, 31) shifts the reversed operand by one in the wiring and by
+            # n - 1 in the shifter: ~b for -31 <= b <= -1, so no negation adder
             right = ~b[31]
             amount = Signal(5, name=f"amount{lane}")
             m.d.comb += amount.eq(Mux(right, Mux(b[5:].any(), 31, b[:5]),
-                                      Mux(b[5:].all() & b[:5].any(), -b[:5], 31)))
+                                      Mux(b[5:].all() & b[:5].any(), ~b[:5], 30)))
             x = Signal(32, name=f"x{lane}")
-            m.d.comb += x.eq(Mux(right, a, a[::-1]))
+            m.d.comb += x.eq(Mux(right, a, Cat(a[::-1][1:], 0)))
             y = Signal(32, name=f"y{lane}")
             m.d.comb += y.eq((Cat(x, (right & a[31]).replicate(32)) >> amount)[:32])
             r = Signal(32, name=f"r{lane}")

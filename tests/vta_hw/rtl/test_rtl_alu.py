@@ -40,8 +40,22 @@ _ALU_VALUE = {op: op for op in ONE_CYCLE} | {AluOp.REQUANT: AluOp.ADD}
 
 @pytest.mark.parametrize("op", ONE_CYCLE, ids=lambda o: o.name)
 def test_alu_matches_reference(op):
+    _check_alu(op, _cases(op))
+
+
+def test_alu_shr_every_amount():
+    """SHR by every amount from -34 to 34 and the extremes: the edges of the left shift's
+    ``~b`` amount (b = -1, -31, -32) and of the right shift's clamp (31, 32)."""
+    values = [1, -1, 0x55555555, -2**31, 2**31 - 1, 0x12345678, -0x12345678, 3]
+    amounts = list(range(-34, 35)) + [2**31 - 1, -2**31, 2**16, -2**16]
+    cases = [([values[(k + j) % len(values)] for j in range(LANES)], [b] * LANES)
+             for k, b in enumerate(amounts)]
+    _check_alu(AluOp.SHR, cases)
+
+
+def _check_alu(op, cases):
+    """``Alu``'s value of ``op`` for each ``(a, b)`` in ``cases`` against the reference."""
     dut = Alu(LANES)
-    cases = _cases(op)
     got = []
 
     async def testbench(ctx):
