@@ -152,6 +152,22 @@ VTA_OPTIONS = ("config", "calib", "per_channel", "cpu_target", "vthreads", "dram
 CPU_OPTIONS = ("quantize", "calib", "per_channel", "seed", "dtype")
 
 
+def target_kind(target: str) -> str:
+    """The route of target string ``target``: its first word, a named LLVM target
+    (``aarch64``...) counting as ``"llvm"``; one of ``ROUTES``.
+
+    Raises:
+        ArgumentError: (a ValueError) the kind is none of ``ROUTES``, listing them.
+    """
+    kind = target.split()[0] if target.split() else ""
+    if kind in _LLVM_ALIASES:
+        kind = "llvm"
+    if kind not in ROUTES:
+        raise ArgumentError(f"target must be 'llvm' (host CPU), 'cuda' ('cuda -arch=sm_80'), 'opencl' "
+                            f"or 'vta' (the accelerator), not {target!r}")
+    return kind
+
+
 def build_model(model, target: str = "llvm", params=None, input_shapes=None, progress=None,
                 opt_level: int = 3, layout_block: "int | None" = None, example_inputs=None,
                 executor: str = "graph", tuning_log=None, **options) -> CompiledModel:
@@ -231,12 +247,7 @@ def build_model(model, target: str = "llvm", params=None, input_shapes=None, pro
     if not isinstance(target, str):
         raise TypeError(f"target must be a str such as 'llvm', 'cuda', 'opencl' or 'vta', not "
                         f"{target!r}")
-    kind = target.split()[0] if target.split() else ""
-    if kind in _LLVM_ALIASES:
-        kind = "llvm"
-    if kind not in ROUTES:
-        raise ArgumentError(f"target must be 'llvm' (host CPU), 'cuda' ('cuda -arch=sm_80'), 'opencl' "
-                         f"or 'vta' (the accelerator), not {target!r}")
+    kind = target_kind(target)
     extra = [k for k in options if k not in VTA_OPTIONS + CPU_OPTIONS]
     if extra:
         raise TypeError(f"build_model() got unexpected option(s) {', '.join(extra)}; options "

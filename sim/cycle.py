@@ -190,7 +190,9 @@ class CycleResult:
         peak_dram_bytes_per_cycle: bus bytes per beat interval.
         leftover_tokens: tokens left per queue at the end.
         counters: the functional model's event counters (``sim.counters.Counters``)
-            of the value replay, or None when run with ``values=False``.
+            of the value replay, its scheduler's (``steps``, ``insns_by_module``,
+            ``tokens_pushed``/``tokens_popped``) taken from the timed schedule; None when
+            run with ``values=False``.
         trace: a ``sim.trace.Trace`` when run with ``trace=True``, else None.
     """
     cycles: int
@@ -774,6 +776,13 @@ def run(program: Program, dram: np.ndarray | None = None, *,
         for k in order:
             machine.execute(insns[k], k, image)
         warn_unwritten(machine)
+        # what the functional model's scheduler counts, here from the timed schedule
+        c = machine.counters
+        c.steps = len(order)
+        c.insns_by_module = {m: sim.mods[m].stats.insns for m in isa.MODULES
+                             if sim.mods[m].stats.insns}
+        c.tokens_pushed = {q: len(f.push_t) for q, f in sim.tokq.items() if f.push_t}
+        c.tokens_popped = {q: len(f.pop_t) for q, f in sim.tokq.items() if f.pop_t}
     leftover = {q: len(f.push_t) - len(f.pop_t) for q, f in sim.tokq.items()}
     result = CycleResult(
         cycles=cycles, dram=image if values else None,

@@ -133,13 +133,31 @@ class TuningContext:
     def report(self) -> dict:
         """``{"workloads": met, "covered": with a tuned record, "logs": [paths]}`` (the
         logs the caller gave, and the shipped ones that supplied an applied record), plus
-        ``"layouts"``: the per-conv layouts applied from a graph decision, if one was."""
+        ``"layouts"``: the per-conv layouts applied from a graph decision, if one was, and
+        ``"other_shapes"``: :meth:`other_shapes`, if any."""
         used = {self.origin.get(id(r)) for (key, _), r in self.best.items() if key in self.covered}
         logs = list(self.given) + [p for p in self.sources if p in used and p not in self.given]
         out = {"workloads": len(self.workloads), "covered": len(self.covered), "logs": logs}
+        other = self.other_shapes()
+        if other:
+            out["other_shapes"] = other
         if self.layout_applied is not None:
             out["layouts"] = [list(c) for c in self.layout_applied.layouts]
         return out
+
+
+    def other_shapes(self) -> list[str]:
+        """The op kinds (a workload key's name: ``conv2d_nchw``, ``vta_conv2d``...) of which
+        the build met uncovered workloads while the logs the caller gave hold records of
+        that kind for none of the build's workloads: the log was tuned for other shapes (a
+        different ``--input-shape``, batch or preset). Sorted."""
+        given = set(self.given)
+        logged: dict = {}
+        for (key, _), r in self.best.items():
+            if self.origin.get(id(r)) in given:
+                logged.setdefault(key.partition("(")[0], set()).add(key)
+        missed = {k.partition("(")[0] for k in self.workloads - self.covered}
+        return sorted(k for k in missed if logged.get(k) and not logged[k] & self.workloads)
 
 
 def load_tuning(logs=(), shipped: bool = True, shipped_dir=None) -> TuningContext:

@@ -16,7 +16,9 @@ interrupted session leaves a valid log and a rerun continues from it.
 
 Reading skips a damaged line, a record of another format version and a line
 that is not a record, each with a warning naming the file and the line
-number (:class:`TuningLogWarning`).
+number (:class:`TuningLogWarning`; the first five, then a count). A file of which no
+line is a record is not a tuning log (:class:`NotATuningLogError`), and
+:func:`check_log` refuses, before any append, a file whose first line is none.
 
 Besides trials, a log holds graph-level decisions, told apart by a ``kind`` field
 (absent: a trial; ``RECORD_KINDS``). ``"graph_layout"`` (:class:`LayoutRecord`, its own
@@ -37,6 +39,8 @@ import os
 import time
 import warnings
 from dataclasses import dataclass, field
+
+from vta_hw.errors import VtaError
 
 FORMAT_VERSION = 1
 
@@ -164,28 +168,92 @@ class LayoutRecord:
 RECORD_KINDS = {"trial": Record, LayoutRecord.KIND: LayoutRecord}
 
 
+#: per-line warnings one read of a damaged log gives at most; the rest are counted in one
+MAX_LINE_WARNINGS = 5
+
+
+class NotATuningLogError(VtaError, ValueError):
+    """A file given as a tuning log holds lines, but not tuning records (a model, an .npz,
+    any other text): reading it would skip every line, appending to it would damage it."""
+
+
+def _parse_line(line: str):
+    """The record of one log line (a ``RECORD_KINDS`` class); ValueError/TypeError if none."""
+    d = json.loads(line)
+    kind = d.get("kind", "trial") if isinstance(d, dict) else "trial"
+    if kind not in RECORD_KINDS:
+        raise ValueError(f"record kind {kind!r} is unknown to this reader (kinds: "
+                         f"{sorted(RECORD_KINDS)})")
+    return RECORD_KINDS[kind].from_dict(d)
+
+
+def _lines(path):
+    """(line number, text) of the non-empty lines of the file at ``path``."""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for no, line in enumerate(f, 1):
+            if line.strip():
+                yield no, line
+
+
+def check_log(path, first_line: bool = False) -> None:
+    """Check that the file at ``path``, if it exists and holds any line, is a tuning log: some
+    line is a record (``first_line``: its first non-empty line is one, the check before
+    appending, so a model or an .npz given as the log is never written to). Stops at the first
+    record; warns nothing.
+
+    Raises:
+        NotATuningLogError: no line (or not the first) is a record; names the file, the first
+            bad line and why.
+    """
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        return
+    first = None
+    for no, line in _lines(path):
+        try:
+            _parse_line(line)
+            return
+        except (ValueError, TypeError) as e:
+            first = first or (no, e)
+            if first_line:
+                break
+    if first is not None:
+        what = "its first line is not a tuning record" if first_line else \
+            "no line is a tuning record"
+        raise NotATuningLogError(f"{path}: not a tuning log ({what}; line {first[0]}: "
+                                 f"{str(first[1])[:120]})")
+
+
 def read_log(path) -> dict:
     """Every valid line of the log at ``path`` by kind: ``{"trial": [Record...],
     "graph_layout": [LayoutRecord...]}`` in file order; bad lines and unknown kinds are
-    skipped with a :class:`TuningLogWarning` naming the file and the line."""
+    skipped with a :class:`TuningLogWarning` naming the file and the line (the first
+    ``MAX_LINE_WARNINGS``, then one warning counting the rest).
+
+    Raises:
+        NotATuningLogError: the file holds lines but none is a record.
+    """
     path = os.fspath(path)
     out: dict = {k: [] for k in RECORD_KINDS}
     if not os.path.exists(path):
         return out
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for no, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                d = json.loads(line)
-                kind = d.get("kind", "trial") if isinstance(d, dict) else "trial"
-                if kind not in RECORD_KINDS:
-                    raise ValueError(f"record kind {kind!r} is unknown to this reader (kinds: "
-                                     f"{sorted(RECORD_KINDS)})")
-                out[kind].append(RECORD_KINDS[kind].from_dict(d))
-            except (ValueError, TypeError) as e:
-                warnings.warn(f"{path} line {no}: skipped a line that is not a tuning record of "
-                              f"format {FORMAT_VERSION}: {e}", TuningLogWarning, stacklevel=3)
+    bad = []
+    for no, line in _lines(path):
+        try:
+            rec = _parse_line(line)
+        except (ValueError, TypeError) as e:
+            bad.append((no, e))
+            continue
+        out["trial" if isinstance(rec, Record) else rec.KIND].append(rec)
+    if bad and not any(out.values()):
+        raise NotATuningLogError(f"{path}: not a tuning log (no line is a tuning record; line "
+                                 f"{bad[0][0]}: {str(bad[0][1])[:120]})")
+    for no, e in bad[:MAX_LINE_WARNINGS]:
+        warnings.warn(f"{path} line {no}: skipped a line that is not a tuning record of "
+                      f"format {FORMAT_VERSION}: {e}", TuningLogWarning, stacklevel=3)
+    if len(bad) > MAX_LINE_WARNINGS:
+        warnings.warn(f"{path}: skipped {len(bad) - MAX_LINE_WARNINGS} more lines that are not "
+                      "tuning records", TuningLogWarning, stacklevel=3)
     return out
 
 
@@ -212,10 +280,13 @@ def distill(src, dst) -> int:
 
     Raises:
         FileNotFoundError: there is no log ``src`` (its ``filename``).
+        NotATuningLogError: ``src`` holds no record, or ``dst`` exists and is not a tuning
+            log (a model given as ``dst`` is never replaced).
     """
     if not os.path.isfile(src):
         raise FileNotFoundError(errno.ENOENT, "no such tuning log to distill (give a log that "
                                 "`vta tune MODEL -o LOG` wrote)", os.fspath(src))
+    check_log(dst, first_line=True)
     log = read_log(src)
     best = best_records(log["trial"])
     latest = {(r.graph, json.dumps(r.target, sort_keys=True)): r for r in log[LayoutRecord.KIND]}

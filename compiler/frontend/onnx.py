@@ -23,6 +23,7 @@ from ..graph.ir import Graph, input_node
 from .errors import FrontendError, UnsupportedOperatorError
 from .onnx_context import Context, attributes, where
 from .onnx_ops import CONVERTERS
+from .shapes import suggest_input_shape
 
 MIN_OPSET, MAX_OPSET = 11, 21
 UPGRADE_OPSET = 13   # where models below MIN_OPSET are converted to
@@ -136,8 +137,11 @@ def _input_shape(value: onnx.ValueInfoProto, override) -> tuple[int, ...]:
         return override
     if not t.HasField("shape") or None in dims:
         shown = "x".join(str(d) if d else labels[i] for i, d in enumerate(dims)) if t.HasField("shape") else "unknown"
+        hint = (suggest_input_shape(value.name, [d or (labels[i] if labels[i] != "?" else None)
+                                                 for i, d in enumerate(dims)])
+                if t.HasField("shape") else f"--input-shape {value.name}:DIMS, e.g. 1x3x224x224")
         raise FrontendError(f"input {value.name!r} has dynamic shape {shown}; give a static one with "
-                            f"input_shapes={{{value.name!r}: (...)}} (CLI: --input-shape {value.name}:1x3x224x224)")
+                            f"input_shapes={{{value.name!r}: (...)}} (CLI: {hint})")
     return tuple(dims)
 
 

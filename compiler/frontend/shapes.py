@@ -34,3 +34,24 @@ def parse_input_shapes(texts: Iterable[str]) -> dict[str, tuple[int, ...]]:
             raise FrontendError(f"input shape for {name!r} given twice ({out[name]} and {shape}); give it once")
         out[name] = shape
     return out
+
+
+def suggest_input_shape(name: str, dims) -> str:
+    """The ``--input-shape`` to suggest for input ``name`` whose dimensions are ``dims``
+    (ints where the model knows them, a symbol's name or None where it does not): known
+    dimensions kept, an unknown batch (first) dimension 1, any other unknown one left as its
+    symbol for the user to fill in. ``('image', [None, 1, 8, 8])`` -> ``'--input-shape
+    image:1x1x8x8'``; ``('x', ['N', 16, 'H', 'W'])`` -> ``'--input-shape x:1x16xHxW (H, W:
+    the sizes to run at)'``."""
+    parts, free = [], []
+    for i, d in enumerate(dims):
+        if isinstance(d, int) and d > 0:
+            parts.append(str(d))
+        elif i == 0:
+            parts.append("1")
+        else:
+            label = str(d) if d else f"D{i}"
+            parts.append(label)
+            free.append(label)
+    text = f"--input-shape {name}:{'x'.join(parts)}"
+    return text + (f" ({', '.join(free)}: the sizes to run at)" if free else "")

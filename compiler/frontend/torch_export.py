@@ -26,6 +26,7 @@ import torch
 
 from ..graph.ir import Graph, Node, input_node
 from .errors import FrontendError, UnsupportedAtenError
+from .shapes import suggest_input_shape
 from .torch_context import Context, op_name, source_line, where
 from .torch_ops import CONVERTERS
 
@@ -106,8 +107,9 @@ def check_operators(graph) -> None:
         raise UnsupportedAtenError(bad)
 
 
-def _dynamic_dims(ep, input_shapes) -> list[str]:
-    """'input 'x' dimension 0 (s77)' for every symbolic dimension no input shape fixes."""
+def _dynamic_dims(ep, input_shapes) -> list[tuple[str, str]]:
+    """(input name, "input 'x' dimension 0 (s77)") for every symbolic dimension no input
+    shape fixes."""
     out = []
     for spec in ep.graph_signature.input_specs:
         if spec.kind != torch.export.graph_signature.InputKind.USER_INPUT:
@@ -118,7 +120,7 @@ def _dynamic_dims(ep, input_shapes) -> list[str]:
             continue
         for i, d in enumerate(val.shape):
             if not isinstance(d, int):
-                out.append(f"input {name!r} dimension {i} ({d})")
+                out.append((name, f"input {name!r} dimension {i} ({d})"))
     return out
 
 
@@ -169,10 +171,13 @@ def from_exported_program(ep, input_shapes: Mapping[str, tuple] | None = None):
                             f"inputs are {names} (CLI: --input-shape NAME:DIMS takes one of those)")
     dynamic = _dynamic_dims(ep, shapes)
     if dynamic:
-        raise FrontendError(f"the program has dynamic shapes: {', '.join(dynamic)}; give static "
-                            f"shapes with input_shapes={{{names[0]!r}: (1, ...)}} (CLI: "
-                            f"--input-shape {names[0]}:1x3x224x224), or export without "
-                            "dynamic_shapes")
+        first = dynamic[0][0]     # the first input with a dynamic dimension
+        hint = suggest_input_shape(first, [d if isinstance(d, int) else str(d)
+                                           for d in _placeholder(ep, first).meta["val"].shape])
+        raise FrontendError(f"the program has dynamic shapes: "
+                            f"{', '.join(t for _, t in dynamic)}; give static shapes with "
+                            f"input_shapes={{{first!r}: (1, ...)}} (CLI: {hint}), or export "
+                            "without dynamic_shapes")
     fixed = {k: v for k, v in shapes.items()
              if tuple(v) != tuple(_placeholder(ep, k).meta["val"].shape)}
     if fixed:

@@ -7,7 +7,9 @@ import time
 
 import click
 
-from driver.cli.errors import check_input_shapes, friendly, output_path, plural, read_npz
+from driver.cli.errors import (check_input_shapes, check_log_input, friendly, output_path, plural,
+                               read_npz)
+from driver.cli.options import check_config, check_target
 from vta_hw.config import DEFAULT_PRESET, preset_names
 
 
@@ -21,11 +23,11 @@ def _progress(iterable, total, desc):
 @click.argument("model", type=click.Path(dir_okay=False))
 @click.option("-o", "--output", required=True, metavar="DIR",
               help="module folder to write, e.g. out/model.vtamod")
-@click.option("--target", default="llvm", show_default=True,
+@click.option("--target", default="llvm", show_default=True, callback=check_target,
               help="llvm (host CPU; aarch64, armv7, wasm32 or 'llvm -mtriple=...': kernels as an "
                    "object for that machine), cuda (sm_90 cubin; 'cuda -arch=sm_80'), opencl, or "
                    "vta (the accelerator: int8, calibrated)")
-@click.option("--config", "preset", default=None, metavar="PRESET",
+@click.option("--config", "preset", default=None, metavar="PRESET", callback=check_config,
               help="--target vta: accelerator preset or config JSON (default "
                    f"{DEFAULT_PRESET}; presets: {', '.join(preset_names())})")
 @click.option("--calibrate", "calib_path", type=click.Path(dir_okay=False), metavar="DATA.npz",
@@ -114,9 +116,12 @@ def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_
     from compiler.codegen.gpu.cuda import CudaCompileError
     from compiler.frontend import parse_input_shapes
 
+    _refuse_model_suffix(output)
     output_path(output, "-o/--output", folder=True)
     output_path(wasm_path, "--wasm")              # before any work, parents created as for -o
     _check_output_folder(output)
+    if tuning_log is not None:   # some line must be a record; a missing file: the build's error
+        check_log_input(tuning_log, "--tuning-log")
     kind = target.split()[0] if target.split() else ""
     _refuse_unused_precision(kind, quantize, dtype)
     if executor == "aot" and kind in ("cuda", "opencl", "vta"):
@@ -161,13 +166,6 @@ def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_
                          progress=None if quiet else _progress, **extra)
     except CudaCompileError as e:
         raise click.ClickException(_cuda_error(target, e)) from None
-    except ValueError as e:
-        if str(e).startswith("target must be"):   # the library's word for an unknown kind
-            raise click.ClickException(f"--target {target!r}: unknown target; use --target llvm "
-                                       "(host CPU; aarch64, armv7, wasm32 or 'llvm -mtriple=...' "
-                                       "for another machine), --target cuda ('cuda -arch=sm_80'), "
-                                       "--target opencl or --target vta (the accelerator)") from None
-        raise
     cm.save(output)
     st = cm.stats
     click.echo(f"wrote {output}: {plural(st['kernels'], 'kernel')} for "
@@ -258,6 +256,10 @@ def _echo_tuning(cm) -> None:
     if tuning and tuning["logs"]:
         click.echo(f"  tuning: {tuning['covered']} of {plural(tuning['workloads'], 'tunable workload')}"
                    f" covered by {', '.join(tuning['logs'])}")
+    if tuning and tuning.get("other_shapes"):
+        click.echo(f"  tuning: the log's {', '.join(tuning['other_shapes'])} records are for "
+                   "other shapes: tune with the same --input-shape (and --config) as this "
+                   "build")
     if tuning and "layouts" in tuning:
         blocked = sum(1 for ib, _ in tuning["layouts"] if ib)
         click.echo(f"  layouts: the graph tuner's choice, {blocked} of "
@@ -278,6 +280,21 @@ def _check_output_folder(output: str) -> None:
         check_destination(output)
     except ValueError as e:
         raise click.ClickException(f"-o/--output {e}") from None
+
+
+#: suffixes of model and data files: an -o ending in one is a slip, not a module folder name
+_NOT_MODULE_SUFFIXES = (".onnx", ".pt", ".pt2", ".pth", ".npz", ".npy")
+
+
+def _refuse_model_suffix(output: str) -> None:
+    """-o names the module folder to write; refuse one named like a model or data file (it
+    would become a folder called ``model.onnx``), suggesting the same name with .vtamod."""
+    from pathlib import Path
+    p = Path(output)
+    if p.suffix.lower() in _NOT_MODULE_SUFFIXES:
+        raise click.ClickException(f"-o/--output {output}: ends in {p.suffix}, a model or data "
+                                   "file's suffix, but -o names the module folder to write; "
+                                   f"use e.g. -o {p.with_suffix('.vtamod')}")
 
 
 def _cuda_error(target, e) -> str:
@@ -309,8 +326,6 @@ def _placement(preset, kind, clock_mhz, cpu_gmacs, cycle_source, force, cpu_targ
                                      cpu_gmacs=cpu_gmacs, force=forced, cpu_target=cpu_target)
     except PlacementError as e:
         raise click.ClickException(str(e)) from None
-    except ValueError as e:   # a bad --config
-        raise click.ClickException(f"--config {preset}: {e}") from None
     if kind == "cost":
         click.echo(line)
     return place
@@ -320,14 +335,8 @@ def _compile_vta(model, output, preset, calib_path, scale, shapes, per_channel, 
                  placement, quiet, tuning_log=None):
     from compiler import build_model
     from compiler.build_model import import_model
-    from vta_hw.config import load_config
 
     start = time.perf_counter()
-    if preset is not None:
-        try:
-            load_config(preset)  # a bad --config fails before any work
-        except ValueError as exc:
-            raise click.ClickException(f"--config {preset}: {exc}") from None
     # a dynamic batch defaults to 1, as for the CPU targets; other dynamic dimensions fail
     graph, params = import_model(model, input_shapes=shapes)
     calib = _calibration(graph, calib_path, scale)

@@ -5,6 +5,7 @@ the full traceback under ``vta --debug``."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import os
 import traceback
@@ -117,6 +118,18 @@ def read_npz(path: str, option: str, holds: str) -> dict:
         return out
 
 
+def check_log_input(path: str, option: str) -> None:
+    """A tuning log given to ``option`` must hold some tuning record (checked before any
+    work, so a model or an .npz given by mistake is one error line, not a warning per line);
+    a missing file passes (the command's own check names it)."""
+    from compiler.autotune.record import NotATuningLogError, check_log
+    try:
+        check_log(path)
+    except NotATuningLogError as e:
+        raise click.ClickException(f"{option} {e}; give a log that `vta tune MODEL -o LOG` "
+                                   "wrote") from None
+
+
 def read_npy(path: str, option: str):
     """The single array of the .npy ``path`` given to ``option`` (no pickles, no .npz)."""
     import numpy as np
@@ -172,7 +185,10 @@ def output_path(path: str | None, option: str, folder: bool = False) -> str | No
         with tempfile.NamedTemporaryFile(dir=p.parent, prefix=".vta-probe-"):
             pass
     except OSError as e:
+        why = e.strerror or str(e)
+        if e.errno == errno.ENOENT and p.parent.is_dir():   # /proc: the folder refuses files
+            why = "the folder exists but does not take new files"
         raise click.ClickException(f"{option} {path}: cannot write in the folder "
-                                   f"{str(p.parent)!r} ({e.strerror or e}); pick a writable "
+                                   f"{str(p.parent)!r} ({why}); pick a writable "
                                    "place") from None
     return path

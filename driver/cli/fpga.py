@@ -5,6 +5,8 @@ import json
 
 import click
 
+from driver.cli.options import check_config
+
 
 @click.group()
 def fpga() -> None:
@@ -39,7 +41,7 @@ def list_boards(as_json: bool) -> None:
 
 @fpga.command("build")
 @click.option("--board", required=True, metavar="NAME", help="board name (vta fpga list)")
-@click.option("--config", "preset", default=None, metavar="PRESET",
+@click.option("--config", "preset", default=None, metavar="PRESET", callback=check_config,
               help="accelerator preset [default: the largest known to fit the board, else its smallest]")
 @click.option("--clock", "clock_mhz", type=float, default=None, metavar="MHZ",
               help="SoC clock, MHz [default: the board's]")
@@ -48,8 +50,9 @@ def list_boards(as_json: bool) -> None:
 def build_cmd(board: str, preset: str | None, clock_mhz: float | None, out_dir: str | None) -> None:
     """Synthesize, place and route; write the bitstream and report.json.
 
-    Exits 1 with a message when the board or preset is unknown, a tool is
-    missing, the design does not fit, or timing is not met at --clock.
+    Exits 1 with a message when the board is unknown, a tool is missing, the
+    design does not fit, or timing is not met at --clock; 2 (a usage error) for an
+    unknown --config.
     """
     from fpga.boards import BoardError, get_board
     from fpga.build import FpgaBuildError, build

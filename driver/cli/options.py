@@ -1,10 +1,45 @@
-"""Options shared by several subcommands."""
+"""Options shared by several subcommands, and the checks of their values.
+
+Convention: an option value that fails its check before any work (an unknown preset,
+target kind or device) is a usage error, exit 2, as click's own checks (``--trials 0``,
+``--input-shape axb``) are; its message names the option, the value and the valid ones.
+"""
 from __future__ import annotations
 
 import click
 
 from vta_hw.config import DEFAULT_PRESET, preset_names
 
+
+def check_config(ctx, param, value):
+    """click callback of ``--config``: an unknown preset or an unreadable config file is a
+    usage error (``--config bogus: ...``, exit 2) before any work; None passes."""
+    if value is None:
+        return None
+    from vta_hw.config import load_config
+    try:
+        load_config(value)
+    except (ValueError, OSError) as e:
+        raise click.UsageError(f"--config {value}: {e}", ctx=ctx) from None
+    return value
+
+
+def check_target(ctx, param, value):
+    """click callback of ``--target``: an unknown target kind is a usage error (exit 2) that
+    lists the valid ones (``compiler.build_model.target_kind``); the options after the kind
+    are checked by the build."""
+    from compiler.build_model import target_kind
+    try:
+        target_kind(value)
+    except ValueError:
+        raise click.UsageError(
+            f"--target {value!r}: unknown target; use --target llvm (host CPU; aarch64, armv7, "
+            "wasm32 or 'llvm -mtriple=...' for another machine), --target cuda ('cuda "
+            "-arch=sm_80'), --target opencl or --target vta (the accelerator)", ctx=ctx) from None
+    return value
+
+
 config_option = click.option(
     "--config", "config_name", default=DEFAULT_PRESET, show_default=True, metavar="PRESET|FILE",
+    callback=check_config,
     help=f"accelerator preset ({', '.join(preset_names())}) or a config JSON file")

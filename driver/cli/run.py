@@ -16,7 +16,10 @@ from driver.cli.errors import friendly, output_path, plural, read_npy, read_npz
 
 
 def _load_inputs(module, specs, seed):
-    """name -> array from ``--input [NAME=]FILE.npy`` options, seeded random for the rest."""
+    """name -> array from ``--input [NAME=]FILE.npy`` options, seeded random for the rest
+    (a float input the module quantizes: uniform in its calibrated range, so that the random
+    input does not saturate; any other float input: standard normal), and each input's
+    ``input ...`` line for the terminal."""
     from driver.runtime.dlpack import host_array
     info = module.input_info()
     given = {}
@@ -31,16 +34,24 @@ def _load_inputs(module, specs, seed):
             raise click.ClickException(f"--input {spec}: the module has no input {name!r}; "
                                        f"inputs: {', '.join(names)}")
         given[name] = host_array(read_npy(path, "--input"), f"--input {spec}")  # real numbers
+    ranges = {i["name"]: i.get("range") for i in module.graph["inputs"]}
     rng = np.random.default_rng(seed)
-    out = {}
+    out, lines = {}, []
     for name, shape, dtype in info:
+        how = f"random (seed {seed})"
         if name in given:
             out[name] = given[name]   # the module converts it, refusing text or complex values
+            how = "from file"
+        elif np.issubdtype(np.dtype(dtype), np.floating) and ranges.get(name):
+            lo, hi = ranges[name]
+            out[name] = rng.uniform(lo, hi, shape).astype(dtype)
+            how = f"random (seed {seed}, uniform in the calibrated range [{lo:g}, {hi:g}])"
         elif np.issubdtype(np.dtype(dtype), np.floating):
             out[name] = rng.standard_normal(shape).astype(dtype)
         else:  # token ids and masks: 0 or 1, valid for any vocabulary
             out[name] = rng.integers(0, 2, shape).astype(dtype)
-    return out, given
+        lines.append(f"input {name}: {np.dtype(dtype)}{list(shape)} {how}")
+    return out, lines
 
 
 def _describe(name, y):
@@ -57,7 +68,9 @@ def _describe(name, y):
 @click.command("run")
 @click.argument("module_dir", metavar="MODULE", type=click.Path())
 @click.option("--input", "inputs", multiple=True, metavar="[NAME=]FILE.npy",
-              help="input array (repeatable); inputs not given are seeded random normal")
+              help="input array (repeatable); inputs not given are seeded random: standard "
+                   "normal, or for an accelerator module's float input uniform in its "
+                   "calibrated range")
 @click.option("--seed", default=0, show_default=True, help="seed of the random inputs")
 @click.option("--repeat", default=10, show_default=True, type=click.IntRange(min=1),
               help="timed runs for the latency (CPU and GPU modules)")
@@ -104,10 +117,10 @@ def run_cmd(module_dir, inputs, seed, repeat, eval_path, eval_scale, save_output
             return _run_vta(m, inputs, seed, eval_path, eval_scale, save_output)
         if eval_path:
             return _evaluate(m, eval_path, eval_scale)
-        feed, given = _load_inputs(m, inputs, seed)
+        feed, lines = _load_inputs(m, inputs, seed)
+        for line in lines:
+            click.echo(line)
         for name, value in feed.items():
-            how = "from file" if name in given else f"random (seed {seed})"
-            click.echo(f"input {name}: {value.dtype}{list(value.shape)} {how}")
             m.set_input(name, value)
         m.run()
     for i, (name, _, _) in enumerate(m.output_info()):
@@ -124,7 +137,7 @@ def run_cmd(module_dir, inputs, seed, repeat, eval_path, eval_scale, save_output
         where = m.target
     else:
         from driver.runtime import num_threads
-        where = f"{num_threads()} threads"
+        where = plural(num_threads(), "thread")
     click.echo(f"latency: {t['median_s'] * 1e3:.3f} ms median, {t['min_s'] * 1e3:.3f} ms best of "
                f"{plural(repeat, 'run')} ({where})")
 
@@ -160,8 +173,9 @@ def _range_summary():
             yield
         finally:
             for name, (count, size, runs, lo, hi) in seen.items():
-                click.echo("warning: " + describe_out_of_range(name, count, size, lo, hi, runs),
-                           err=True)
+                click.echo("warning: " + describe_out_of_range(
+                    name, count, size, lo, hi, runs, fix="compile with --calibrate samples like "
+                    "these if they are expected"), err=True)
 
 
 def _single_input(m):
@@ -244,13 +258,19 @@ def _run_vta(m, inputs, seed, eval_path, scale, save_output):
         click.echo(f"latency: {elapsed / len(preds) * 1e3:.3f} ms mean per batch of {batch}, "
                    f"{elapsed / n * 1e3:.3f} ms per image (host wall clock, device {device})")
     else:
-        feed, given = _load_inputs(m, inputs, seed)
+        feed, lines = _load_inputs(m, inputs, seed)
+        for line in lines:
+            click.echo(line)
+        t0 = time.perf_counter()
         outs = m(**feed)
+        elapsed = time.perf_counter() - t0
         for (oname, _, _), y in zip(m.output_info(), outs):
             click.echo(_describe(oname, y))
         if save_output:
             np.save(save_output, outs[0])
             click.echo(f"wrote {save_output}")
+        click.echo(f"latency: {elapsed * 1e3:.3f} ms, one run (host wall clock, device "
+                   f"{device}{'' if device == 'fpga' else ': mostly simulation time'})")
     st = m.stats()
     if not m.device.backend.timed:
         click.echo(f"device {device}: {plural(st['runs'], 'program run')}, DRAM {st['dram_bytes']} B "

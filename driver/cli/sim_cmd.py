@@ -72,7 +72,12 @@ def sim(program: str, model: str, as_json: bool, ref: str | None, trace_path: st
     output_path(plot_path, "--plot")
     if plot_path:
         _check_plot_format(plot_path)
-    prog = Program.load(program)
+    try:
+        prog = Program.load(program)
+    except FileNotFoundError:
+        raise click.ClickException(f"PROGRAM {program}: no such file; give a program file "
+                                   "(.vtaprog), e.g. one `vta example gemm -o gemm.vtaprog` "
+                                   "writes") from None
     ref_arrays = (read_npz(ref, "--check", "expected buffers by name (e.g. C=...)")
                   if ref else None)
     for name in ref_arrays or ():

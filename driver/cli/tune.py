@@ -6,13 +6,31 @@ import math
 
 import click
 
-from driver.cli.errors import check_input_shapes, friendly, output_path, plural
+from driver.cli.errors import check_input_shapes, check_log_input, friendly, output_path, plural
+from driver.cli.options import check_config, check_target
 
 
 def _fmt(cost: float, unit: str) -> str:
     if not math.isfinite(cost):
         return "failed"
     return f"{cost * 1e3:.3f} ms" if unit == "s" else f"{cost:,.0f} cycles"
+
+
+def _check_log_output(output: str, verb: str) -> None:
+    """Refuse, before any work, an -o that exists but is not a tuning log (the model itself,
+    an .npz...): writing would ruin it. Suggests a new ``.jsonl`` name beside it."""
+    from pathlib import Path
+
+    from compiler.autotune.record import NotATuningLogError, check_log
+    try:
+        check_log(output, first_line=True)
+    except NotATuningLogError as e:
+        p = Path(output)
+        new = p.with_suffix(".jsonl")
+        if new == p or new.exists():
+            new = p.with_name(p.stem + "_tuning.jsonl")
+        raise click.ClickException(f"-o/--output {e}; vta tune {verb} -o, which would damage "
+                                   f"this file: name a new log, e.g. -o {new}") from None
 
 
 def _infra_options(f):
@@ -32,14 +50,16 @@ def _infra_options(f):
 @click.argument("model", type=click.Path(dir_okay=False))
 @click.option("-o", "--output", required=True, metavar="LOG",
               help="tuning log (JSON lines) to append to; a rerun continues from it")
-@click.option("--target", default="llvm", show_default=True,
+@click.option("--target", default="llvm", show_default=True, callback=check_target,
               help="llvm (this CPU, timed in a worker process), vta (the accelerator's "
                    "conv2d/dense tilings, by cycles on the cycle model), or opencl / cuda (the "
                    "GPU kernels, timed on this machine's device)")
 @click.option("--trials", default=16, show_default=True, type=click.IntRange(1),
               help="measured candidates per task at most")
 @click.option("--time-budget", type=click.FloatRange(min=0, min_open=True), metavar="MIN",
-              help="stop after this many minutes (strict: rounds shrink to the time left)")
+              help="minutes the search and the layout stage may take (strict: rounds shrink "
+                   "to the time left); finding the tasks before, and checking the chosen "
+                   "points and timing the tuned model after, come on top (printed)")
 @click.option("--strategy", type=click.Choice(["xgb", "random"]), default="xgb",
               show_default=True, help="cost-model-guided search or plain random search")
 @click.option("--scheduler", metavar="tcp://HOST:8786",
@@ -47,7 +67,7 @@ def _infra_options(f):
 @click.option("--threads", type=click.IntRange(1), help="CPU threads per measurement")
 @click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
               help="seconds a candidate may take to build and run before it counts as failed")
-@click.option("--config", "preset", default=None, metavar="PRESET",
+@click.option("--config", "preset", default=None, metavar="PRESET", callback=check_config,
               help="--target vta: accelerator preset (default preset)")
 @click.option("--input-shape", "input_shapes", multiple=True, metavar="NAME:1x3x224x224",
               callback=check_input_shapes,
@@ -79,6 +99,9 @@ def tune_cmd(model, output, target, trials, time_budget, strategy, scheduler, th
     """
     output_path(output, "-o/--output")
     output_path(plot, "--plot")
+    _check_log_output(output, "replaces" if distill else "appends to")
+    for log in transfer_logs:
+        check_log_input(log, "--transfer-log")
     if distill:
         from compiler.autotune.record import distill as keep_best
         n = keep_best(model, output)
@@ -119,7 +142,7 @@ def tune_cmd(model, output, target, trials, time_budget, strategy, scheduler, th
     for r in s.results:
         click.echo(f"  {(r.task.name or r.task.key)[:40]:<40} x{r.task.weight}  default "
                    f"{_fmt(r.default_cost, unit)}  tuned {_fmt(r.best_cost, unit)}  "
-                   f"({r.trials} trials)")
+                   f"({plural(r.trials, 'trial')})")
     for name, why in s.checks:
         click.echo(f"warning: the chosen schedule of {name} failed its check: {why}", err=True)
     if s.layout is not None:
@@ -133,6 +156,11 @@ def tune_cmd(model, output, target, trials, time_budget, strategy, scheduler, th
                f"{_fmt(s.tasks_default, s.unit)})"
                + (f"; measured end-to-end latency: {_fmt(s.end_to_end_s, 's')}"
                   if s.end_to_end_s is not None else ""))
+    phases = {"extract": "finding the tasks", "search": "search and checks",
+              "layout": "layout stage", "latency": "tuned build and latency"}
+    click.echo("time: " + ", ".join(f"{phases[k]} {v:.1f} s" for k, v in s.seconds.items())
+               + (f" (budget {time_budget * 60:g} s: search and layout stage)"
+                  if time_budget else ""))
     click.echo(f"wrote {output}")
     if plot:
         from driver.tune.plot import plot_curves

@@ -29,13 +29,17 @@ class InputRangeWarning(UserWarning):
         super().__init__(describe_out_of_range(name, count, size, lo, hi))
 
 
+#: how a Python caller recalibrates (the CLI names its own option instead)
+CALIBRATE_FIX = "calibrate with inputs like these (calib=...) if they are expected"
+
+
 def describe_out_of_range(name: str, count: int, size: int, lo: float, hi: float,
-                          runs: int = 1) -> str:
-    """The one-line report of ``count`` of ``size`` values of input ``name`` beyond [lo, hi]."""
+                          runs: int = 1, fix: str = CALIBRATE_FIX) -> str:
+    """The one-line report of ``count`` of ``size`` values of input ``name`` beyond [lo, hi],
+    ending in ``fix`` (what to do if such inputs are expected)."""
     many = f"{count} of {size} value(s)" if runs == 1 else f"{count} value(s) in {runs} runs"
     return (f"input {name!r}: {many} lie outside the calibrated range "
-            f"[{lo:g}, {hi:g}] (infinities included) and saturate to int8 -128/127; "
-            "calibrate with inputs like these (calib=...) if they are expected")
+            f"[{lo:g}, {hi:g}] (infinities included) and saturate to int8 -128/127; {fix}")
 
 
 class InputNaNWarning(UserWarning):

@@ -158,6 +158,9 @@ def _open_dir(path: str) -> int:
     come from one folder even if another process swaps a new module in meanwhile."""
     try:
         return os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    except FileNotFoundError:
+        raise RuntimeModuleError(f"{path!r} does not exist; give the folder that `vta compile "
+                                 "model.onnx -o model.vtamod` wrote") from None
     except OSError:
         raise RuntimeModuleError(f"{path!r} is not a compiled module folder; create one with "
                                  "`vta compile model.onnx -o model.vtamod`") from None

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from compiler.autotune import TuningLog, extract_tasks, tune
 from compiler.autotune.layout_stage import tune_layouts
+from compiler.autotune.record import check_log
 from vta_hw.errors import ArgumentError
 
 
@@ -35,6 +36,10 @@ class Summary:
         end_to_end_s: the built model's measured latency with the log (CPU; else None).
         layout: the graph tuner's decision (``record.LayoutRecord``; CPU with graph
             tuning, else None); its ``estimate`` holds the estimated totals in seconds.
+        seconds: wall seconds per phase: ``extract`` (import the model, find its tasks),
+            ``search`` (the per-task search, within ``time_budget_s``, then the check of
+            each task's best point), ``layout`` (the layout stage, within what is left of
+            the budget), ``latency`` (build the model with the log and time it).
     """
 
     results: list
@@ -44,6 +49,7 @@ class Summary:
     end_to_end_s: "float | None" = None
     checks: list = field(default_factory=list)
     layout: object = None
+    seconds: dict = field(default_factory=dict)
 
 
 def make_runner(target: str, scheduler: "str | None" = None, timeout: float = 60.0,
@@ -110,25 +116,33 @@ def tune_model(model, output, *, target: str = "llvm", trials: int = 16,
     Raises:
         ValueError: an unknown strategy or target; compiler.frontend.FrontendError: the
             model does not import; OSError: the Dask scheduler cannot be reached;
-            FileNotFoundError: a transfer log that does not exist (its ``filename``).
+            FileNotFoundError: a transfer log that does not exist (its ``filename``);
+            compiler.autotune.record.NotATuningLogError: ``output`` exists and its first line
+            is not a tuning record (nothing is appended to it).
     """
+    check_log(output, first_line=True)    # never append to a model or other non-log file
     transfer = transfer_records(transfer_logs)
     runner = make_runner(target, scheduler, timeout, threads, build_jobs)
     vta = target.split()[0] == "vta"
     layout = None
+    seconds = {}
+    t0 = time.monotonic()
     try:
         tasks = extract_tasks(model, target, input_shapes=input_shapes, vta_config=vta_config)
         if on_tasks is not None:
             on_tasks(tasks)
         start = time.monotonic()
+        seconds["extract"] = start - t0
         results = tune(tasks, runner, trials=trials, log=TuningLog(output), strategy=strategy,
                        time_budget_s=time_budget_s, on_trial=on_trial, transfer=transfer)
+        seconds["search"] = time.monotonic() - start
         if graph_tuning and target.split()[0] not in ("vta", "cuda", "opencl"):
             left = None if time_budget_s is None else \
                 max(time_budget_s - (time.monotonic() - start), 0.0)
             _, layout = tune_layouts(model, runner, TuningLog(output), target=target,
                                      trials=trials, input_shapes=input_shapes,
                                      strategy=strategy, time_budget_s=left, transfer=transfer)
+            seconds["layout"] = time.monotonic() - start - seconds["search"]
     finally:
         if hasattr(runner, "close"):
             runner.close()
@@ -139,7 +153,10 @@ def tune_model(model, output, *, target: str = "llvm", trials: int = 16,
     s.checks = [(r.task.name, r.check) for r in results if r.check]
     s.layout = layout
     if measure_model and not vta and tasks:
+        t1 = time.monotonic()
         s.end_to_end_s = model_latency(model, target, output, input_shapes, threads)
+        seconds["latency"] = time.monotonic() - t1
+    s.seconds = seconds
     return s
 
 

@@ -406,7 +406,8 @@ def test_python_dash_m_runs_the_cli(tmp_path):
         assert r.returncode == 0 and json.loads(r.stdout)["config"], (mod, r.stdout, r.stderr)
     r = subprocess.run([sys.executable, "-m", "driver.cli", "info", "--config", "nope"], cwd=REPO,
                        capture_output=True, text=True, timeout=120)
-    assert r.returncode == 1 and "Error: " in r.stderr and "Traceback" not in r.stderr
+    assert r.returncode == 2 and "Error: --config nope: " in r.stderr    # a usage error
+    assert "Traceback" not in r.stderr
 
 
 def test_input_shape_rank_and_name_errors_show_the_cli_fix(tmp_path):
@@ -444,3 +445,44 @@ def test_a_malformed_input_shape_is_a_usage_error_before_work(tmp_path):
         assert "Invalid value for '--input-shape'" in res.output
         assert "input shape must look like name:1x3x224x224" in res.output
     assert not list(tmp_path.iterdir())
+
+
+def test_bad_option_values_are_usage_errors_naming_the_option(cpu_module, tmp_path):
+    """one convention: an unknown --target, --device or --config is exit 2 (as click's own
+    checks), its message names the option, the value and the valid ones"""
+    for args, words in (
+            (["compile", DIGITS, "--target", "tpu", "-o", tmp_path / "a"],
+             ("--target 'tpu': unknown target", "llvm", "cuda", "opencl", "vta")),
+            (["tune", DIGITS, "--target", "tpu", "-o", tmp_path / "t.jsonl"],
+             ("--target 'tpu': unknown target", "llvm", "cuda", "opencl", "vta")),
+            (["run", cpu_module, "--device", "tpu"], ("'--device'", "'tpu'", "fsim", "tsim")),
+            (["info", "--config", "bogus"], ("--config bogus:", "presets:"))):
+        res = CliRunner().invoke(cli, [str(a) for a in args])
+        assert res.exit_code == 2, (args, res.output)
+        assert "Traceback" not in res.output
+        for w in words:
+            assert w in res.output, (w, res.output)
+    assert not list(tmp_path.iterdir())
+
+
+def test_missing_module_and_program_say_they_do_not_exist(tmp_path):
+    fails(["run", tmp_path / "nothere.vtamod"], f"{tmp_path / 'nothere.vtamod'}' does not exist",
+          "vta compile")
+    fails(["sim", tmp_path / "nothere.vtaprog"],
+          f"PROGRAM {tmp_path / 'nothere.vtaprog'}: no such file", "vta example gemm")
+
+
+def test_a_folder_that_refuses_files_is_not_called_missing():
+    """/proc exists: creating a file there fails with ENOENT, which must not read as
+    '/proc: No such file or directory'"""
+    out = fails(["example", "gemm", "-o", "/proc/x.vtaprog"], "-o/--output /proc/x.vtaprog",
+                "the folder exists but does not take new files")
+    assert "No such file" not in out
+
+
+@pytest.mark.parametrize("suffix", [".onnx", ".pt", ".npz"])
+def test_compile_refuses_an_output_named_like_a_model(tmp_path, suffix):
+    out = tmp_path / f"digits{suffix}"
+    fails(["compile", DIGITS, "-o", out], f"-o/--output {out}: ends in {suffix}",
+          f"-o {tmp_path / 'digits.vtamod'}")
+    assert not out.exists()

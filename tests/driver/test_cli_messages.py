@@ -88,7 +88,11 @@ def test_dynamic_height_and_width_need_an_input_shape(tmp_path):
     for target in ("llvm", "vta"):
         _error(_cli("compile", model, "--target", target, "-o", tmp_path / "c.vtamod",
                     "--quiet"),
-               "input 'x' has dynamic shape Nx16xHxW", "--input-shape x:")
+               "input 'x' has dynamic shape Nx16xHxW",
+               "--input-shape x:1x16xHxW (H, W: the sizes to run at)")
+    one_channel = _conv_onnx(tmp_path / "one.onnx", ["N", 16, 4, "W"])
+    _error(_cli("compile", one_channel, "-o", tmp_path / "c.vtamod", "--quiet"),
+           "--input-shape x:1x16x4xW (W: the sizes to run at)")
     batch_only = _conv_onnx(tmp_path / "b.onnx", ["N", 16, 4, 4])
     res = _cli("compile", batch_only, "-o", tmp_path / "b.vtamod", "--quiet")
     assert res.exit_code == 0 and "input  x: float32[1, 16, 4, 4]" in res.output

@@ -59,11 +59,29 @@ def test_vta_run_prints_the_count_and_refuses_nan(digits, tmp_path):
     r = run_cli("run", digits, "--device", "fsim", "--input", f"image={tmp_path / 'big.npy'}")
     assert r.exit_code == 0, r.output
     assert "warning: input 'image': 2 of 64 value(s) lie outside the calibrated range" in r.output
+    assert "compile with --calibrate samples like these" in r.output and "calib=" not in r.output
     x[0, 0, 0, 0] = np.nan
     np.save(tmp_path / "nan.npy", x)
     r = run_cli("run", digits, "--device", "fsim", "--input", f"image={tmp_path / 'nan.npy'}")
     assert r.exit_code == 1 and "input 'image' has 1 NaN value(s) of 64" in r.output
     assert "Traceback" not in r.output
+
+
+@pytest.mark.parametrize("device", ["fsim", "tsim"])
+def test_vta_run_draws_its_random_input_from_the_calibrated_range(digits, device):
+    """no saturation warning for the default input; the input and latency lines as for a
+    CPU module (test_runtime_cli), cycles on top for the timed device"""
+    lo, hi = next(i["range"] for i in load_module(digits).graph["inputs"])
+    r = run_cli("run", digits, "--device", device)
+    assert r.exit_code == 0, r.output
+    assert "warning" not in r.output
+    lines = r.output.splitlines()
+    assert lines[0] == (f"input image: float32[1, 1, 8, 8] random (seed 0, uniform in the "
+                        f"calibrated range [{lo:g}, {hi:g}])")
+    assert lines[1].startswith("output logits: float32[1, 10] top-5 classes: ")
+    assert re.fullmatch(rf"latency: [0-9.]+ ms, one run \(host wall clock, device {device}: "
+                        r"mostly simulation time\)", lines[2]), lines[2]
+    assert ("total cycles" in r.output) == (device == "tsim")
 
 
 def test_vta_run_eval_sums_range_warnings_into_one_stderr_line(digits, tmp_path):

@@ -88,8 +88,11 @@ def test_input_errors_name_the_problem(saved):
 
 
 def test_load_errors(tmp_path, saved):
-    with pytest.raises(RuntimeModuleError, match="not a compiled module folder"):
+    with pytest.raises(RuntimeModuleError, match="nothing' does not exist"):
         load_module(str(tmp_path / "nothing"))
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(RuntimeModuleError, match="not a compiled module folder"):
+        load_module(str(tmp_path / "afile"))
     src = saved[0]
     broken = tmp_path / "broken.vtamod"
     shutil.copytree(src, broken)

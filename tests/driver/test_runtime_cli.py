@@ -53,7 +53,7 @@ def test_errors_exit_non_zero_with_a_message(digits_module, tmp_path):
     res = runner.invoke(cli, ["compile", DIGITS, "-o", str(tmp_path / "m"), "--input-shape", "image:1x1x8"])
     assert res.exit_code != 0 and "Error" in res.output
     res = runner.invoke(cli, ["run", str(tmp_path / "nothing.vtamod")])
-    assert res.exit_code != 0 and "not a compiled module folder" in res.output
+    assert res.exit_code != 0 and "nothing.vtamod' does not exist" in res.output
     np.save(tmp_path / "bad.npy", np.zeros((1, 1, 4, 4), "float32"))
     res = runner.invoke(cli, ["run", digits_module, "--input", str(tmp_path / "bad.npy")])
     assert res.exit_code != 0 and "compiled for [1, 1, 8, 8]" in res.output
@@ -81,4 +81,4 @@ def test_cross_target_compiles_to_an_object_and_run_names_the_machine(tmp_path):
     res = CliRunner().invoke(cli, ["run", out])
     assert res.exit_code == 1 and "kernels compiled for aarch64" in res.output, res.output
     res = CliRunner().invoke(cli, ["compile", DIGITS, "--target", "tpu", "-o", str(tmp_path / "x")])
-    assert res.exit_code == 1 and "--target 'tpu': unknown target" in res.output, res.output
+    assert res.exit_code == 2 and "--target 'tpu': unknown target" in res.output, res.output

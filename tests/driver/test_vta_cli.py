@@ -42,12 +42,26 @@ def test_info_text_marks_missing_tools(monkeypatch):
     assert "NoSuchTool" in res.output and "not found" in res.output
 
 
-def test_unknown_preset_is_a_clear_error():
-    res = run("info", "--config", "9x9_nope")
-    assert res.exit_code == 1
-    assert "no preset or config file named '9x9_nope'" in res.output
-    assert "1x16_i8w8a32_15_15_18_17" in res.output  # lists the presets
-    assert "Traceback" not in res.output
+def test_unknown_preset_is_a_clear_error(tmp_path):
+    """every command's --config names the option and the value: a usage error (exit 2)"""
+    digits = "examples/digits/digits_cnn.onnx"
+    for cmd in (["info"], ["example", "gemm", "-o", tmp_path / "g.vtaprog"],
+                ["tune", digits, "--target", "vta", "-o", tmp_path / "t.jsonl"],
+                ["compile", digits, "--target", "vta", "-o", tmp_path / "m.vtamod"]):
+        res = run(*cmd, "--config", "9x9_nope")
+        assert res.exit_code == 2, (cmd, res.output)
+        assert "Error: --config 9x9_nope: no preset or config file named '9x9_nope'" in res.output
+        assert "1x16_i8w8a32_15_15_18_17" in res.output  # lists the presets
+        assert "Traceback" not in res.output
+    assert not list(tmp_path.iterdir())
+
+
+def test_cycle_model_json_fills_every_counter_the_functional_model_does(gemm_files):
+    """no empty dicts or zero steps standing in for counts the cycle model did not make"""
+    cyc = json.loads(run("sim", gemm_files[0], "--json").output)["counters"]
+    fun = json.loads(run("sim", gemm_files[0], "--model", "functional", "--json").output)
+    assert cyc == fun["counters"]
+    assert cyc["steps"] > 0 and cyc["insns_by_module"] and cyc["tokens_pushed"]
 
 
 def test_sim_checks_example_against_numpy(gemm_files):

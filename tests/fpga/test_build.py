@@ -2,7 +2,8 @@
 
 CI builds the smallest preset for one ECP5 board (ULX3S-85F) and for the
 iCEBreaker; the 1x8 bar (ULX3S-85F at 50 MHz) and ECPIX-5 are ``slow``.
-Each (board, preset) is built once per session (``fpga_build`` fixture).
+Each (board, preset) is built once per session (``fpga_build`` fixture); the builds the
+selected tests need start together, two at a time.
 """
 from __future__ import annotations
 
@@ -14,6 +15,25 @@ import pytest
 from fpga.boards import BOARDS, MID, SMALL, TINY
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+
+#: the build each test reads, by test name (started together when those tests are selected)
+BUILDS = {
+    "test_ulx3s_smallest_preset_builds_and_meets_timing": ("ulx3s-85f", SMALL),
+    "test_icebreaker_smallest_preset_fits_and_meets_timing": ("icebreaker",
+                                                              BOARDS["icebreaker"].smallest),
+    "test_ulx3s_1x8_fits_at_the_default_clock": ("ulx3s-85f", MID),
+    "test_ulx3s_1x8_closes_timing_at_50mhz": ("ulx3s-85f", MID, 50.0),
+    "test_ecpix5_smallest_preset_builds": ("ecpix5-85", SMALL),
+}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _start_the_selected_builds(request, fpga_build):
+    selected = {item.name for item in request.session.items}
+    for name, key in BUILDS.items():   # the longest first
+        if name in selected:
+            fpga_build.start(*key)
 
 
 def _check_report(rep, board, preset, clock_mhz):

@@ -27,8 +27,9 @@ def test_build_bad_board_lists_boards_and_exits_nonzero():
 
 def test_build_bad_preset_lists_presets_and_exits_nonzero():
     r = CliRunner().invoke(cli, ["fpga", "build", "--board", "ulx3s-85f", "--config", "2x2"])
-    assert r.exit_code == 1
-    assert "no preset named '2x2'; presets:" in r.output and "1x8_i8w8a32_11_12_13_14" in r.output
+    assert r.exit_code == 2     # a bad option value is a usage error, as for every --config
+    assert "--config 2x2: no preset or config file named '2x2'; presets:" in r.output
+    assert "1x8_i8w8a32_11_12_13_14" in r.output
 
 
 def test_build_pynq_writes_the_vivado_project(tmp_path):

@@ -238,6 +238,8 @@ def test_counters_add_up_and_values_match_functional():
             for m, st in r.modules.items():
                 assert st.busy + st.idle + sum(st.stalls.values()) == r.cycles, (cfg.name, seed, m)
             assert r.leftover_tokens == f.leftover_tokens
+            # every event counter, the scheduler's (steps, tokens, insns per module) included
+            assert r.counters.to_dict() == f.counters.to_dict(), (cfg.name, seed)
             gemm_macs = sum(i.iter_out * i.iter_in * (i.uop_end - i.uop_bgn)
                             for i in prog.insns if i.opcode.name == "GEMM" and not i.reset)
             assert r.gemm_macs == gemm_macs * cfg.macs_per_cycle

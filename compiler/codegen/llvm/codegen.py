@@ -266,7 +266,8 @@ class _FunctionEmitter(ExprEmitter):
             raise ValueError(f"loop {s.var.name!r} is bound to thread axis {s.thread!r}; the LLVM "
                              "CPU backend has no thread axes (use parallel instead of bind)")
         extent = s.extent.arg if s.extent.op is Op.CONST else None
-        if s.kind is ForKind.PARALLEL and self.target.has_threads and not self.in_parallel:
+        if s.kind is ForKind.PARALLEL and self.target.has_threads and not self.in_parallel \
+                and par.stored_elements(s) >= par.MIN_PARALLEL_WORK:
             return self._parallel_for(s)
         if s.kind is ForKind.VECTORIZED and extent is not None and _vectorizable(s.body, s.var):
             return self._vector_for(s, extent)

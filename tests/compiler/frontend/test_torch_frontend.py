@@ -134,7 +134,7 @@ def test_dynamic_dimension_is_an_error_naming_it_unless_input_shapes_fix_it():
     model, ep = _dynamic_program()
     with pytest.raises(FrontendError, match=r"^the program has dynamic shapes: input 'input' "
                        r"dimension 0 \(\w+\); give static shapes with input_shapes=\{'input': "
-                       r"\(1, \.\.\.\)\} \(CLI: --input-shape input:1x3x224x224\)"):
+                       r"\(1, \.\.\.\)\} \(CLI: --input-shape input:1x8\)"):
         import_model(ep)
     graph, _ = import_model(ep, input_shapes={"input": (5, 8)})
     assert graph.inputs[0].shape == (5, 8)

@@ -105,7 +105,8 @@ def test_executor_errors():
 
 
 def test_entry_and_kernels_allocate_nothing(digits):
-    """The library's undefined symbols: libgomp and libc's memcpy, no allocator."""
+    """The library's undefined symbols: no allocator (libgomp's and libc's memcpy at most;
+    the digits CNN's kernels are too small to fork-join)."""
     import shutil
     import subprocess
     if shutil.which("nm") is None:
@@ -114,7 +115,6 @@ def test_entry_and_kernels_allocate_nothing(digits):
     out = subprocess.run(["nm", "-D", "--undefined-only", os.path.join(folder, "model.so")],
                          capture_output=True, text=True, timeout=60, check=True).stdout
     undefined = {line.split()[-1].split("@")[0] for line in out.splitlines() if line.strip()}
-    assert "GOMP_parallel" in undefined
     assert not undefined & {"malloc", "calloc", "realloc", "aligned_alloc", "posix_memalign", "free"}
 
 

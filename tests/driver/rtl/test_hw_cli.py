@@ -17,7 +17,8 @@ def test_export_writes_verilog(tmp_path):
 def test_export_unknown_preset(tmp_path):
     res = CliRunner().invoke(cli, ["hw", "export", "--config", "nope", "-o",
                                    str(tmp_path / "x.v")])
-    assert res.exit_code == 1 and "no preset or config file named 'nope'" in res.output
+    assert res.exit_code == 2      # a bad option value is a usage error, as for every --config
+    assert "--config nope: no preset or config file named 'nope'" in res.output
 
 
 def test_export_bad_page_size(tmp_path):

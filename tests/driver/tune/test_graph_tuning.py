@@ -76,6 +76,8 @@ def test_the_layout_stage_measures_every_layout_and_transform_then_decides(tuned
     [rec] = kinds[LayoutRecord.KIND]
     assert rec.graph == stage.sites.key and rec.layouts == s.layout.layouts
     assert rec.layouts[0][0] == 0            # 3 input channels: the stem reads NCHW
+    assert set(s.seconds) == {"extract", "search", "layout"}    # no latency: not measured
+    assert all(v > 0 for v in s.seconds.values()), s.seconds
     e = rec.estimate
     assert e["exact"], e
     assert e["dp_s"] <= e["per_layer_best_s"] * (1 + 1e-9)

@@ -21,14 +21,15 @@ def vadd(n=1000, dtype="float32"):
 
 
 def test_scheduled_elementwise_parallel_vectorized():
-    A, B, C = vadd()
+    n = 1 << 16     # over codegen's MIN_PARALLEL_WORK: a smaller nest runs serially
+    A, B, C = vadd(n)
     s = te.create_schedule(C)
     xo, xi = s[C].split(C.op.axis[0], factor=16)
     s[C].vectorize(xi)
     s[C].parallel(xo)
     f = compiler.build(s, [A, B, C], name="vadd")    # the module is callable
-    a, b = RNG.random(1000, dtype="float32"), RNG.random(1000, dtype="float32")
-    c = np.zeros(1000, "float32")
+    a, b = RNG.random(n, dtype="float32"), RNG.random(n, dtype="float32")
+    c = np.zeros(n, "float32")
     f(a, b, c)
     np.testing.assert_array_equal(c, a + b)
     assert "GOMP_parallel" in f.llvm_ir and "x float>" in f.llvm_ir

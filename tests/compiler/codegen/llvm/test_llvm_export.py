@@ -13,8 +13,11 @@ from compiler.codegen import AARCH64, ARMV7, WASM32, host_target, load_library, 
 EM_X86_64, EM_ARM, EM_AARCH64 = 62, 40, 183
 
 
+N = 1 << 15     # codegen's MIN_PARALLEL_WORK: a smaller nest runs serially
+
+
 def schedule():
-    n = 256
+    n = N
     A = te.placeholder((n,), "float32", "A")
     B = te.compute((n,), lambda i: A[i] * 2.0 + 1.0, name="B")
     s = te.create_schedule(B)
@@ -64,7 +67,7 @@ def test_cross_modules_do_not_run_here():
     s, args = schedule()
     m = build(s, args, target=AARCH64, name="scale")
     with pytest.raises(ValueError, match="built for llvm -mtriple=aarch64-unknown-linux-gnu .*cannot run here"):
-        m(np.zeros(256, "float32"), np.zeros(256, "float32"))
+        m(np.zeros(N, "float32"), np.zeros(N, "float32"))
     with pytest.raises(ValueError, match="shared libraries are linked for the host only"):
         m.export_library("/tmp/never.so")
 
@@ -76,8 +79,8 @@ def test_shared_library_roundtrip(tmp_path):
     path = m.export_library(str(tmp_path / "libscale.so"))
     lib = load_library(path)
     assert [spec.name for spec in lib.specs["scale"]] == ["A", "B"]
-    a = np.random.default_rng(3).random(256, dtype="float32")
-    b = np.zeros(256, "float32")
+    a = np.random.default_rng(3).random(N, dtype="float32")
+    b = np.zeros(N, "float32")
     lib(a, b)
     np.testing.assert_allclose(b, a * 2 + 1, rtol=1e-6)
     with pytest.raises(ValueError, match="argument 'A' has shape"):
@@ -117,8 +120,8 @@ def test_explicit_cpu_overrides_host_features():
     assert m.target.is_host and m.target.cpu == "haswell"
     asm = m.assembly()
     assert "ymm" in asm and "zmm" not in asm
-    a = np.arange(256, dtype="float32")
-    b = np.zeros(256, "float32")
+    a = np.arange(N, dtype="float32")
+    b = np.zeros(N, "float32")
     m(a, b)
     np.testing.assert_array_equal(b, a * 2 + 1)
 

@@ -13,6 +13,14 @@ RNG = np.random.default_rng(1)
 c = T.const
 
 
+@pytest.fixture(autouse=True)
+def every_parallel_loop_forks(monkeypatch):
+    """These nests are small: let each parallel loop fork-join anyway, to test the outlining
+    (``test_small_nests_run_serially`` tests the threshold itself)."""
+    import compiler.codegen.llvm.parallel as par
+    monkeypatch.setattr(par, "MIN_PARALLEL_WORK", 1)
+
+
 def loop(v, n, body, kind=ForKind.SERIAL, lo=0):
     return T.For(v, c(lo), c(n), kind, body)
 
@@ -38,6 +46,35 @@ def test_parallel_2d_matches_interpreter_and_calls_libgomp():
     (_, got), (_, ref) = run_both(f, a, np.zeros((M, N), "float32"))
     np.testing.assert_array_equal(got, ref)
     np.testing.assert_allclose(got, a * 2 + np.arange(M)[:, None], rtol=1e-6)
+    assert "GOMP_parallel" in compile_funcs(f).llvm_ir
+
+
+def test_small_nests_run_serially(monkeypatch):
+    """A parallel nest storing under ``MIN_PARALLEL_WORK`` elements runs without a fork-join
+    (vector stores count their lanes); one at the threshold, or of unknown size, forks."""
+    import compiler.codegen.llvm.parallel as par
+    monkeypatch.setattr(par, "MIN_PARALLEL_WORK", 64)
+    i, j, n = T.var("i"), T.var("j"), T.var("n", "int32")
+
+    def func(rows, cols, lanes=1, extent=None):
+        A = T.Buffer("A", "float32", (rows * cols * lanes,))
+        value = c(1.0, "float32") if lanes == 1 else T.broadcast(c(1.0, "float32"), lanes)
+        index = (i * cols + j) * lanes
+        store = T.Store(A, value, (index if lanes == 1 else T.ramp(index, 1, lanes),))
+        f = T.PrimFunc("fill", (A,) + ((n,) if extent is not None else ()),
+                       T.For(i, c(0), extent if extent is not None else c(rows),
+                             ForKind.PARALLEL, loop(j, cols, store)))
+        return f, A
+
+    for (rows, cols, lanes), forks in [((7, 9, 1), False), ((8, 8, 1), True),
+                                       ((4, 4, 2), False), ((4, 4, 4), True)]:
+        f, _ = func(rows, cols, lanes)
+        m = compile_funcs(f)
+        a = np.zeros(rows * cols * lanes, "float32")
+        m(a)
+        np.testing.assert_array_equal(a, 1)
+        assert ("GOMP_parallel" in m.llvm_ir) == forks, (rows, cols, lanes)
+    f, _ = func(2, 3, extent=n)
     assert "GOMP_parallel" in compile_funcs(f).llvm_ir
 
 
