@@ -49,8 +49,9 @@ STEP_NAMES = {"yosys": "synthesis (yosys)", "nextpnr-ecp5": "place and route (ne
 STEP_LIMIT_S = 3 * 3600.0
 
 #: Yosys commands run before synthesis: registers whose wire name contains ``_dup``
-#: are copies the RTL makes on purpose to cut fan-out (``rtl/core.py``'s per-lane
-#: forwarding flags); ``opt_merge`` would fold them back into one unless kept.
+#: are copies the RTL makes on purpose to cut fan-out (``rtl/alu.py``'s ``lane_flags``:
+#: the core's per-lane forwarding and result selects, the ALU's decoded opcode);
+#: ``opt_merge`` would fold them back into one unless kept.
 KEEP_DUPLICATES = "setattr -set keep 1 w:*_dup* %ci1:+$dff[Q] t:$dff %i"
 #: Yosys options of iCE40 builds: UltraPlus DSPs (SB_MAC16) for the multipliers, and the
 #: SoC's memory (``fpga.memory``) in SPRAM. Amaranth gives every memory an initial value

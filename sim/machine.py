@@ -26,7 +26,7 @@ from sim.loops import chunks, first_past
 from sim.written import Written
 from vta_hw import isa
 from vta_hw.config import VTAConfig
-from vta_hw.alu import alu_op
+from vta_hw.alu import CLEARS_ACC, alu_op
 from vta_hw.isa import Alu, Finish, Gemm, Load, MemId, Store
 
 _PADS = ("y_pad_0", "y_pad_1", "x_pad_0", "x_pad_1")
@@ -296,8 +296,9 @@ class Machine:
     def alu(self, insn: Alu, index: int) -> None:
         """``acc[dst] = op(acc[dst], b)`` per uop iteration, in loop order, with
         ``b = imm`` (sign-extended) if ``use_imm`` else ``acc[src]``; ``reset``
-        writes 0. Each op is ``vta_hw.alu.alu_op`` (int32, wrapping).
-        Then ``out[dst] = acc[dst]`` truncated to int8. ``src`` is checked
+        writes 0. Each op is ``vta_hw.alu.alu_op`` (int32, wrapping), and
+        ``out[dst]`` gets the value truncated to int8; REQUANT writes its value to
+        ``out[dst]`` and 0 to ``acc[dst]`` (``vta_hw.alu.CLEARS_ACC``). ``src`` is checked
         only when it is read (not ``use_imm``, not ``reset``).
         """
         n = insn.iter_out * insn.iter_in * (insn.uop_end - insn.uop_bgn)
@@ -315,17 +316,26 @@ class Machine:
                     self.written.check("acc", src, "src", insn, index, earlier=dst)
             if insn.reset:
                 self.acc[dst] = 0
+                self.out[dst] = 0
             elif _vectorizable(dst, src if reads_src else None, self.cfg.acc_depth):
                 b = np.int64(insn.imm) if insn.use_imm else self.acc[src].astype(np.int64)
-                self.acc[dst] = alu_op(insn.alu_op, self.acc[dst].astype(np.int64), b)
+                self._alu_write(insn, dst, alu_op(insn.alu_op, self.acc[dst].astype(np.int64), b,
+                                                  insn.imm))
             else:
                 for k in range(dst.size):
                     b = np.int64(insn.imm) if insn.use_imm else self.acc[src[k]].astype(np.int64)
-                    self.acc[dst[k]] = alu_op(insn.alu_op, self.acc[dst[k]].astype(np.int64), b)
+                    self._alu_write(insn, dst[k], alu_op(
+                        insn.alu_op, self.acc[dst[k]].astype(np.int64), b, insn.imm))
             d = np.unique(dst)
-            self.out[d] = self.acc[d].astype(np.int8)
             self.written.mark("acc", d)
             self.written.mark("out", d)
+
+
+    def _alu_write(self, insn: Alu, dst, value: np.ndarray) -> None:
+        """An ALU value into ``acc[dst]`` and its int8 truncation into ``out[dst]``; for
+        an op of ``vta_hw.alu.CLEARS_ACC`` the value into ``out[dst]`` and 0 into ACC."""
+        self.out[dst] = value.astype(np.int8)
+        self.acc[dst] = 0 if insn.alu_op in CLEARS_ACC else value
 
 
 def _vectorizable(dst: np.ndarray, src: np.ndarray | None, depth: int) -> bool:

@@ -60,7 +60,7 @@ OPCODE_BITS = 3
 #: Width of the LOAD/STORE memory-id field: at most 8 memories; ``isa.MemId`` uses 5.
 MEMOP_ID_BITS = 3
 #: Width of the ALU opcode field (VTA: 3): it caps the ISA at 8 ALU ops; ``isa.AluOp``
-#: uses 5 (MIN, MAX, ADD, SHR, MUL), so 3 more fit. A ninth needs a wider field, and on
+#: uses 6 (MIN, MAX, ADD, SHR, MUL, REQUANT), so 2 more fit. A ninth needs a wider field, and on
 #: the default preset the ALU's upper word is full (bits 64..127: factors, op, use_imm,
 #: imm), so a factor or the immediate would have to shrink.
 ALU_OPCODE_BITS = 3

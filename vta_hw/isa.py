@@ -14,7 +14,9 @@ Records (all frozen):
 - ``Gemm``: ``for o < iter_out, for i < iter_in, for u in [uop_bgn, uop_end)``:
   ``acc[dst] += inp[src] . wgt[wgt]^T`` with ``dst = uop.dst + o*dst_factor_out
   + i*dst_factor_in`` (likewise ``src``, ``wgt``); ``reset`` writes zeros.
-- ``Alu``: the same loops, ``acc[dst] = op(acc[dst], imm if use_imm else acc[src])``.
+- ``Alu``: the same loops, ``acc[dst] = op(acc[dst], imm if use_imm else acc[src])``;
+  ``REQUANT`` instead writes OUT (the requantized int8 value) and zeros ACC
+  (``vta_hw.alu``).
 - ``Finish``: raises done.
 - ``Uop``: ``dst`` (ACC index), ``src`` (INP index for GEMM, ACC for ALU), ``wgt``.
 
@@ -57,7 +59,7 @@ the RTL under ``driver.rtl``, a board) does about it:
   partial tiles read only lanes the same program loaded or padded.
 - **Undefined encodings**: an unknown opcode, a LOAD/STORE whose memory id
   ``MemId`` does not define, or an ALU whose opcode ``AluOp`` does not define
-  (5..7; the fields of ``ENUM_FIELDS``), is an ``UnknownOpcodeError`` at that
+  (6..7; the fields of ``ENUM_FIELDS``), is an ``UnknownOpcodeError`` at that
   instruction in the simulators (before anything runs); the RTL (its fetch is
   elaborated for the config, so it knows where each field sits) never
   dispatches it, ends the run with the ERROR status ``ERR_UNDEFINED`` and the
@@ -71,7 +73,7 @@ the RTL under ``driver.rtl``, a board) does about it:
 
 Field-width limits (``vta_hw.config``): the opcode, memory-id and ALU-opcode
 fields are 3 bits each, so the ISA holds at most 8 opcodes (5 used), 8
-memories (5 used) and 8 ALU ops (5 used); this module refuses an enum that
+memories (5 used) and 8 ALU ops (6 used); this module refuses an enum that
 outgrows its field at import.
 """
 from __future__ import annotations
@@ -108,6 +110,7 @@ class AluOp(enum.IntEnum):
     ADD = 2
     SHR = 3  # arithmetic shift right; a negative amount shifts left
     MUL = 4
+    REQUANT = 5  # OUT = clip((acc + b) >> imm[4:0]) to int8 (imm[5]: relu); ACC = 0 (vta_hw.alu)
 
 
 for _enum, _bits in ((Opcode, OPCODE_BITS), (MemId, MEMOP_ID_BITS), (AluOp, ALU_OPCODE_BITS)):

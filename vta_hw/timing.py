@@ -74,7 +74,11 @@ Work, with s the TOKENS cycle that popped:
   (each iteration occupies M issue cycles; the multiplier, one 16x16 per lane
   used three times, writes ACC 5 cycles after it takes the operands in S5,
   in the cycle after the next iteration's ACC read). The compiler never
-  emits MUL.
+  emits MUL. ALU REQUANT costs what every one-cycle ALU op costs: its ACC
+  write (0) is in S5 like theirs; its OUT write comes one cycle later (S6,
+  ``rtl/requant.py``: the shift and clip of the sum registered in S5), the
+  last one in the RETIRE cycle, which no unit can observe before a STORE
+  ordered after that RETIRE reads OUT.
 - FINISH: RETIRE from s+1; its RETIRE cycle is f (the end of the run).
 - LOAD (load: INP/WGT; compute: UOP/ACC; ``rtl/dma_read.py``): if
   ``x_size == 0`` or ``y_pad_0 + y_size + y_pad_1 == 0``: a FIN cycle at s+1,

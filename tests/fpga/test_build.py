@@ -97,7 +97,7 @@ def test_ulx3s_1x8_fits_at_the_default_clock(fpga_build):
 
 @pytest.mark.slow
 def test_ulx3s_1x8_closes_timing_at_50mhz(fpga_build):
-    """Issue 8's bar. Measured 53.7 MHz (vta_hw/rtl/core.py's six-stage pipeline,
+    """Issue 8's bar. Measured 53.55 MHz with REQUANT (vta_hw/rtl/core.py's six-stage pipeline,
     alu.py's multi-cycle MUL, fpga/bridge.py's registered range checks; it was 30.8 MHz
     with a one-cycle MUL and four stages)."""
     rep, err = fpga_build("ulx3s-85f", MID, 50.0)

@@ -40,6 +40,12 @@ def ref_alu(op: AluOp, a: int, b: int) -> int:
     return wrap32(a * b)
 
 
+def ref_requant(a: int, b: int, imm: int) -> int:
+    """REQUANT, from the ISA text: ``clip((a + b) >> imm[4:0], imm[5] ? 0 : -128, 127)``."""
+    lo = 0 if imm >> 5 & 1 else -128
+    return max(lo, min(127, wrap32(a + b) >> (imm & 31)))
+
+
 def reference(m: Machine, insn) -> tuple[list, list]:
     """acc and out after ``insn``, as nested Python lists, by straight loops."""
     acc, out = m.acc.tolist(), m.out.tolist()
@@ -61,6 +67,10 @@ def reference(m: Machine, insn) -> tuple[list, list]:
                             v = wrap32(acc[d][bt][lane] + dot)
                         else:
                             b = insn.imm if insn.use_imm else acc[s][bt][lane]
+                            if insn.alu_op == AluOp.REQUANT:   # to OUT only; ACC <- 0
+                                out[d][bt][lane] = ref_requant(acc[d][bt][lane], b, insn.imm)
+                                acc[d][bt][lane] = 0
+                                continue
                             v = ref_alu(insn.alu_op, acc[d][bt][lane], b)
                         acc[d][bt][lane] = v
                         out[d][bt][lane] = to8(v)

@@ -19,7 +19,12 @@ before ``start`` until ``done`` (the decoded opcode flags are registered).
 - S5: ``acc + sums`` or ``Alu``; ``reset`` gives 0; ACC[dst] and OUT[dst]
   (low 8 bits of every lane) are written. An ALU MUL instead hands its
   operands to ``SeqMul`` and writes ACC/OUT ``MUL_LATENCY`` cycles later, in
-  the next iteration's S4 (M = MUL_LATENCY + 1).
+  the next iteration's S4 (M = MUL_LATENCY + 1). An ALU REQUANT writes 0 to
+  ACC[dst] in S5, and the sum ``acc + b`` (``Alu``'s, as ADD) it registers
+  there, shifted and clipped by ``Requant``, to OUT[dst] in S6: the cycle after, so
+  the last one's in the RETIRE cycle, before a STORE can read OUT (the
+  compute module's token comes from that RETIRE). The ACC writes, hence the
+  forwarding and the cycle counts, are those of every one-cycle ALU op.
 
 Every SRAM output thus drives flip-flops only (through at most one
 multiplexer), and no path runs from an SRAM through a multiplier or the ALU
@@ -42,12 +47,13 @@ from amaranth import Array, Cat, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from vta_hw.config import ALU_OPCODE_BITS, INSN_BITS, LOOP_ITER_BITS, VTAConfig
+from vta_hw.config import INSN_BITS, LOOP_ITER_BITS, VTAConfig
 from vta_hw.isa import AluOp, Opcode
-from vta_hw.rtl.alu import MUL_LATENCY, Alu, SeqMul
+from vta_hw.rtl.alu import MUL_LATENCY, Alu, SeqMul, lane_flags
 from vta_hw.rtl.decode import field, uop_field
 from vta_hw.rtl.gemm import MacArray
 from vta_hw.rtl.memport import SramWriteSignature
+from vta_hw.rtl.requant import Requant
 
 #: Cycles between uop issues (the initiation interval) of GEMM and of every ALU op
 #: but MUL (``timing.GEMM_CYCLES_PER_UOP``, ``timing.ALU_CYCLES_PER_UOP``).
@@ -109,12 +115,14 @@ class UopCore(wiring.Component):
         # opcode flags, registered (here and in ``flags`` below): ``insn`` is stable from
         # a cycle before ``start``
         is_mul, use_imm = Signal(), Signal()
-        alu_op = Signal(ALU_OPCODE_BITS)
         p.opcode, p.reset = field(insn, cfg, G, "opcode"), field(insn, cfg, G, "reset")
         p.mul_now = (p.opcode == A) & (field(insn, cfg, A, "alu_op") == AluOp.MUL)
+        alu_ctl = Signal(len(Requant(1).ctl))
+        p.req_now = (p.opcode == A) & (field(insn, cfg, A, "alu_op") == AluOp.REQUANT)
         m.d.sync += [is_mul.eq(p.mul_now), use_imm.eq(field(insn, cfg, A, "use_imm")),
-                     alu_op.eq(field(insn, cfg, A, "alu_op"))]
-        p.is_mul, p.use_imm, p.alu_op = is_mul, use_imm, alu_op
+                     alu_ctl.eq(field(insn, cfg, A, "imm")[:len(alu_ctl)])]
+        p.is_mul, p.use_imm, p.alu_ctl = is_mul, use_imm, alu_ctl
+        p.alu_op = field(insn, cfg, A, "alu_op")      # ``Alu`` registers it
 
     def _issue(self, m: Module, p: "_Pipe") -> None:
         """S0: the uop loops (IDLE -> EXEC -> DRAIN), ``issue`` high in each issue cycle."""
@@ -205,7 +213,7 @@ class UopCore(wiring.Component):
 
         def forward(addr, data, name, enable=1):
             """``data`` (read at ``addr`` one cycle earlier) with that cycle's core write."""
-            hit = _lane_flags(m, self.acc_w.en & (self.acc_w.addr == addr) & enable, name,
+            hit = lane_flags(m, self.acc_w.en & (self.acc_w.addr == addr) & enable, name,
                               lanes)
             return Cat(*(Mux(hit[k], last_w.word_select(k, 32), data.word_select(k, 32))
                          for k in range(lanes)))
@@ -227,13 +235,15 @@ class UopCore(wiring.Component):
         p.s5_valid, p.s5_dst, p.acc_a, p.operand_b = s5_valid, s5_dst, acc_a, operand_b
 
     def _write(self, m: Module, p: "_Pipe") -> None:
-        """S5: the adder, the ALU or the MUL's start; the result (or 0 for ``reset``) into
-        ACC[dst] and its low 8 bits per lane into OUT[dst]."""
+        """S5: the adder, the ALU or the MUL's start; the result (or 0 for ``reset`` and
+        REQUANT) into ACC[dst] and its low 8 bits per lane into OUT[dst]; S6 (REQUANT):
+        ``Requant``'s value of the sum registered in S5 into OUT[dst]."""
         cfg, lanes, mac = self.cfg, p.lanes, p.mac
         s5_valid, s5_dst, acc_a, operand_b = p.s5_valid, p.s5_dst, p.acc_a, p.operand_b
         is_mul, opcode, reset, mul_now, A = p.is_mul, p.opcode, p.reset, p.mul_now, Opcode.ALU
         m.submodules.alu = alu = Alu(lanes)
         m.submodules.mul = mul = SeqMul(lanes)
+        m.submodules.requant = requant = Requant(lanes)
         m.d.comb += [mac.acc.eq(acc_a), alu.op.eq(p.alu_op), alu.a.eq(acc_a),
                      alu.b.eq(operand_b), mul.a.eq(acc_a), mul.b.eq(operand_b),
                      mul.start.eq(s5_valid & is_mul)]
@@ -244,9 +254,16 @@ class UopCore(wiring.Component):
         with m.If(s5_valid & is_mul):
             m.d.sync += mul_dst.eq(s5_dst)
         # the result: one of the three units, or 0 (``reset``); registered one-hot selects
-        sel_mac = _lane_flags(m, ~reset & (opcode != A), "sel_mac", lanes)
-        sel_alu = _lane_flags(m, ~reset & (opcode == A) & ~mul_now, "sel_alu", lanes)
-        sel_mul = _lane_flags(m, ~reset & mul_now, "sel_mul", lanes)
+        sel_mac = lane_flags(m, ~reset & (opcode != A), "sel_mac", lanes)
+        sel_alu = lane_flags(m, ~reset & (opcode == A) & ~mul_now & ~p.req_now, "sel_alu",
+                              lanes)
+        sel_mul = lane_flags(m, ~reset & mul_now, "sel_mul", lanes)
+        # REQUANT: 0 to ACC in S5 (no unit selected); the ALU's sum registered, shifted
+        # and clipped by Requant, to OUT in S6, which then owns the OUT port
+        sel_req = lane_flags(m, ~reset & p.req_now, "sel_req", lanes)
+        s6_valid, s6_dst, s6_sum = Signal(), Signal(_bits(cfg.log_acc_depth)), Signal(32 * lanes)
+        m.d.sync += [s6_valid.eq(s5_valid & sel_req[0]), s6_dst.eq(s5_dst), s6_sum.eq(alu.out)]
+        m.d.comb += [requant.sum.eq(s6_sum), requant.ctl.eq(p.alu_ctl)]
         result = Signal(32 * lanes)
         m.d.comb += result.eq(Cat(*(
             Mux(sel_mac[k], mac.out.word_select(k, 32), 0)
@@ -258,17 +275,11 @@ class UopCore(wiring.Component):
                      w_addr.eq(Mux(is_mul, mul_dst, s5_dst))]
         m.d.comb += [self.acc_w.en.eq(w_en), self.acc_w.addr.eq(w_addr),
                      self.acc_w.data.eq(result),
-                     self.out_w.en.eq(w_en), self.out_w.addr.eq(w_addr),
-                     self.out_w.data.eq(Cat(*(result.word_select(k, 32)[:8]
+                     self.out_w.en.eq(Mux(sel_req[0], s6_valid, w_en)),
+                     self.out_w.addr.eq(Mux(sel_req[0], s6_dst, w_addr)),
+                     self.out_w.data.eq(Cat(*(Mux(sel_req[k], requant.out.word_select(k, 8),
+                                                  result.word_select(k, 32)[:8])
                                               for k in range(lanes))))]
-
-
-def _lane_flags(m: Module, value, name: str, lanes: int) -> list[Signal]:
-    """One register per lane holding ``value`` (copies: each drives 32 multiplexers; the
-    FPGA build keeps them apart by the ``_dup`` in their names)."""
-    regs = [Signal(name=f"{name}_dup{k}") for k in range(lanes)]
-    m.d.sync += [r.eq(value) for r in regs]
-    return regs
 
 
 class _Pipe:

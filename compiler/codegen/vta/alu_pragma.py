@@ -44,6 +44,7 @@ from compiler.tir.ops import Op
 from compiler.tir.simplify import simplify_expr
 from compiler.tir.visit import substitute, uses_var
 from compiler.topi.vta.environment import ACC_SCOPE, ALU_PREFIX, Env
+from vta_hw.alu import IMM_CONTROL
 from vta_hw.config import ALU_IMM_BITS
 from vta_hw.isa import AluOp
 
@@ -84,7 +85,8 @@ PATTERNS = {
 #: the ops whose right operand may be a tensor (SUB: no ALU op subtracts a tensor;
 #: FLOORDIV: no ALU op divides by a tensor)
 _TENSOR_RIGHT = (Op.ADD, Op.MUL, Op.MAX, Op.MIN)
-assert {p[0] for p in PATTERNS.values()} == set(AluOp), "every ALU op needs a pattern"
+assert {p[0] for p in PATTERNS.values()} == set(AluOp) - IMM_CONTROL, \
+    "every two-operand ALU op needs a pattern (REQUANT is the conv epilogue's, not a te form)"
 
 
 def _strip_cast(e: ir.Expr) -> ir.Expr:

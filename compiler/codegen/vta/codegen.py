@@ -63,6 +63,7 @@ from compiler.tir.ops import Op
 from compiler.tir.visit import walk_stmt
 from compiler.topi.vta.environment import (ACC_SCOPE, ALU_PREFIX, GEMM, INP_SCOPE, SCOPE_MEM,
                                            WGT_SCOPE, Env)
+from vta_hw.alu import IMM_CONTROL
 from vta_hw.config import VTAConfig
 from vta_hw.isa import Alu, AluOp, Gemm, Load, MemId, Store
 from vta_hw.program import DramLayout, Program
@@ -302,9 +303,10 @@ class _Gen(DmaMixin):
             return out
         if not (isinstance(name, str) and name.startswith(ALU_PREFIX)):
             raise CodegenError(f"unknown tensor intrinsic {name!r}; VTA has {GEMM!r} and "
-                               f"'{ALU_PREFIX}<MIN|MAX|ADD|SHR|MUL>'")
+                               f"'{ALU_PREFIX}<{'|'.join(AluOp.__members__)}>'")
         op = AluOp[name[len(ALU_PREFIX):]]
         dst_b, dst = idx_of(ops[0])
+        ctl = int(ops.pop().arg) if op in IMM_CONTROL else None  # REQUANT: (dst, src, ctl)
         if len(ops) == 3:  # dst = op(lhs, ...): in place, dst aliases lhs (see _aliases)
             lhs_b, lhs = idx_of(ops.pop(1))
             if not np.array_equal(lhs, dst):
@@ -324,7 +326,7 @@ class _Gen(DmaMixin):
         insn = Alu(iter_out=io, iter_in=ii, dst_factor_out=fac["dst"][0],
                    dst_factor_in=fac["dst"][1], src_factor_out=fac["src"][0],
                    src_factor_in=fac["src"][1], alu_op=op, use_imm=imm is not None,
-                   imm=imm or 0)
+                   imm=ctl if ctl is not None else imm or 0)
         return [(insn, uops, reads, {dst_b.name})]
 
     @staticmethod

@@ -18,6 +18,7 @@ from compiler.tir import ir
 from compiler.tir.ops import Op
 from compiler.tir.visit import walk_expr, walk_stmt
 from compiler.topi.vta.environment import ALU_PREFIX
+from vta_hw.alu import IMM_CONTROL
 
 from .eval import CodegenError
 
@@ -50,6 +51,9 @@ def project(s: ir.Stmt, k: int) -> ir.Stmt | None:
     return s
 
 
+_IMM_CONTROL = {op.name for op in IMM_CONTROL}
+
+
 def inplace_aliases(body: ir.Stmt) -> dict[str, str]:
     """Result buffer -> operand buffer of every ALU intrinsic written ``dst = op(lhs, ...)``
     with two buffers (as te stages are): the ALU updates in place, so the result takes
@@ -74,7 +78,8 @@ def inplace_aliases(body: ir.Stmt) -> dict[str, str]:
             for n in names[1:]:
                 if n is not None:
                     reads[n] = reads.get(n, 0) + 1
-            if len(ops) == 3 and names[0] and names[1] and names[0] != names[1]:
+            in_place = s.value[len(ALU_PREFIX):] not in _IMM_CONTROL   # REQUANT: (dst, src, ctl)
+            if in_place and len(ops) == 3 and names[0] and names[1] and names[0] != names[1]:
                 alias[names[0]] = names[1]
     for dst, lhs in alias.items():
         if reads.get(lhs, 0) > 1:

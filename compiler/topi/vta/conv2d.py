@@ -14,13 +14,17 @@ DMAs worse for overlap than grouping each thread's loads as here:
   (``For(..., thread="vthread")``, expanded by ``tir.passes.vthread``); each
   thread owns its SRAM tiles, so the code generator's tokens let one thread's
   DMA overlap the other's GEMM;
-- per tile: reset the accumulator tile (GEMM reset), load the bias block into
+- per tile: reset the accumulator tile (GEMM reset; with the fused epilogue,
+  ``fused_epilogue``, only in each thread's first tile, over the whole buffer:
+  the REQUANT below leaves its entries zero), load the bias block into
   ACC (a DMA), then for each reduction step (``tic`` input-channel blocks x
   ``tkh`` kernel rows) cache the input tile into ``local.inp_buffer`` (a
   ``dma_copy`` whose zero padding the LOAD's pad fields make) and the weight
   tile into ``local.wgt_buffer``, and run the GEMM intrinsic over
   ``(oc, ic, kh, kw, y, x)`` in a uop scope (``y``, ``x`` fold into the GEMM
-  loops); then ALU: ADD bias, SHR shift (an immediate, or with per-channel weight
+  loops); then ALU: with a bias, an immediate shift, no multiplier and no zero point,
+  one REQUANT (``OUT = clip((acc + bias) >> shift)`` to int8 or, relu, [0, 127]; ACC =
+  0); otherwise ADD bias, SHR shift (an immediate, or with per-channel weight
   scales a per-lane shift vector loaded into ACC like the bias and used as the
   ALU's tensor operand), [MUL by a multiplier (an immediate or a per-lane vector),
   SHR, ADD 2**14, SHR 15: a scale that is not a power of two, rounded; the
@@ -48,6 +52,7 @@ from compiler.tir import dtype as dt
 from compiler.tir import ir
 from compiler.tir.ops import ForKind
 from compiler.tir.passes.vthread import inject_virtual_thread
+from vta_hw.alu import requant_imm
 from vta_hw.config import VTAConfig
 from vta_hw.program import Program
 from vta_hw.timing import DramTiming
@@ -202,6 +207,16 @@ class _Stmts:
         return self.kern(self.acc_nest(lambda o, y, x: I.gemm(
             self.env, self.gemm_intrin, self.ev(self.b.acc, tl.acc_at(o, y, x)))))
 
+    def reset_once(self) -> ir.Stmt:
+        """GEMM reset of the whole accumulator buffer (every tile's entries lie in it), in
+        the thread's first tile only: REQUANT leaves zeros behind for the next tile."""
+        tl, first = self.tile, ir.eq(self.tile.outer, 0)
+        if self.t.wres:
+            first = ir.logical_and(first, ir.eq(tl.oc_tile, 0))
+        return self.guard(ir.IfThenElse(first, ir.AttrStmt("pragma_uop_scope", True, _nest(
+            [("e", self.b.acc.shape[0])], lambda e: I.gemm(
+                self.env, self.gemm_intrin, self.ev(self.b.acc, e))))))
+
     def load_inp(self) -> ir.Stmt:
         """The reduction step's input window into INP, zeros outside the image."""
         s, tl, b = self.s, self.tile, self.b
@@ -255,12 +270,12 @@ class _Stmts:
 
     def alu(self, op: str, **operand) -> ir.Stmt:
         """ALU ``op`` over the accumulator tile; ``vec=`` an ACC vector per channel block as
-        the tensor operand, or ``imm=``."""
+        the tensor operand, and/or ``imm=`` (both for REQUANT)."""
         tl, b = self.tile, self.b
         vec = operand.pop("vec", None)
         return self.kern(self.acc_nest(lambda o, y, x: I.alu(
             op, self.ev(b.acc, tl.acc_at(o, y, x)),
-            **({"src": self.ev(vec, o)} if vec is not None else operand))))
+            **({"src": self.ev(vec, o)} if vec is not None else {}), **operand)))
 
     def store_out(self) -> ir.Stmt:
         """The int8 truncation of the accumulator tile (exact after the clip) to ``out``."""
@@ -269,6 +284,13 @@ class _Stmts:
             b.out, ir.cast(ir.load(b.acc, (tl.acc_at(o, y, x), 0, 0), self.acc_lanes),
                            dt.with_lanes("int8", self.acc_lanes)),
             (tl.n, tl.oc0 + o, tl.oh0 + y, tl.ow0 + x, 0, 0))))
+
+
+def fused_epilogue(*, bias: bool, shifts: bool, mult, mults: bool, zero: int) -> bool:
+    """True if the epilogue is one REQUANT pass (bias, an immediate shift, relu, the int8
+    clip; ``vta_hw.alu``) instead of a GEMM reset per tile and one ALU pass per step:
+    with a bias and no per-channel shifts, multiplier or zero point."""
+    return bias and not shifts and not mults and mult is None and not zero
 
 
 def conv2d_ir(env: Env, s: Conv2dShape, t: Tiling, *, shift: int = 0, relu: bool = False,
@@ -288,7 +310,8 @@ def conv2d_ir(env: Env, s: Conv2dShape, t: Tiling, *, shift: int = 0, relu: bool
     """
     b, tl = _buffers(env, s, t), _Tile(s, t)
     st = _Stmts(env, s, t, b, tl)
-    body = [st.reset()]
+    fused = fused_epilogue(bias=bias, shifts=shifts, mult=mult, mults=mults, zero=zero)
+    body = [st.reset_once() if fused else st.reset()]
     for on, vec, dram in ((bias, b.acc_bias, b.bias), (shifts, b.acc_shift, b.shift),
                           (mults, b.acc_mult, b.mult)):
         if on:
@@ -297,21 +320,24 @@ def conv2d_ir(env: Env, s: Conv2dShape, t: Tiling, *, shift: int = 0, relu: bool
     # thread 0's next tile loads while thread 1 computes
     loads = st.load_inp() if t.wres else ir.seq(st.load_inp(), st.load_wgt())
     body.append(_for(tl.red, tl.steps, ir.seq(st.guard(loads), st.update())))
-    if bias:
-        body.append(st.alu("ADD", vec=b.acc_bias))
-    if shifts:
-        body.append(st.alu("SHR", vec=b.acc_shift))
-    elif shift:
-        body.append(st.alu("SHR", imm=shift))
-    if mults or mult is not None:
-        body.append(st.alu("MUL", vec=b.acc_mult) if mults else st.alu("MUL", imm=mult))
-        if post > 15:
-            body.append(st.alu("SHR", imm=post - 15))
-        body += [st.alu("ADD", imm=1 << 14), st.alu("SHR", imm=15)]
-    if zero:
-        body.append(st.alu("ADD", imm=zero))
-    body.append(st.alu("MAX", imm=zero if relu else -128))
-    body.append(st.alu("MIN", imm=127))
+    if fused:
+        body.append(st.alu("REQUANT", vec=b.acc_bias, imm=requant_imm(shift, relu)))
+    else:
+        if bias:
+            body.append(st.alu("ADD", vec=b.acc_bias))
+        if shifts:
+            body.append(st.alu("SHR", vec=b.acc_shift))
+        elif shift:
+            body.append(st.alu("SHR", imm=shift))
+        if mults or mult is not None:
+            body.append(st.alu("MUL", vec=b.acc_mult) if mults else st.alu("MUL", imm=mult))
+            if post > 15:
+                body.append(st.alu("SHR", imm=post - 15))
+            body += [st.alu("ADD", imm=1 << 14), st.alu("SHR", imm=15)]
+        if zero:
+            body.append(st.alu("ADD", imm=zero))
+        body.append(st.alu("MAX", imm=zero if relu else -128))
+        body.append(st.alu("MIN", imm=127))
     body.append(st.store_out())
     if tl.steps == 1:
         # a single reduction step: keep each virtual thread's whole tile together

@@ -14,7 +14,8 @@ evaluations, the form ``compiler.codegen.vta`` reads:
 ALU: ``alu(op, dst, src=None, imm=None)`` gives the statement for
 ``acc[dst] = op(acc[dst], imm or acc[src])`` on one ACC element, tagged
 ``AttrStmt("tensorize", "vta.alu.<OP>")``; ``op`` is an ``AluOp`` name
-(MIN, MAX, ADD, SHR, MUL); ``imm`` is a signed 16-bit immediate. te stages
+(MIN, MAX, ADD, SHR, MUL, REQUANT); ``imm`` is a signed 16-bit immediate
+(REQUANT takes ``src`` and ``imm``, its control word). te stages
 reach the ALU through the ``env.alu`` pragma instead
 (``compiler.codegen.vta.alu_pragma`` emits these statements).
 """
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 from compiler import te
 from compiler.tir import ir
-from vta_hw.alu import parse_alu_op
+from vta_hw.alu import IMM_CONTROL, parse_alu_op
 from vta_hw.config import ALU_IMM_BITS
 
 from .environment import ACC_SCOPE, ALU_PREFIX, GEMM, INP_SCOPE, WGT_SCOPE, Env
@@ -67,20 +68,28 @@ def gemm(env: Env, intrin: te.TensorIntrin, acc: te.BufferView, inp: te.BufferVi
 
 def alu(op: str, dst: te.BufferView, src: te.BufferView | None = None,
         imm: int | None = None) -> ir.Stmt:
-    """``acc[dst] = op(acc[dst], imm if imm is not None else acc[src])``, tagged for codegen.
+    """``acc[dst] = op(acc[dst], imm if imm is not None else acc[src])``, tagged for codegen;
+    for an op of ``vta_hw.alu.IMM_CONTROL`` (REQUANT) both: ``src`` the operand and ``imm``
+    the control word (``vta_hw.alu.requant_imm``).
 
     Raises:
-        ValueError: unknown ``op``, neither or both of ``src``/``imm``, or an
-            immediate that does not fit the signed 16-bit field.
+        ValueError: unknown ``op``, neither or both of ``src``/``imm`` (REQUANT: not both),
+            or an immediate that does not fit the signed 16-bit field.
     """
-    op = parse_alu_op(op).name
-    if (src is None) == (imm is None):
+    alu_op = parse_alu_op(op)
+    op = alu_op.name
+    if alu_op in IMM_CONTROL:
+        if src is None or imm is None:
+            raise ValueError(f"ALU {op}: give both src= (an ACC element) and imm= (the control "
+                             "word, vta_hw.alu.requant_imm)")
+    elif (src is None) == (imm is None):
         raise ValueError(f"ALU {op}: give exactly one of src= (an ACC element) or imm=")
+    operands = [_ptr(dst)]
+    if src is not None:
+        operands.append(_ptr(src))
     if imm is not None:
         lo, hi = -(1 << (ALU_IMM_BITS - 1)), (1 << (ALU_IMM_BITS - 1)) - 1
         if not lo <= int(imm) <= hi:
             raise ValueError(f"ALU {op} immediate must be in [{lo}, {hi}], not {imm}")
-        operand = ir.Evaluate(ir.const(int(imm), "int32"))
-    else:
-        operand = _ptr(src)
-    return ir.AttrStmt("tensorize", ALU_PREFIX + op, ir.seq(_ptr(dst), operand))
+        operands.append(ir.Evaluate(ir.const(int(imm), "int32")))
+    return ir.AttrStmt("tensorize", ALU_PREFIX + op, ir.seq(*operands))

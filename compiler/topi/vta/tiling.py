@@ -141,9 +141,14 @@ def fetch_cycles(cfg: VTAConfig, dram: DramTiming | None = None) -> float:
     return beats + (dram.latency + 1) * insn_bytes / burst_bytes
 
 
-#: ALU operations of the conv epilogue per accumulator element (ADD bias, SHR, MAX, MIN);
-#: with the GEMM reset, ``1 + EPILOGUE_ALU_OPS`` compute uops per output element
-EPILOGUE_ALU_OPS = 4
+def epilogue_passes(bias: int) -> int:
+    """Compute uops per output element besides the GEMMs (``conv2d.fused_epilogue``): with
+    the bias as the only ACC vector (``bias == 1``) one REQUANT (the GEMM reset runs once
+    per thread, not per tile: REQUANT leaves zeros); otherwise the GEMM reset, ADD bias,
+    SHR, MAX and MIN (5; the multiplier's passes are not counted)."""
+    return 1 if bias == 1 else 5
+
+
 #: Cycles a GEMM or ALU instruction holds the compute module beyond its uops
 #: (``vta_hw.timing``): decode, the pipeline's drain to RETIRE, and the cycle back in IDLE.
 INSN_OVERHEAD = timing.INSN_DECODE_CYCLES + timing.GEMM_PIPELINE_DEPTH + 1
@@ -155,13 +160,13 @@ def insn_counts(t: Tiling, s: Conv2dShape, bias: int) -> tuple[int, int]:
     one stride). A step: the input window (one DMA per input-channel block, one for all
     of them when the window is one row), the weights (one DMA per output-channel block
     when both several input-channel blocks and not all kernel rows are in the step, else
-    one; none when resident) and one GEMM. A tile: the reset, ``bias`` ACC vector loads,
-    the ``EPILOGUE_ALU_OPS`` ALU instructions and the store (one per output-channel block
-    when the tile's rows are not contiguous in DRAM)."""
+    one; none when resident) and one GEMM. A tile: ``bias`` ACC vector loads, the
+    ``epilogue_passes`` instructions (a REQUANT, or the reset and four ALU passes) and the
+    store (one per output-channel block when the tile's rows are not contiguous in DRAM)."""
     inp = 1 if t.rows_in(s) == 1 else t.tic
     wgt = 0 if t.wres else (t.toc if t.tic > 1 and t.tkh < s.KH else 1)
     store = t.toc if t.th > 1 and t.tw < s.OW else 1
-    return inp + wgt + 1, 1 + int(bias) + EPILOGUE_ALU_OPS + store
+    return inp + wgt + 1, int(bias) + epilogue_passes(bias) + store
 
 
 def compute_overhead(t: Tiling, s: Conv2dShape, cfg: VTAConfig, bias: int,
@@ -169,14 +174,14 @@ def compute_overhead(t: Tiling, s: Conv2dShape, cfg: VTAConfig, bias: int,
     """Cycles per output tile that the compute module spends besides uops (what the
     pipeline depth and the per-tile loads cost; the old estimate missed them):
     ``"steps"``, the reduction steps' GEMM instructions (``INSN_OVERHEAD`` each);
-    ``"epilogue"``, the reset and the ``EPILOGUE_ALU_OPS`` ALU instructions (likewise);
+    ``"epilogue"``, the ``epilogue_passes`` instructions (likewise);
     ``"vectors"``, the ``bias`` ACC vector loads (one DMA of ``toc`` ACC elements each,
     which the compute module runs itself)."""
     dram = dram or DramTiming()
     steps = _ceil(s.CB, t.tic) * _ceil(s.KH, t.tkh)
     vec = int(bias) * _dma_cycles(1, t.toc * cfg.acc_elem_bytes, cfg, dram)
     return {"steps": steps * INSN_OVERHEAD,
-            "epilogue": (1 + EPILOGUE_ALU_OPS) * INSN_OVERHEAD, "vectors": vec}
+            "epilogue": epilogue_passes(bias) * INSN_OVERHEAD, "vectors": vec}
 
 
 def pad_rows(t: Tiling, s: Conv2dShape) -> float:
@@ -248,7 +253,7 @@ def estimate(t: Tiling, s: Conv2dShape, cfg: VTAConfig, bias: int,
     gemm = s.NB * s.OB * s.OH * s.OW * s.CB * s.KH * s.KW
     over = compute_overhead(t, s, cfg, bias, dram)
     # the epilogue's uops: one per output element and operation (edge tiles are clipped)
-    e_tile = ((1 + EPILOGUE_ALU_OPS) * s.NB * s.OB * s.OH * s.OW / T + over["epilogue"]
+    e_tile = (epilogue_passes(bias) * s.NB * s.OB * s.OH * s.OW / T + over["epilogue"]
               + over["vectors"])
     inp = _inp_dma(t, s, cfg, dram)
     wgt = _wgt_dma(t, s, cfg, dram)

@@ -43,7 +43,7 @@ def stores_before_gemm(extra: int):
 
 
 @pytest.mark.parametrize("field, value, what", [("mem", 5, "STORE mem 5"),
-                                               ("alu_op", 5, "ALU alu_op 5"),
+                                               ("alu_op", 6, "ALU alu_op 6"),
                                                ("alu_op", 7, "ALU alu_op 7")])
 def test_undefined_field_is_an_error_on_every_execution(rtl_config, field, value, what):
     cfg = rtl_config(SMALL)

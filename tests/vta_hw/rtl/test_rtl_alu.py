@@ -33,26 +33,45 @@ def _cases(op, n=40, seed=0):
 
 
 ONE_CYCLE = [op for op in AluOp if op != AluOp.MUL]
+#: The op whose value ``Alu`` gives: REQUANT's first stage is the sum, as ADD
+#: (``test_rtl_requant.py`` checks the second stage).
+_ALU_VALUE = {op: op for op in ONE_CYCLE} | {AluOp.REQUANT: AluOp.ADD}
 
 
 @pytest.mark.parametrize("op", ONE_CYCLE, ids=lambda o: o.name)
 def test_alu_matches_reference(op):
+    _check_alu(op, _cases(op))
+
+
+def test_alu_shr_every_amount():
+    """SHR by every amount from -34 to 34 and the extremes: the edges of the left shift's
+    ``~b`` amount (b = -1, -31, -32) and of the right shift's clamp (31, 32)."""
+    values = [1, -1, 0x55555555, -2**31, 2**31 - 1, 0x12345678, -0x12345678, 3]
+    amounts = list(range(-34, 35)) + [2**31 - 1, -2**31, 2**16, -2**16]
+    cases = [([values[(k + j) % len(values)] for j in range(LANES)], [b] * LANES)
+             for k, b in enumerate(amounts)]
+    _check_alu(AluOp.SHR, cases)
+
+
+def _check_alu(op, cases):
+    """``Alu``'s value of ``op`` for each ``(a, b)`` in ``cases`` against the reference."""
     dut = Alu(LANES)
-    cases = _cases(op)
     got = []
 
     async def testbench(ctx):
         ctx.set(dut.op, op)
+        await ctx.tick()            # ``op`` is registered: it applies from the next cycle
         for a, b in cases:
             ctx.set(dut.a, _pack(a))
             ctx.set(dut.b, _pack(b))
             got.append(_unpack(ctx.get(dut.out)))
 
     sim = Simulator(dut)
+    sim.add_clock(1e-6)
     sim.add_testbench(testbench)
     sim.run()
     for (a, b), g in zip(cases, got):
-        want = alu_op(op, np.array(a, np.int64), np.array(b, np.int64)).tolist()
+        want = alu_op(_ALU_VALUE[op], np.array(a, np.int64), np.array(b, np.int64)).tolist()
         assert g == want, f"{op.name} a={a} b={b}: RTL {g}, reference {want}"
 
 
@@ -63,14 +82,39 @@ def test_alu_mul_is_not_combinational():
 
     async def testbench(ctx):
         ctx.set(dut.op, AluOp.MUL)
+        await ctx.tick()
         ctx.set(dut.a, _pack([3, -4, 5, 7]))
         ctx.set(dut.b, _pack([2, 2, 2, 2]))
         got.append(_unpack(ctx.get(dut.out)))
 
     sim = Simulator(dut)
+    sim.add_clock(1e-6)
     sim.add_testbench(testbench)
     sim.run()
     assert got == [[3, -4, 5, 7]]
+
+
+def test_alu_op_applies_from_the_next_cycle():
+    """``op`` is registered (one copy per lane): a new op changes ``out`` only after a tick,
+    which the core relies on (it feeds the instruction's field a cycle ahead)."""
+    dut = Alu(LANES)
+    got = []
+
+    async def testbench(ctx):
+        ctx.set(dut.a, _pack([5, -6, 7, 100]))
+        ctx.set(dut.b, _pack([3, 3, -9, 1]))
+        ctx.set(dut.op, AluOp.ADD)
+        await ctx.tick()
+        ctx.set(dut.op, AluOp.MIN)
+        got.append(_unpack(ctx.get(dut.out)))    # still ADD
+        await ctx.tick()
+        got.append(_unpack(ctx.get(dut.out)))    # MIN
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-6)
+    sim.add_testbench(testbench)
+    sim.run()
+    assert got == [[8, -3, -2, 101], [3, -6, -9, 1]]
 
 
 @pytest.mark.parametrize("gap", [MUL_LATENCY + 1, MUL_LATENCY + 3])

@@ -126,12 +126,13 @@ def test_conv_ir_has_virtual_threads_dma_pragmas_and_tensorize():
     f = conv2d_ir(env, Conv2dShape(1, 2, 6, 6, 2, 3, 3, 1, 1, 1, 1), Tiling(3, 6, 1, 1, 3, 2))
     text = repr(f)
     for key in ("virtual_thread", "pragma_dma_copy", "pragma_uop_scope", "'tensorize', 'vta.gemm'",
-                "vta.alu.MIN", "inp.vt0", "inp.vt1", "acc.vt1"):
+                "vta.alu.REQUANT", "inp.vt0", "inp.vt1", "acc.vt1"):
         assert key in text, key
     stats = codegen.BuildStats()
     prog = codegen.build(f, CFG, stats=stats)
-    # 4 output tiles (2 row tiles x 2 channel blocks), each a reset and 2 reduction steps
-    assert stats.insns["GEMM"] == 4 * (1 + 2) and stats.insns["STORE_OUT"] == 4
+    # 4 output tiles (2 row tiles x 2 channel blocks), each 2 reduction steps; a reset in
+    # each thread's first tile only (REQUANT leaves the accumulator zeroed)
+    assert stats.insns["GEMM"] == 4 * 2 + 2 and stats.insns["STORE_OUT"] == 4
     assert any(isinstance(i, Alu) and i.iter_out == 3 and i.iter_in == 6 for i in prog.insns)
 
 

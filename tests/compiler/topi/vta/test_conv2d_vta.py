@@ -180,3 +180,22 @@ def test_pack_roundtrip(rng):
     p = pack_nchw(x, 2, 16)
     assert p.shape == (2, 2, 4, 5, 2, 16)
     np.testing.assert_array_equal(unpack_nchw(p, 3, 21), x)
+
+
+@pytest.mark.parametrize("zero", [0, 3])
+def test_the_epilogue_is_one_requant_per_tile_without_a_zero_point(rng, zero):
+    """With a bias and an immediate shift the epilogue is one REQUANT per tile and the
+    accumulator is reset once per virtual thread (REQUANT leaves it zero, so edge tiles
+    and the next tile start from zeros); a zero point keeps reset, ADD, SHR, ADD, MAX,
+    MIN per tile. Bit-exact either way."""
+    from vta_hw.isa import Alu, AluOp, Gemm
+    cfg = load_config("1x16_i8w8a32_15_15_18_17")
+    t = Tiling(2, 3, 1, 1, 3, 2)           # 3x2 spatial x 2 channel tiles = 12, with edges
+    k = check_conv(cfg, rng, (1, 16, 5, 5), (32, 16, 3, 3), 1, 1, shift=7, relu=True,
+                   tiling=t, zero=zero)
+    ops = [i.alu_op for i in k.program.insns if isinstance(i, Alu)]
+    resets = sum(isinstance(i, Gemm) and i.reset for i in k.program.insns)
+    if zero:
+        assert AluOp.REQUANT not in ops and resets == 12
+    else:
+        assert ops == [AluOp.REQUANT] * 12 and resets == 2
