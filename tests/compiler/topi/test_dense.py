@@ -85,22 +85,29 @@ def test_dense_peels_a_partial_row_tile(M, N, par):
     bound-checked in every tile (which scalarises the guarded rows): no ``if`` in the
     kernel, in any order, with panels in parallel (4 of them) or row tiles (1 panel)."""
     from compiler.tir import ir as T
-    from compiler.tir import lower
     from compiler.tir.visit import walk_stmt
-    K, nb = 6, 8
+    func = _dense_func(M, N, par)
+    assert not any(isinstance(st, T.IfThenElse) for st in walk_stmt(func.body))
+    _check_against_numpy(func, M, N, seed=M + N)
+
+
+def _dense_func(M: int, N: int, par: str, K: int = 6, nb: int = 8):
+    """The lowered ``dense`` of an (M, K) by packed (N, K) product in 4-row tiles, ``par``."""
+    from compiler.tir import lower
     x = te.placeholder((M, K), "float32", "x")
     w = te.placeholder((N // nb, K, nb), "float32", "w")
     acc = tdense.dense(x, w)
     s = te.create_schedule(acc)
     tdense.schedule_dense(s, acc, acc, 4, par, nb)
-    func = lower(s, [x, w, acc], "dense")
-    assert not any(isinstance(st, T.IfThenElse) for st in walk_stmt(func.body))
-    f = compiler.build(func)
-    rng = np.random.default_rng(M + N)
+    return lower(s, [x, w, acc], "dense")
+
+
+def _check_against_numpy(func, M: int, N: int, seed: int, K: int = 6, nb: int = 8):
+    rng = np.random.default_rng(seed)
     xv = rng.standard_normal((M, K)).astype("float32")
     wv = rng.standard_normal((N, K)).astype("float32")
     y = np.empty((M, N), "float32")
-    f(xv, tdense.pack_dense_weight(wv, nb), y)
+    compiler.build(func)(xv, tdense.pack_dense_weight(wv, nb), y)
     np.testing.assert_allclose(y, xv @ wv.T, rtol=1e-4, atol=1e-4)
 
 
@@ -117,21 +124,9 @@ def test_rows_order_with_few_row_tiles_runs_the_columns_in_parallel(M, par, exte
     """A matrix-vector product (1 row tile) in ``"rows"`` order would run on one thread:
     under MIN_PARALLEL_PANELS row tiles its 16 column blocks run in parallel as well."""
     from compiler.tir import ir as T
-    from compiler.tir import lower
-    K, N, nb = 6, 128, 8
-    x = te.placeholder((M, K), "float32", "x")
-    w = te.placeholder((N // nb, K, nb), "float32", "w")
-    acc = tdense.dense(x, w)
-    s = te.create_schedule(acc)
-    tdense.schedule_dense(s, acc, acc, 4, par, nb)
-    func = lower(s, [x, w, acc], "dense")
+    func = _dense_func(M, 128, par)
     assert _parallel_extents(func) == [T.const(extent)]
-    rng = np.random.default_rng(M)
-    xv = rng.standard_normal((M, K)).astype("float32")
-    wv = rng.standard_normal((N, K)).astype("float32")
-    y = np.empty((M, N), "float32")
-    compiler.build(func)(xv, tdense.pack_dense_weight(wv, nb), y)
-    np.testing.assert_allclose(y, xv @ wv.T, rtol=1e-4, atol=1e-4)
+    _check_against_numpy(func, M, 128, seed=M)
 
 
 def test_packed_batch_matmul_peels_a_partial_row_tile():
