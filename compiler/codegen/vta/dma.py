@@ -379,10 +379,21 @@ class DmaMixin:
         """Append the LOAD/STORE: ``base`` the SRAM element within the buffer, ``rect``
         ``(y0, y1, x0, x1)`` the part moved, the rest ``pads``.
 
+        A copy that is all padding (``pads == (Y, 0, 0, 0)``) of more than ``_PAD_MAX``
+        rows becomes one LOAD of zero rows per ``_PAD_MAX`` rows (a tile whose input rows
+        all lie in the padding, e.g. a kernel row of a 3x3 conv over a 1x1 input, with more
+        channel blocks than the field holds).
+
         Raises:
             CodegenError: a pad wider than its field.
         """
         y0, y1, x0, x1 = rect
+        if load and pads == (Y, 0, 0, 0) and Y > _PAD_MAX:
+            for row in range(0, Y, _PAD_MAX):
+                n = min(_PAD_MAX, Y - row)
+                self._emit_dma(st, load, mem, sram_buf, base + row * X, dram_base, n, X,
+                               (0, 0, 0, X), stride, (n, 0, 0, 0))
+            return
         if max(pads) > _PAD_MAX:
             raise CodegenError(f"copy stage {st.buffer.name!r} (loops {self._copy_loops}) needs pads "
                                f"{pads}; each pad field holds at most {_PAD_MAX} (reduce the "

@@ -175,6 +175,18 @@ def test_padding_over_15_is_rejected(rng):
         conv2d_program(load_config(), (1, 16, 4, 4), (16, 16, 3, 3), 1, 16)
 
 
+def test_an_all_padding_copy_of_more_rows_than_the_pad_field_is_split(rng):
+    """A 3x3 conv over a 1x1 input with one kernel row per step: the first and the last
+    kernel row read only padding, 16 channel blocks x 1 row of it, one more than a LOAD's
+    pad field holds; the copy becomes two LOADs of zero rows (15 + 1), bit-exact."""
+    cfg = load_config()
+    k = check_conv(cfg, rng, (1, 16 * cfg.BLOCK_IN, 1, 1), (cfg.BLOCK_OUT, 16 * cfg.BLOCK_IN, 3, 3),
+                   1, 1, shift=6, tiling=Tiling(1, 1, 1, 16, 1, 1))
+    zero_rows = sorted(i.y_pad_0 for i in k.program.insns
+                       if type(i).__name__ == "Load" and i.y_size == 0)
+    assert zero_rows and max(zero_rows) == 15 and 1 in zero_rows
+
+
 def test_pack_roundtrip(rng):
     x = rand_i8(rng, (3, 21, 4, 5))
     p = pack_nchw(x, 2, 16)
