@@ -54,10 +54,16 @@ def test_a_build_applies_the_shipped_log_without_being_asked(resnet):
     assert rep["logs"] == [str(SHIPPED_DIR / f"vta_{DEFAULT_PRESET}.jsonl")]
 
 
-def test_the_shipped_tilings_are_no_slower_and_bit_exact(resnet):
-    cfg = load_config()
+@pytest.mark.parametrize("path", _vta_logs(), ids=lambda p: p.stem)
+def test_the_shipped_tilings_are_no_slower_and_bit_exact(resnet, path):
+    """Every preset's shipped tilings of the small ResNet-18, measured on today's cycle
+    model: none takes more cycles than the default point (a log tuned before a change to
+    the hardware or the code generator goes stale), and on the default preset each one
+    is bit-exact (``bench/vta_tune.py --ship`` checks the others when it writes them)."""
+    preset = path.stem.removeprefix("vta_")
+    cfg = load_config(preset)
     tiling_for = load_tuning().vta_tiling_for(cfg)
-    tasks = extract_tasks(resnet, "vta")
+    tasks = extract_tasks(resnet, "vta", vta_config=preset)
     default_total = tuned_total = 0.0
     for t in tasks:
         p = t.payload
@@ -68,8 +74,9 @@ def test_the_shipped_tilings_are_no_slower_and_bit_exact(resnet):
                                   ("th", "tw", "toc", "tic", "tkh", "vt", "wres"))}
         default, = measure_vta_conv2d(p, dict(t.space.default.values), {})
         cycles, = measure_vta_conv2d(p, config, {})
-        assert cycles <= default, t.name
-        assert check_vta_conv2d(p, config) is None, t.name
+        assert cycles <= default, f"{preset} {t.name}: {cycles:.0f} > {default:.0f} cycles"
+        if preset == DEFAULT_PRESET:
+            assert check_vta_conv2d(p, config) is None, t.name
         default_total += t.weight * default
         tuned_total += t.weight * cycles
     assert tuned_total < default_total      # the search found something on this model
