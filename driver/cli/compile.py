@@ -261,9 +261,9 @@ def _echo_tuning(cm) -> None:
                    "other shapes: tune with the same --input-shape (and --config) as this "
                    "build")
     if tuning and "layouts" in tuning:
-        blocked = sum(1 for ib, _ in tuning["layouts"] if ib)
-        click.echo(f"  layouts: the graph tuner's choice, {blocked} of "
-                   f"{plural(len(tuning['layouts']), 'conv')} in blocked NCHW{{b}}c")
+        from compiler.graph.passes.assign_layout import describe_layouts
+        click.echo(f"  layouts: the graph tuner's choice, {describe_layouts(tuning['layouts'])}, "
+                   f"{plural(cm.stats['layout_transforms'], 'layout transform')}")
 
 
 def _echo_io(cm) -> None:
