@@ -221,7 +221,8 @@ def build_model(model, target: str = "llvm", params=None, input_shapes=None, pro
             target="vta" only:
             config: a ``VTAConfig`` or preset name (default preset);
             calib: input name -> float32 samples ``[N, *input dims[1:]]`` (None: 8
-                seeded standard-normal samples, a smoke calibration);
+                seeded standard-normal samples, a smoke calibration, with a
+                ``compiler.quant.calibration.RandomCalibrationWarning``);
             per_channel: one power-of-two weight scale per output channel;
             cpu_target: the LLVM target of the CPU steps (default ``"llvm"``);
             placement: "supported" (default) or "cost" (each accelerator-able node where

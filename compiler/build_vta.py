@@ -42,7 +42,8 @@ def build_vta(graph, params: dict, *, config: "VTAConfig | str | None" = None,
         config: VTAConfig or preset name (default preset).
         calib: input name -> samples ``[N, *input dims[1:]]`` (any layout of each
             sample's values; read as the input's dtype). None: 8 seeded samples per
-            input (``smoke_samples``: a smoke calibration; pass real data for accuracy).
+            input and a ``RandomCalibrationWarning`` (``quant.calibration.smoke_calibration``;
+            pass real data for accuracy); a QDQ model ignores it.
         per_channel: per-output-channel weight exponents.
         cpu_target: LLVM host target of the CPU steps' kernels.
         vthreads, dram, measure: passed to the accelerator schedules
@@ -79,7 +80,8 @@ def build_vta(graph, params: dict, *, config: "VTAConfig | str | None" = None,
     """
     from compiler.quant import build_plan, quantize
     from compiler.quant import QuantizeError
-    from compiler.quant.calibration import check_calibration, check_calibration_memory
+    from compiler.quant.calibration import (check_calibration, check_calibration_memory,
+                                            smoke_calibration)
     from compiler.quant.lower_plan import lower_plan
     from compiler.quant.placement import Placement
     from compiler.quant.qdq import import_qdq, is_qdq
@@ -91,10 +93,10 @@ def build_vta(graph, params: dict, *, config: "VTAConfig | str | None" = None,
     if not isinstance(placement, Placement):
         placement = Placement(kind=placement, clock_mhz=clock_mhz, force=dict(force or {}),
                               cpu_target=cpu_target)
-    if calib is None:
-        rng = np.random.default_rng(seed)
-        calib = {i.name: smoke_samples(rng, i) for i in graph.inputs}
-    for i in graph.inputs:
+    qdq = is_qdq(graph)
+    if calib is None and not qdq:
+        calib = smoke_calibration(graph.inputs, seed)     # warns: accuracy will suffer
+    for i in graph.inputs if calib is not None else ():
         if i.name not in calib:
             raise QuantizeError(f"calib has no samples for input {i.name!r} (it has "
                                 f"{', '.join(map(repr, calib)) or 'none'}); give calib="
@@ -102,7 +104,7 @@ def build_vta(graph, params: dict, *, config: "VTAConfig | str | None" = None,
                                 f"{', '.join(map(str, i.shape[1:]))}]")
         check_calibration(f"calib[{i.name!r}]", calib[i.name], tuple(i.shape))
     t0 = time.perf_counter()
-    if is_qdq(graph):   # the model's own scales; calib and per_channel do not apply
+    if qdq:   # the model's own scales; calib and per_channel do not apply
         qg = import_qdq(graph, params, group_channels=Env(cfg).BLOCK_IN)
     else:
         qg = quantize(graph, params, calib, per_channel=per_channel, group_channels=Env(cfg).BLOCK_IN)
@@ -119,16 +121,6 @@ def build_vta(graph, params: dict, *, config: "VTAConfig | str | None" = None,
                     tuning=tuning.report(),
                     placement=[d.to_json() for d in plan.placement])
     return cm
-
-
-def smoke_samples(rng: np.random.Generator, inp, count: int = 8) -> np.ndarray:
-    """``count`` seeded samples ``[count, *inp.shape[1:]]`` for the graph input ``inp``: standard
-    normal for float inputs; 0 or 1 for integer and bool ones (valid token ids and mask
-    values of any vocabulary)."""
-    shape = (count,) + tuple(inp.shape[1:])
-    if np.issubdtype(np.dtype(inp.dtype), np.floating):
-        return rng.standard_normal(shape).astype(inp.dtype)
-    return rng.integers(0, 2, shape).astype(inp.dtype)
 
 
 def vta_nodes(plan) -> list:

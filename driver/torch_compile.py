@@ -34,7 +34,7 @@ from torch.fx.passes.operator_support import OperatorSupportBase
 
 from compiler.frontend.errors import FrontendError
 from compiler.frontend.torch_context import Context, op_name
-from compiler.frontend.torch_export import (convert_graph, decompositions, numpy_dtype,
+from compiler.frontend.torch_export import (convert_graph, decompose, numpy_dtype,
                                             to_numpy)
 from compiler.frontend.torch_ops import CONVERTERS
 
@@ -95,7 +95,7 @@ def _compile(gm, args, options):
     """A function of ``args`` that runs ``gm`` with supported partitions compiled."""
     with torch.no_grad():
         ep = torch.export.export(gm, tuple(args), strict=False)
-        ep = ep.run_decompositions(decompositions())
+        ep = decompose(ep)
     kinds = torch.export.graph_signature.InputKind
     consts = {**ep.state_dict, **ep.constants}
     flat, known = [], {}       # per placeholder: an arg index or a fixed tensor

@@ -1,8 +1,10 @@
 """Every tutorial of tutorials/ runs as a user runs it (``python tutorials/NAME.py``, here in a
-temporary folder) and must exit 0: each checks its results and its figures itself. A
+temporary folder) and must exit 0: each checks its results and its figures itself, and says
+so to the reader ("matches numpy (max abs error 0)"). A
 tutorial in SLOW (an RTL build) runs whole under the ``slow`` marker and, in CI, with the
 arguments that make its small version."""
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -31,3 +33,5 @@ def test_tutorial_runs(name, args, tmp_path):
                        env=env, capture_output=True, text=True, timeout=1200)
     assert r.returncode == 0, f"tutorials/{name} failed:\n{r.stdout[-4000:]}\n{r.stderr[-4000:]}"
     assert "cycles" in r.stdout, f"tutorials/{name} prints no cycles"
+    assert re.search(r"match(es)? .*\(max (abs|rel) error \S+\)", r.stdout), \
+        f"tutorials/{name} prints no 'matches ... (max abs error E)' line for the reader"

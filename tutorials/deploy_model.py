@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from compiler import build_model
+from compiler.quant import run as run_int8
 from driver.runtime import load_module
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -58,8 +59,14 @@ resnet = build_model(build_resnet18(size=32, seed=0), target="vta",
                      input_shapes={"input": (1, 3, 32, 32)},
                      calib={"input": rng.standard_normal((4, 3, 32, 32)).astype(np.float32)})
 r = load_module(resnet, device="tsim")
-logits = r(rng.standard_normal((1, 3, 32, 32)).astype(np.float32))[0]
+x = rng.standard_normal((1, 3, 32, 32)).astype(np.float32)
+logits = r(x)[0]
 st = r.stats()
 print(f"ResNet-18 (32x32): {len(st['layers'])} accelerator nodes, {st['cycles']} cycles, "
       f"GEMM utilization {st['gemm_utilization']:.1%}; logits {logits.shape}")
 assert logits.shape == (1, 1000) and np.isfinite(logits).all()
+# the int8 graph run in numpy (``compiler.quant.run``) is the bit-exact oracle
+want = run_int8(resnet.plan.qgraph, {"input": x})[0]
+np.testing.assert_array_equal(logits, want)
+print(f"ResNet-18 matches the int8 numpy reference (max abs error "
+      f"{np.abs(logits - want).max()})")

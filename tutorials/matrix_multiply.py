@@ -96,3 +96,5 @@ f = driver.run_kernel(kernel, {"A": pack_matrix(a, env.BATCH, env.BLOCK_IN),
                                "B": pack_matrix(b, env.BLOCK_OUT, env.BLOCK_IN)}, device="fsim")
 np.testing.assert_array_equal(unpack_matrix(f["C"]), want)
 print(f"fsim: {f.summary()}")
+err = max(np.abs(g.astype(np.int64) - want).max() for g in (c, unpack_matrix(f["C"])))
+print(f"tsim and fsim match numpy (max abs error {err})")

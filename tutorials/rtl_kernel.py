@@ -59,6 +59,8 @@ want = (a.astype(np.int32) @ b.T.astype(np.int32)).astype(np.int8)
 tsim = driver.run_kernel(kernel, inputs, device="tsim")
 np.testing.assert_array_equal(unpack_matrix(tsim["C"]), want)
 print(f"cycle model on {env.cfg.name}: {tsim.summary()}")
+print(f"cycle model matches numpy (max abs error "
+      f"{np.abs(unpack_matrix(tsim['C']).astype(np.int64) - want).max()})")
 if "--no-rtl" in sys.argv:
     raise SystemExit(0)
 
@@ -79,3 +81,5 @@ vcd.parent.mkdir(exist_ok=True)
 vcd.write_bytes(Path(rtl.vcd).read_bytes())
 print(f"RTL: {rtl.cycles} cycles (equal to the cycle model's), busy {rtl.busy}; "
       f"waveform {vcd} ({vcd.stat().st_size} bytes)")
+print(f"RTL matches numpy (max abs error "
+      f"{np.abs(unpack_matrix(prog.read(rtl.dram, 'C')).astype(np.int64) - want).max()})")

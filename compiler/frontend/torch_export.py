@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import operator
 import os
+import warnings
 from typing import Mapping
 
 import numpy as np
@@ -44,6 +45,23 @@ def decompositions() -> dict:
         if str(op) in KEEP:
             del table[op]
     return table
+
+
+#: the FutureWarning torch 2.13 raises from inside ``ExportedProgram.run_decompositions``
+_LEAF_SPEC_WARNING = r"`isinstance\(treespec, LeafSpec\)` is deprecated"
+
+
+def decompose(ep):
+    """``ep.run_decompositions(decompositions())``: the program in core ATen but ``KEEP``.
+
+    torch 2.13's ``run_decompositions`` deep-copies the program's module call graph
+    (``exported_program._get_updated_module_call_graph``); copying its pytree specs
+    re-creates ``LeafSpec`` objects, a class torch marks deprecated
+    (``torch/utils/_pytree.py``), so every call warns about torch's own use of it, which
+    no argument of ours avoids. Exactly that warning is silenced here."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=_LEAF_SPEC_WARNING, category=FutureWarning)
+        return ep.run_decompositions(decompositions())
 
 
 def numpy_dtype(dtype: torch.dtype) -> np.dtype:
@@ -182,7 +200,7 @@ def from_exported_program(ep, input_shapes: Mapping[str, tuple] | None = None):
              if tuple(v) != tuple(_placeholder(ep, k).meta["val"].shape)}
     if fixed:
         ep = _static(ep, shapes)
-    ep = ep.run_decompositions(decompositions())
+    ep = decompose(ep)
     check_operators(ep.graph)
     ctx = Context()
     consts = {**ep.state_dict, **ep.constants}

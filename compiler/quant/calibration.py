@@ -1,8 +1,11 @@
-"""Calibration samples for ``build_model(..., target="vta", calib=...)``: checks, and reading a file."""
+"""Calibration samples for ``build_model(..., target="vta", calib=...)``: checks, reading a
+file, and the seeded stand-in (with a warning) when none are given."""
 from __future__ import annotations
 
 import math
 import os
+import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -83,3 +86,47 @@ def check_calibration_memory(graph, n_samples: int, have: "int | None" = None) -
             f"({need / 2**30:.1f} GiB: {samples} of samples, {values} of node values), this "
             f"machine has {have} bytes ({have / 2**30:.1f} GiB); give smaller input shapes "
             "(--input-shape / input_shapes) or fewer calibration samples")
+
+
+class RandomCalibrationWarning(UserWarning):
+    """A model quantized to int8 without calibration data: its activation scales come from
+    seeded random samples (:func:`smoke_calibration`), not from real inputs."""
+
+
+def smoke_samples(rng: np.random.Generator, inp, count: int = 8) -> np.ndarray:
+    """``count`` seeded samples ``[count, *inp.shape[1:]]`` for the graph input ``inp``: standard
+    normal for float inputs; 0 or 1 for integer and bool ones (valid token ids and mask
+    values of any vocabulary)."""
+    shape = (count,) + tuple(inp.shape[1:])
+    if np.issubdtype(np.dtype(inp.dtype), np.floating):
+        return rng.standard_normal(shape).astype(inp.dtype)
+    return rng.integers(0, 2, shape).astype(inp.dtype)
+
+
+def smoke_calibration(inputs, seed: int = 0, count: int = 8) -> dict[str, np.ndarray]:
+    """input name -> ``count`` seeded samples (:func:`smoke_samples`) for the graph ``inputs``:
+    what ``build_model`` calibrates on when given no ``calib``. Warns once with a
+    :class:`RandomCalibrationWarning` (``vta compile`` shows it as its ``warning:`` line)
+    that names the inputs and the fix, pointing at the caller outside ``compiler``."""
+    rng = np.random.default_rng(seed)
+    samples = {i.name: smoke_samples(rng, i, count) for i in inputs}
+    wanted = ", ".join(f"{i.name!r}: samples [N, {', '.join(map(str, i.shape[1:]))}]"
+                       for i in inputs)
+    warnings.warn(
+        f"no calibration data (calib=None): int8 scales come from {count} seeded random "
+        "normal samples per input, not from real inputs, so accuracy will suffer (real "
+        "activations clip or lose precision); give real samples, scaled as the model "
+        f"expects: build_model(..., calib={{{wanted}}}) or vta compile --calibrate DATA.npz",
+        RandomCalibrationWarning, stacklevel=_first_caller_outside_compiler())
+    return samples
+
+
+def _first_caller_outside_compiler() -> int:
+    """The ``stacklevel`` (for a warning issued by this module's caller) of the first frame
+    outside the ``compiler`` package: the user's ``build_model`` call, however deep the
+    route (Python 3.12's ``skip_file_prefixes``, on 3.11)."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+    frame, level = sys._getframe(2), 2
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level

@@ -261,9 +261,9 @@ def _echo_tuning(cm) -> None:
                    "other shapes: tune with the same --input-shape (and --config) as this "
                    "build")
     if tuning and "layouts" in tuning:
-        blocked = sum(1 for ib, _ in tuning["layouts"] if ib)
-        click.echo(f"  layouts: the graph tuner's choice, {blocked} of "
-                   f"{plural(len(tuning['layouts']), 'conv')} in blocked NCHW{{b}}c")
+        from compiler.graph.passes.assign_layout import describe_layouts
+        click.echo(f"  layouts: the graph tuner's choice, {describe_layouts(tuning['layouts'])}, "
+                   f"{plural(cm.stats['layout_transforms'], 'layout transform')}")
 
 
 def _echo_io(cm) -> None:
@@ -388,7 +388,7 @@ def _compile_int8_cpu(model, output, target, calib_path, scale, shapes, per_chan
 
 def _calibration(graph, calib_path, scale):
     """input name -> calibration samples from ``--calibrate`` (None: none given, a QDQ model's
-    own scales or seeded samples, said on stderr)."""
+    own scales, or seeded samples: build_model warns, shown as a warning: line)."""
     import numpy as np
 
     from compiler.quant.calibration import check_calibration
@@ -417,7 +417,5 @@ def _calibration(graph, calib_path, scale):
             calib[i.name] = a.astype(np.float32) * np.float32(scale) if floating else a
     elif is_qdq(graph):
         click.echo("QDQ model: quantized at its own scales (no calibration)", err=True)
-    else:
-        click.echo("warning: no --calibrate data; calibrating on seeded random normal inputs "
-                   "(accuracy will suffer)", err=True)
+    # else build_model warns (RandomCalibrationWarning), shown as one warning: line
     return calib

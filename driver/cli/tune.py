@@ -108,6 +108,7 @@ def tune_cmd(model, output, target, trials, time_budget, strategy, scheduler, th
         click.echo(f"wrote {output}: the best of {plural(n, 'workload')} from {model}")
         return
     from compiler.frontend import parse_input_shapes
+    from compiler.graph.passes.assign_layout import describe_layouts
     from driver.tune.session import tune_model
     bars: list = []
 
@@ -147,8 +148,7 @@ def tune_cmd(model, output, target, trials, time_budget, strategy, scheduler, th
         click.echo(f"warning: the chosen schedule of {name} failed its check: {why}", err=True)
     if s.layout is not None:
         e = s.layout.estimate
-        blocked = sum(1 for ib, _ in s.layout.layouts if ib)
-        click.echo(f"graph tuning: {blocked} of {plural(len(s.layout.layouts), 'conv')} blocked, "
+        click.echo(f"graph tuning: {describe_layouts(s.layout.layouts)}, "
                    f"{plural(e['transforms'], 'layout transform')}; estimated "
                    f"{_fmt(e['dp_s'], 's')} (per-layer best layouts {_fmt(e['per_layer_best_s'], 's')}"
                    f", all NCHW {_fmt(e['default_s'], 's')})")

@@ -44,6 +44,24 @@ def layout_of(block: int) -> str:
     return NCHW if block == 0 else f"NCHW{block}c"
 
 
+def describe_layouts(layouts) -> str:
+    """A per-conv choice ``[(in block, out block)]`` as reports print it, e.g. ``"2 of 2 convs
+    blocked (NCHW->NCHW8c, NCHW8c->NCHW16c)"``; a run of equal choices reads ``"... x3"``.
+    A conv is blocked when it reads or writes ``NCHW{b}c``: a ``(0, b)`` conv takes NCHW
+    data and writes blocked output, which is transformed back wherever NCHW is needed."""
+    choices = [tuple(c) for c in layouts]
+    blocked = sum(1 for ib, ob in choices if ib or ob)
+    runs = []                                   # [choice, count] per run of equal choices
+    for c in choices:
+        if runs and runs[-1][0] == c:
+            runs[-1][1] += 1
+        else:
+            runs.append([c, 1])
+    each = ", ".join(f"{layout_of(ib)}->{layout_of(ob)}" + (f" x{n}" if n > 1 else "")
+                     for (ib, ob), n in runs)
+    return f"{blocked} of {len(choices)} conv{'' if len(choices) == 1 else 's'} blocked ({each})"
+
+
 @dataclass(frozen=True)
 class Site:
     """One conv whose layout is chosen: its node and its ``(in block, out block)`` candidates

@@ -110,6 +110,8 @@ def _vta_model():
     return Graph((x,), (y,), ("y",)), {"w": w}
 
 
+# without calib on purpose: this checks tiling, not accuracy
+@pytest.mark.filterwarnings("ignore::compiler.quant.calibration.RandomCalibrationWarning")
 def test_an_accelerator_build_takes_the_tuned_tiling(tmp_path, no_shipped):
     from compiler.autotune.task import vta_tasks
     from vta_hw.config import load_config

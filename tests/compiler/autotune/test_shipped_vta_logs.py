@@ -46,6 +46,8 @@ def resnet():
     return build_resnet18(SIZE)
 
 
+# without calib on purpose: this checks that the shipped log applies, not accuracy
+@pytest.mark.filterwarnings("ignore::compiler.quant.calibration.RandomCalibrationWarning")
 def test_a_build_applies_the_shipped_log_without_being_asked(resnet):
     cm = build_model(resnet, target="vta")
     rep = cm.stats["tuning"]

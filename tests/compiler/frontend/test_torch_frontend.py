@@ -3,6 +3,8 @@ unsupported ops listed at once with source lines, dynamic shapes, .pt2 files, th
 registry and the one-line errors for bad input."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -192,3 +194,14 @@ def test_onnx_models_and_the_runtime_never_import_torch():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
     assert r.stdout.strip() == "False"
+
+
+def test_import_prints_no_torch_deprecation_warning():
+    """torch 2.13's run_decompositions warns about its own LeafSpec use (torch_export.decompose
+    silences exactly that); a user's import shows no FutureWarning or DeprecationWarning."""
+    net = nn.Sequential(nn.Conv2d(1, 4, 3), nn.ReLU())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FutureWarning)
+        warnings.simplefilter("error", DeprecationWarning)
+        graph, _ = import_model(net, example_inputs=(torch.randn(1, 1, 8, 8),))
+    assert graph.outputs[0].shape == (1, 4, 6, 6)

@@ -10,7 +10,7 @@ import pytest
 from compiler.graph import Graph, Op, input_node, make, param_node, run
 from compiler.graph.errors import GraphError
 from compiler.graph.passes import assign_layout, eliminate_dead_code, fold_constants
-from compiler.graph.passes.assign_layout import layout_sites
+from compiler.graph.passes.assign_layout import describe_layouts, layout_sites
 from compiler.graph.verify import verify
 
 R = np.random.default_rng(5)
@@ -80,6 +80,19 @@ def test_transform_count_is_one_per_tensor_and_layout():
     assert counts[((0, 0),) * 3] == 0
     # x to NCHW16c once, shared by a's input and b's add; c's output back to NCHW
     assert counts[((16, 16), (16, 16), (16, 8))] == 2
+
+
+def test_the_report_counts_every_conv_that_reads_or_writes_a_blocked_layout():
+    assert describe_layouts([(0, 8), (8, 16)]) == \
+        "2 of 2 convs blocked (NCHW->NCHW8c, NCHW8c->NCHW16c)"
+    assert describe_layouts([(0, 0), (8, 8), (8, 8), (0, 0)]) == \
+        "2 of 4 convs blocked (NCHW->NCHW, NCHW8c->NCHW8c x2, NCHW->NCHW)"
+    assert describe_layouts([[0, 0]]) == "0 of 1 conv blocked (NCHW->NCHW)"
+    # a choice that implies a transform has a blocked conv, and the report says so
+    ls = layout_sites(residual_net()[0])
+    for c in itertools.product(*(s.candidates for s in ls.sites)):
+        blocked = int(describe_layouts(c).split()[0])
+        assert (blocked == 0) == (len(ls.transforms(c)) == 0), (c, describe_layouts(c))
 
 
 def inverted_residual():

@@ -158,15 +158,23 @@ def test_decide_is_the_brute_force_minimum_over_synthetic_records(tmp_path):
     assert rec.estimate["default_s"] == pytest.approx(objective((0,) * len(ls.sites)))
 
 
-def test_vta_compile_reports_the_applied_layouts(tuned, tmp_path):
+@pytest.mark.parametrize("layouts, said", [
+    ([(0, 0), (8, 8), (8, 8), (0, 0)], "2 of 4 convs blocked (NCHW->NCHW, NCHW8c->NCHW8c x2, "
+                                       "NCHW->NCHW), 2 layout transforms"),
+    # the stem reads NCHW and writes NCHW8c: blocked, though its input is not
+    ([(0, 8), (8, 8), (8, 8), (0, 0)], "3 of 4 convs blocked (NCHW->NCHW8c, NCHW8c->NCHW8c x2, "
+                                       "NCHW->NCHW), 1 layout transform")])
+def test_vta_compile_reports_the_applied_layouts(tuned, tmp_path, layouts, said):
     from tests.cli_util import run_cli
     model, _, _ = tuned
     stage = plan_layout_stage(model)
     mine = TuningLog(tmp_path / "mine.jsonl")
-    mine.append(LayoutRecord(stage.sites.key, stage.target, [(0, 0), (8, 8), (8, 8), (0, 0)]))
+    mine.append(LayoutRecord(stage.sites.key, stage.target, layouts))
     r = run_cli("compile", model, "--tuning-log", mine.path, "--quiet", "-o", tmp_path / "m.vtamod")
     assert r.exit_code == 0, r.output
-    assert "layouts: the graph tuner's choice, 2 of 4 convs in blocked NCHW{b}c" in r.output
+    assert f"layouts: the graph tuner's choice, {said}" in r.output
+    assert build_model(model, tuning_log=mine.path).stats["layout_transforms"] == \
+        int(said.split(", ")[-1].split()[0])          # the graph has the transforms said
 
 
 def inverted_residual_net(path):
