@@ -5,7 +5,8 @@ For each preset, extracts the accelerator tasks of the seeded ResNet-18
 target="vta")`` partitions it) and tunes each task's tiling on the cycle model
 (``driver.tune.CycleRunner``; cycle counts are deterministic, so machine load does
 not move them), up to ``--trials`` candidates per task (default ``TRIALS``: the whole
-space, 128 tilings, on the default preset; 24 on the other shipped presets). Every chosen tiling is checked bit-exact against numpy on
+space, 128 tilings, on the default preset; 24 on 1x8, 2x16 and 1x32; 8 on the others). Every
+chosen tiling is checked bit-exact against numpy on
 the functional model. Prints per preset the default point's and the tuned cycles of
 the accelerator convs (summed over repeats: the 19 convs but the stem; 20 on presets
 that take the stem too, such as 1x8; the dense layer apart)
