@@ -39,6 +39,7 @@ class TuningContext:
         self.given = list(sources) if given is None else list(given)
         self.workloads: set = set()
         self.covered: set = set()
+        self.targets: set = set()            # the targets (json) the build asked about
         self.layout_applied: "LayoutRecord | None" = None
 
     def __bool__(self) -> bool:
@@ -58,6 +59,7 @@ class TuningContext:
 
     def config_values(self, key: str, target: dict) -> "dict | None":
         """The best record's config (tuples restored) for ``key`` on ``target``, or None."""
+        self.targets.add(json.dumps(target, sort_keys=True))
         r = self.best.get((key, json.dumps(target, sort_keys=True)))
         return r.config_values() if r is not None else None
 
@@ -132,29 +134,56 @@ class TuningContext:
 
     def report(self) -> dict:
         """``{"workloads": met, "covered": with a tuned record, "logs": [paths]}`` (the
-        logs the caller gave, and the shipped ones that supplied an applied record), plus
-        ``"layouts"``: the per-conv layouts applied from a graph decision, if one was, and
-        ``"other_shapes"``: :meth:`other_shapes`, if any."""
-        used = {self.origin.get(id(r)) for (key, _), r in self.best.items() if key in self.covered}
-        logs = list(self.given) + [p for p in self.sources if p in used and p not in self.given]
-        out = {"workloads": len(self.workloads), "covered": len(self.covered), "logs": logs}
+        logs the caller gave, and the shipped ones that supplied an applied record), with
+        ``"by_log"``: how many of the covered workloads each of those logs supplied (a
+        workload two logs hold counts for the one whose record applied: the lower cost),
+        plus ``"layouts"``: the per-conv layouts applied from a graph decision, if one was,
+        ``"other_shapes"``: :meth:`other_shapes`, if any, and ``"other_targets"``:
+        :meth:`other_targets`, if any."""
+        supplied: dict = {}
+        for (key, _), r in self.best.items():
+            if key in self.covered:
+                p = self.origin.get(id(r))
+                supplied[p] = supplied.get(p, 0) + 1
+        logs = list(self.given) + [p for p in self.sources if p in supplied and p not in self.given]
+        out = {"workloads": len(self.workloads), "covered": len(self.covered), "logs": logs,
+               "by_log": {p: supplied.get(p, 0) for p in logs}}
         other = self.other_shapes()
         if other:
             out["other_shapes"] = other
+        targets = self.other_targets()
+        if targets:
+            out["other_targets"] = targets
         if self.layout_applied is not None:
             out["layouts"] = [list(c) for c in self.layout_applied.layouts]
         return out
 
+    def other_targets(self) -> dict:
+        """``{"logs": {path: [target, ...]}, "build": [target, ...]}`` (each target a log
+        ``target`` dict): the logs the caller gave whose records are all for targets this
+        build never asked about (another preset, CPU or device), and the targets it did ask
+        about. Empty if no given log is such."""
+        held: dict = {}
+        for (_, tj), r in self.best.items():
+            p = self.origin.get(id(r))
+            if p in self.given:
+                held.setdefault(p, set()).add(tj)
+        logs = {p: [json.loads(t) for t in sorted(ts)] for p, ts in held.items()
+                if self.targets and not ts & self.targets}
+        if not logs:
+            return {}
+        return {"logs": logs, "build": [json.loads(t) for t in sorted(self.targets)]}
 
     def other_shapes(self) -> list[str]:
         """The op kinds (a workload key's name: ``conv2d_nchw``, ``vta_conv2d``...) of which
         the build met uncovered workloads while the logs the caller gave hold records of
-        that kind for none of the build's workloads: the log was tuned for other shapes (a
-        different ``--input-shape``, batch or preset). Sorted."""
+        that kind, for this build's target, for none of the build's workloads: the log was
+        tuned for other shapes (a different ``--input-shape`` or batch; records of another
+        target are :meth:`other_targets`). Sorted."""
         given = set(self.given)
         logged: dict = {}
-        for (key, _), r in self.best.items():
-            if self.origin.get(id(r)) in given:
+        for (key, tj), r in self.best.items():
+            if self.origin.get(id(r)) in given and tj in self.targets:
                 logged.setdefault(key.partition("(")[0], set()).add(key)
         missed = {k.partition("(")[0] for k in self.workloads - self.covered}
         return sorted(k for k in missed if logged.get(k) and not logged[k] & self.workloads)

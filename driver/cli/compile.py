@@ -251,16 +251,35 @@ _BF16_NEEDS = {"dense": "N must be a multiple of 16 and K even, with a constant 
                        "+avx512bf16"}
 
 
+def _describe_target(t: dict) -> str:
+    """A tuning log's ``target`` entry as the user names it: ``vta --config PRESET``, the
+    LLVM target string with its CPU, or the GPU device."""
+    out = t.get("target", "?")
+    if "config" in t:
+        out += f" --config {t['config']}"
+    if t.get("cpu") and t["cpu"] not in out:
+        out += f" (CPU {t['cpu']})"
+    if t.get("device"):
+        out += f" ({t['device']})"
+    return out
+
+
 def _echo_tuning(cm) -> None:
-    tuning = cm.stats.get("tuning")
+    tuning = cm.stats.get("tuning") or {}
     if tuning and tuning["logs"]:
+        by = tuning["by_log"]
         click.echo(f"  tuning: {tuning['covered']} of {plural(tuning['workloads'], 'tunable workload')}"
-                   f" covered by {', '.join(tuning['logs'])}")
-    if tuning and tuning.get("other_shapes"):
+                   " covered: " + ", ".join(f"{by[p]} by {p}" for p in tuning["logs"]))
+    for path, targets in tuning.get("other_targets", {}).get("logs", {}).items():
+        click.echo(f"  tuning: {path} holds records for "
+                   f"{', '.join(_describe_target(t) for t in targets)} only; this build is for "
+                   f"{', '.join(_describe_target(t) for t in tuning['other_targets']['build'])}:"
+                   " compile for the log's target (--target, --config) or tune for this one")
+    if tuning.get("other_shapes"):
         click.echo(f"  tuning: the log's {', '.join(tuning['other_shapes'])} records are for "
                    "other shapes: tune with the same --input-shape (and --config) as this "
                    "build")
-    if tuning and "layouts" in tuning:
+    if "layouts" in tuning:
         from compiler.graph.passes.assign_layout import describe_layouts
         click.echo(f"  layouts: the graph tuner's choice, {describe_layouts(tuning['layouts'])}, "
                    f"{plural(cm.stats['layout_transforms'], 'layout transform')}")

@@ -72,8 +72,14 @@ def test_a_record_for_another_cpu_or_feature_set_is_not_applied(tmp_path, no_shi
     g, p = _model()
     cm = build_model(g, params=p, tuning_log=str(tmp_path / "t.jsonl"))
     assert _packs(cm) == ["w0#conv:16", "w1#conv:8"]
-    assert cm.stats["tuning"]["covered"] == 0
-    assert build_model(g, params=p).stats["tuning"] == {"workloads": 2, "covered": 0, "logs": []}
+    rep = cm.stats["tuning"]
+    assert rep["covered"] == 0 and rep["by_log"] == {str(tmp_path / "t.jsonl"): 0}
+    # the report names the log's two targets, other CPU features and another CPU
+    assert sorted(t.get("cpu") for t in rep["other_targets"]["logs"][str(tmp_path / "t.jsonl")]) \
+        == sorted([t.target["cpu"], "other"])
+    assert rep["other_targets"]["build"] == [t.target]
+    assert build_model(g, params=p).stats["tuning"] == {"workloads": 2, "covered": 0, "logs": [],
+                                                       "by_log": {}}
 
 
 def test_a_record_outside_todays_space_falls_back_to_the_default(tmp_path, no_shipped):
@@ -92,8 +98,9 @@ def test_logs_in_the_shipped_folder_apply_without_being_asked_for(no_shipped):
     g, p = _model()
     cm = build_model(g, params=p)
     assert _packs(cm) == ["w0#conv:8", "w1#conv:8"]
-    assert cm.stats["tuning"] == {"workloads": 2, "covered": 1,
-                                  "logs": [str(no_shipped / "this-machine.jsonl")]}
+    shipped = str(no_shipped / "this-machine.jsonl")
+    assert cm.stats["tuning"] == {"workloads": 2, "covered": 1, "logs": [shipped],
+                                  "by_log": {shipped: 1}}
 
 
 def test_a_missing_log_is_named(no_shipped, tmp_path):

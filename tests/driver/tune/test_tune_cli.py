@@ -30,7 +30,7 @@ def test_tune_then_compile_with_the_log(tmp_path):
     assert len(best.read_text().splitlines()) == 3
     r = run_cli("compile", DIGITS, "--tuning-log", best, "--quiet", "-o", tmp_path / "m.vtamod")
     assert r.exit_code == 0, r.output
-    assert f"tuning: 3 of 3 tunable workloads covered by {best}" in r.output
+    assert f"tuning: 3 of 3 tunable workloads covered: 3 by {best}\n" in r.output
 
 
 def test_a_missing_tuning_log_is_one_line(tmp_path):
@@ -57,9 +57,9 @@ def test_a_damaged_tuning_log_line_is_one_clean_warning(tmp_path):
     assert "TuningLogWarning" not in r.output and "warnings.warn" not in r.output
 
 
-def _record_line(key: str, target=None) -> str:
+def _record_line(key: str, target=None, config=None) -> str:
     from compiler.autotune.record import Record
-    return Record(key, target or {"target": "llvm"}, {}, [1.0]).to_json() + "\n"
+    return Record(key, target or {"target": "llvm"}, config or {}, [1.0]).to_json() + "\n"
 
 
 def test_tune_never_writes_to_a_file_that_is_not_a_tuning_log(tmp_path):
@@ -113,11 +113,30 @@ def test_a_log_for_other_shapes_says_why_it_covers_nothing(tmp_path):
     r = run_cli("compile", DIGITS, "--tuning-log", log, "--input-shape", "image:2x1x8x8",
                 "--quiet", "-o", tmp_path / "m.vtamod")
     assert r.exit_code == 0, r.output
-    assert f"tuning: 0 of 3 tunable workloads covered by {log}" in r.output
+    assert f"tuning: 0 of 3 tunable workloads covered: 0 by {log}\n" in r.output
     assert "tuning: the log's conv2d_nchw, dense records are for other shapes: tune with the " \
            "same --input-shape" in r.output
     r = run_cli("compile", DIGITS, "--tuning-log", log, "--quiet", "-o", tmp_path / "n.vtamod")
     assert r.exit_code == 0 and "for other shapes" not in r.output, r.output
+
+
+def test_a_log_for_another_preset_says_so_and_gets_no_credit(tmp_path):
+    """records of the digits CNN's accelerator workloads on the 1x8 preset, compiled for the
+    default preset: the shipped log covers the build, the report credits it, not the given
+    log, and names the log's preset and the fix"""
+    from compiler.autotune import extract_tasks
+    other = "1x8_i8w8a32_11_12_13_14"
+    log = tmp_path / "vta8.jsonl"
+    log.write_text("".join(_record_line(t.key, t.target, {"tiling": list(t.space.default.values[0][1])})
+                           for t in extract_tasks(DIGITS, "vta", vta_config=other)))
+    r = run_cli("compile", DIGITS, "--target", "vta", "--tuning-log", log, "--quiet",
+                "-o", tmp_path / "m.vtamod")
+    assert r.exit_code == 0, r.output
+    assert re.search(rf"tuning: 2 of 2 tunable workloads covered: 0 by {re.escape(str(log))}, "
+                     r"2 by \S+vta_1x16_i8w8a32_15_15_18_17.jsonl\n", r.output), r.output
+    assert (f"tuning: {log} holds records for vta --config {other} only; this build is for vta "
+            "--config 1x16_i8w8a32_15_15_18_17: compile for the log's target") in r.output
+    assert "other shapes" not in r.output
 
 
 def test_tune_names_every_valid_target_and_the_option(tmp_path):
