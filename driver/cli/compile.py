@@ -125,15 +125,15 @@ def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_
     kind = target.split()[0] if target.split() else ""
     _refuse_unused_precision(kind, quantize, dtype)
     if executor == "aot" and kind in ("cuda", "opencl", "vta"):
-        raise click.ClickException(f"--executor aot builds CPU modules (--target llvm, aarch64, "
+        raise click.UsageError(f"--executor aot builds CPU modules (--target llvm, aarch64, "
                                    f"armv7, wasm32 or 'llvm -mtriple=...'), not --target "
                                    f"{target!r}; use --executor graph for GPUs and the accelerator")
     if wasm_path and (executor != "aot" or "wasm32" not in target):
-        raise click.ClickException(f"--wasm needs --target wasm32 --executor aot, not --target "
+        raise click.UsageError(f"--wasm needs --target wasm32 --executor aot, not --target "
                                    f"{target!r} --executor {executor}")
     if kind == "vta":
         if target.split()[1:]:
-            raise click.ClickException(f"--target {target!r}: vta takes no options; choose the "
+            raise click.UsageError(f"--target {target!r}: vta takes no options; choose the "
                                        "accelerator with --config PRESET")
         place = _placement(preset, placement, clock_mhz, cpu_gmacs, cycle_source, force,
                            cpu_target or "llvm")
@@ -143,20 +143,20 @@ def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_
         return
     if quantize:
         if kind != "llvm" or executor != "graph" or preset or cpu_target or tuning_log:
-            raise click.ClickException(f"--quantize int8 builds a graph-executor module for "
+            raise click.UsageError(f"--quantize int8 builds a graph-executor module for "
                                        f"--target llvm (or 'llvm -mcpu=...'), without --config, "
                                        f"--cpu-target or --tuning-log, not --target {target!r} "
                                        f"--executor {executor}; the accelerator is --target vta")
         _compile_int8_cpu(model, output, target, calib_path, calibrate_scale,
                           parse_input_shapes(input_shapes), per_channel, quiet)
         return
-    if preset or calib_path or per_channel or cpu_target:
-        raise click.ClickException("--config, --calibrate, --per-channel and --cpu-target apply "
-                                   "to --target vta (and the first three to --quantize int8) "
-                                   "only (the CPU target is --target itself)")
-    if force or placement != "supported" or clock_mhz is not None or cpu_gmacs is not None:
-        raise click.ClickException("--placement, --clock-mhz, --cpu-gmacs and --place apply to "
-                                   "--target vta only (the accelerator's side of each node)")
+    _refuse_vta_only(target, {"--config": preset, "--calibrate": calib_path,
+                              "--per-channel": per_channel, "--cpu-target": cpu_target},
+                     "--config, --calibrate and --per-channel also go with --quantize int8; "
+                     "the CPU target is --target itself")
+    _refuse_vta_only(target, {"--placement": placement != "supported", "--clock-mhz": clock_mhz,
+                              "--cpu-gmacs": cpu_gmacs, "--place": force},
+                     "they choose the accelerator's side of each node")
     shapes = parse_input_shapes(input_shapes)
     start = time.perf_counter()
     try:
@@ -186,6 +186,18 @@ def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_
         _bf16_report(model, target, shapes, cm)
     _echo_tuning(cm)
     _echo_io(cm)
+
+
+def _refuse_vta_only(target: str, options: dict, why: str) -> None:
+    """Usage error (exit 2) naming the ``options`` (name -> value) given, that is with a value
+    other than None, False or empty, which apply to --target vta only; nothing when none is."""
+    names = [name for name, value in options.items() if value not in (None, False, ())]
+    if names:
+        listed = " and ".join(filter(None, (", ".join(names[:-1]), names[-1])))
+        verb = "applies" if len(names) == 1 else "apply"
+        raise click.UsageError(f"{listed} {verb} to --target vta only, not --target {target!r} "
+                               f"({why}): add --target vta, or drop "
+                               f"{'it' if len(names) == 1 else 'them'}")
 
 
 def _refuse_unused_precision(kind: str, quantize, dtype: str) -> None:
@@ -336,7 +348,7 @@ def _placement(preset, kind, clock_mhz, cpu_gmacs, cycle_source, force, cpu_targ
     from compiler.quant.placement import PlacementError, parse_force
     from driver.placement import cost_placement
     if kind == "supported" and (clock_mhz is not None or cpu_gmacs is not None):
-        raise click.ClickException("--clock-mhz and --cpu-gmacs apply to --placement cost only")
+        raise click.UsageError("--clock-mhz and --cpu-gmacs apply to --placement cost only")
     try:
         forced = parse_force(force)
         if kind == "supported" and not forced:

@@ -465,6 +465,29 @@ def test_bad_option_values_are_usage_errors_naming_the_option(cpu_module, tmp_pa
     assert not list(tmp_path.iterdir())
 
 
+def test_options_that_do_not_apply_together_are_usage_errors(tmp_path):
+    """exit 2 (README: options that do not apply together), naming the options given"""
+    out = tmp_path / "m.vtamod"
+    for args, words in (
+            (["--per-channel"], ("Error: --per-channel applies to --target vta only, not "
+                                 "--target 'llvm'", "add --target vta")),
+            (["--per-channel", "--cpu-target", "llvm"],
+             ("--per-channel and --cpu-target apply to --target vta only", "drop them")),
+            (["--place", "dense=cpu"], ("Error: --place applies to --target vta only",
+                                        "add --target vta")),
+            (["--target", "vta", "--executor", "aot"],
+             ("--executor aot builds CPU modules", "not --target 'vta'", "--executor graph")),
+            (["--clock-mhz", "50"], ("--clock-mhz applies to --target vta only",)),
+            (["--target", "vta", "--clock-mhz", "50"],
+             ("--clock-mhz and --cpu-gmacs apply to --placement cost only",))):
+        res = CliRunner().invoke(cli, ["compile", DIGITS, "-o", str(out)] + args)
+        assert res.exit_code == 2, (args, res.output)
+        assert "Traceback" not in res.output
+        for w in words:
+            assert w in res.output, (w, res.output)
+    assert not out.exists()
+
+
 def test_missing_module_and_program_say_they_do_not_exist(tmp_path):
     fails(["run", tmp_path / "nothere.vtamod"], f"{tmp_path / 'nothere.vtamod'}' does not exist",
           "vta compile")

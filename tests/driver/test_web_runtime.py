@@ -160,7 +160,7 @@ def test_cli_compile_writes_the_wasm_file(digits, tmp_path):
     x = np.fromfile(xpath, "<f4").reshape(1, 1, 8, 8)
     assert_close(load_wasm(str(out)).run(image=x)["logits"], ref, rel=1e-5)
     res = run_cli("compile", DIGITS, "-o", tmp_path / "e.vtamod", "--wasm", out)
-    assert res.exit_code == 1
+    assert res.exit_code == 2
     assert "--wasm needs --target wasm32 --executor aot, not --target 'llvm' --executor graph" \
         in res.output
 
