@@ -98,22 +98,6 @@ class Decision:
         return dataclasses.asdict(self)
 
 
-def parse_force(items) -> dict[str, str]:
-    """``["dense=cpu", "conv2d=vta"]`` -> ``{"dense": "cpu", "conv2d": "vta"}``.
-
-    Raises:
-        PlacementError: an item not of the form OP=SIDE, or a bad op or side.
-    """
-    out = {}
-    for item in items:
-        op, eq, side = str(item).partition("=")
-        if not eq:
-            raise PlacementError(f"--place takes OP=SIDE (e.g. dense=cpu), not {item!r}")
-        out[op.strip().lower()] = side.strip().lower()
-    Placement(force=out)   # checks the names
-    return out
-
-
 def program_cycles(prog: Program, dram: DramTiming | None = None) -> float:
     """The compiler's own cycle estimate of ``prog``: every instruction's fetch (its 16 bytes
     over the bus) and decode, every DMA (bursts, DRAM latency, beats) and every GEMM/ALU

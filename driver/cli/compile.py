@@ -9,7 +9,7 @@ import click
 
 from driver.cli.errors import (check_input_shapes, check_log_input, friendly, output_path, plural,
                                read_npz)
-from driver.cli.options import check_config, check_target
+from driver.cli.options import check_config, check_place, check_target
 from vta_hw.config import DEFAULT_PRESET, preset_names
 
 
@@ -83,7 +83,7 @@ def _progress(iterable, total, desc):
               help="--placement cost: accelerator cycles from the cycle model or the "
                    "compiler's serial estimate (faster; close for DRAM-bound dense layers, high for "
                    "convs whose loads the cycle model overlaps)")
-@click.option("--place", "force", multiple=True, metavar="OP=SIDE",
+@click.option("--place", "force", multiple=True, metavar="OP=SIDE", callback=check_place,
               help="--target vta: force every node of op type conv2d, dense or add onto cpu or "
                    "vta (repeatable), e.g. --place dense=cpu")
 @click.option("--quiet", is_flag=True, help="no progress bar")
@@ -190,8 +190,10 @@ def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_
 
 def _refuse_vta_only(target: str, options: dict, why: str) -> None:
     """Usage error (exit 2) naming the ``options`` (name -> value) given, that is with a value
-    other than None, False or empty, which apply to --target vta only; nothing when none is."""
-    names = [name for name, value in options.items() if value not in (None, False, ())]
+    other than None, False or an empty tuple or dict, which apply to --target vta only; nothing
+    when none is."""
+    names = [name for name, value in options.items()
+             if value is not None and value is not False and not (value in ((), {}))]
     if names:
         listed = " and ".join(filter(None, (", ".join(names[:-1]), names[-1])))
         verb = "applies" if len(names) == 1 else "apply"
@@ -345,16 +347,15 @@ def _cuda_error(target, e) -> str:
 
 def _placement(preset, kind, clock_mhz, cpu_gmacs, cycle_source, force, cpu_target):
     """The CLI's placement options -> a ``Placement`` (None: the default placement)."""
-    from compiler.quant.placement import PlacementError, parse_force
+    from compiler.quant.placement import PlacementError
     from driver.placement import cost_placement
     if kind == "supported" and (clock_mhz is not None or cpu_gmacs is not None):
         raise click.UsageError("--clock-mhz and --cpu-gmacs apply to --placement cost only")
+    if kind == "supported" and not force:
+        return None
     try:
-        forced = parse_force(force)
-        if kind == "supported" and not forced:
-            return None
         place, line = cost_placement(preset, kind=kind, clock_mhz=clock_mhz, cycles=cycle_source,
-                                     cpu_gmacs=cpu_gmacs, force=forced, cpu_target=cpu_target)
+                                     cpu_gmacs=cpu_gmacs, force=force, cpu_target=cpu_target)
     except PlacementError as e:
         raise click.ClickException(str(e)) from None
     if kind == "cost":

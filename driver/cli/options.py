@@ -43,3 +43,28 @@ config_option = click.option(
     "--config", "config_name", default=DEFAULT_PRESET, show_default=True, metavar="PRESET|FILE",
     callback=check_config,
     help=f"accelerator preset ({', '.join(preset_names())}) or a config JSON file")
+
+
+def check_place(ctx, param, value):
+    """click callback of ``--place OP=SIDE`` (repeatable) -> ``{op type: side}`` for
+    ``Placement(force=...)``; an item that is not OP=SIDE, an OP that is not an op type the
+    accelerator runs (``compiler.quant.placement.ACCEL_OPS``; a node name is the usual slip) or a
+    SIDE other than cpu or vta is a usage error (exit 2) naming ``--place`` and the value."""
+    from compiler.quant.placement import ACCEL_OPS, SIDES
+    ops = ", ".join(ACCEL_OPS)
+    out = {}
+    for item in value:
+        op, eq, side = item.partition("=")
+        op, side = op.strip().lower(), side.strip().lower()
+        if not eq:
+            raise click.UsageError(f"--place {item}: takes OP=SIDE, e.g. --place dense=cpu",
+                                   ctx=ctx)
+        if op not in ACCEL_OPS:
+            raise click.UsageError(f"--place {item}: {op!r} is not an op type; OP must be an op "
+                                   f"type ({ops}), not a node name, and every node of that type "
+                                   "goes to SIDE", ctx=ctx)
+        if side not in SIDES:
+            raise click.UsageError(f"--place {item}: SIDE must be {' or '.join(SIDES)}, not "
+                                   f"{side!r}", ctx=ctx)
+        out[op] = side
+    return out

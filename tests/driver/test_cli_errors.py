@@ -488,6 +488,33 @@ def test_options_that_do_not_apply_together_are_usage_errors(tmp_path):
     assert not out.exists()
 
 
+def test_place_errors_name_the_option_and_the_value(tmp_path):
+    """--place speaks CLI words (not the library's force[...]), exit 2, before any work"""
+    out = tmp_path / "m.vtamod"
+    for item, words in (
+            ("dense=gpu", ("Error: --place dense=gpu: SIDE must be cpu or vta, not 'gpu'",)),
+            ("fc=cpu", ("Error: --place fc=cpu: 'fc' is not an op type",
+                        "op type (conv2d, dense, add), not a node name")),
+            ("dense", ("Error: --place dense: takes OP=SIDE, e.g. --place dense=cpu",))):
+        res = CliRunner().invoke(cli, ["compile", DIGITS, "--target", "vta", "--place", item,
+                                       "-o", str(out)])
+        assert res.exit_code == 2, (item, res.output)
+        assert "force[" not in res.output and "Traceback" not in res.output
+        for w in words:
+            assert w in res.output, (w, res.output)
+    assert not out.exists()
+
+
+def test_place_reads_op_types_case_and_spaces_alike():
+    import click
+
+    from driver.cli.options import check_place
+    ctx = click.Context(click.Command("compile"))
+    assert check_place(ctx, None, ("dense=cpu", " Conv2d = VTA ")) == {"dense": "cpu",
+                                                                      "conv2d": "vta"}
+    assert check_place(ctx, None, ()) == {}
+
+
 def test_missing_module_and_program_say_they_do_not_exist(tmp_path):
     fails(["run", tmp_path / "nothere.vtamod"], f"{tmp_path / 'nothere.vtamod'}' does not exist",
           "vta compile")

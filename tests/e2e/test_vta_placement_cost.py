@@ -9,7 +9,7 @@ import pytest
 from compiler import build_model
 from compiler.quant import QOp, run as run_oracle
 from compiler.quant.cpu_timing import kernel_seconds
-from compiler.quant.placement import Placement, PlacementError, parse_force, program_cycles
+from compiler.quant.placement import Placement, PlacementError, program_cycles
 from driver.placement import cost_placement, cycle_model_cycles
 from driver.runtime import load_module
 from tests.cli_util import run_cli
@@ -99,12 +99,6 @@ def test_bad_placement_options_name_the_option_and_the_value(kw, message):
         Placement(**kw)
 
 
-def test_parse_force():
-    assert parse_force(["dense=cpu", " Conv2d = VTA "]) == {"dense": "cpu", "conv2d": "vta"}
-    with pytest.raises(PlacementError, match="--place takes OP=SIDE"):
-        parse_force(["dense"])
-
-
 def test_cli_prints_the_decisions(tmp_path):
     path = tmp_path / "m.onnx"
     onnx.save(_model(), str(path))
@@ -117,7 +111,7 @@ def test_cli_prints_the_decisions(tmp_path):
             if ln.strip().startswith(("conv1 ", "gemm0 ")) and "int8" not in ln}
     assert rows == {"conv1": "vta", "gemm0": "cpu"}
     r = run_cli("compile", path, "--target", "vta", "--place", "dense=tpu", "-o", tmp_path / "x")
-    assert r.exit_code != 0 and "force['dense'] must be 'cpu' or 'vta', not 'tpu'" in r.output
+    assert r.exit_code == 2 and "--place dense=tpu: SIDE must be cpu or vta, not 'tpu'" in r.output
     r = run_cli("compile", path, "--place", "dense=cpu", "-o", tmp_path / "y")
     assert r.exit_code == 2 and "--place applies to " \
                                 "--target vta only" in r.output
