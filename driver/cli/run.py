@@ -54,6 +54,16 @@ def _load_inputs(module, specs, seed):
     return out, lines
 
 
+def _set_inputs(module, specs, seed) -> None:
+    """Set every input of ``module`` (:func:`_load_inputs`), then print the ``input ...``
+    lines: a file of the wrong shape fails before a line describes it as the compiled shape."""
+    feed, lines = _load_inputs(module, specs, seed)
+    for name, value in feed.items():
+        module.set_input(name, value)
+    for line in lines:
+        click.echo(line)
+
+
 def _describe(name, y):
     if y.ndim == 2 and y.shape[0] == 1 and y.shape[1] >= 5 and np.issubdtype(y.dtype, np.floating):
         top = np.argsort(-y[0])[:5]
@@ -117,11 +127,7 @@ def run_cmd(module_dir, inputs, seed, repeat, eval_path, eval_scale, save_output
             return _run_vta(m, inputs, seed, eval_path, eval_scale, save_output)
         if eval_path:
             return _evaluate(m, eval_path, eval_scale)
-        feed, lines = _load_inputs(m, inputs, seed)
-        for line in lines:
-            click.echo(line)
-        for name, value in feed.items():
-            m.set_input(name, value)
+        _set_inputs(m, inputs, seed)
         m.run()
     for i, (name, _, _) in enumerate(m.output_info()):
         click.echo(_describe(name, m.get_output(i)))
@@ -258,11 +264,9 @@ def _run_vta(m, inputs, seed, eval_path, scale, save_output):
         click.echo(f"latency: {elapsed / len(preds) * 1e3:.3f} ms mean per batch of {batch}, "
                    f"{elapsed / n * 1e3:.3f} ms per image (host wall clock, device {device})")
     else:
-        feed, lines = _load_inputs(m, inputs, seed)
-        for line in lines:
-            click.echo(line)
+        _set_inputs(m, inputs, seed)
         t0 = time.perf_counter()
-        outs = m(**feed)
+        outs = m()
         elapsed = time.perf_counter() - t0
         for (oname, _, _), y in zip(m.output_info(), outs):
             click.echo(_describe(oname, y))

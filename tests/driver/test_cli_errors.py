@@ -386,6 +386,17 @@ def test_vta_run_input_shape_names_the_fix(vta_module, tmp_path):
           "[1, 3, 8, 8]", "[4, 1, 8, 8]", "--input-shape image:1x3x8x8")
 
 
+def test_an_input_file_of_the_wrong_shape_fails_before_its_input_line(cpu_module, vta_module,
+                                                                      tmp_path):
+    """no 'input image: float32[1, 1, 8, 8] from file' line for a [1, 8, 8] file"""
+    np.save(tmp_path / "x.npy", np.zeros((1, 8, 8), np.float32))
+    for module in (cpu_module, vta_module):
+        out = fails(["run", module, "--device", "fsim", "--input", tmp_path / "x.npy"]
+                    if module == vta_module else ["run", module, "--input", tmp_path / "x.npy"],
+                    "input 'image' has shape [1, 8, 8], the module was compiled for")
+        assert "input image:" not in out, out
+
+
 def test_fsim_and_tsim_print_the_same_dram_bytes(vta_module):
     import re
     dram = {}
