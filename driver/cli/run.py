@@ -13,6 +13,7 @@ import numpy as np
 
 from driver import backends
 from driver.cli.errors import friendly, output_path, plural, read_npy, read_npz
+from driver.cli.scale_hint import looks_unscaled, scale_hint
 
 
 def _load_inputs(module, specs, seed):
@@ -121,12 +122,16 @@ def run_cmd(module_dir, inputs, seed, repeat, eval_path, eval_scale, save_output
     if device == "fpga" and port is None:
         raise click.ClickException("--device fpga needs --port SERIAL, the board's serial port "
                                    "(e.g. --port /dev/ttyUSB0)")
+    data = _read_eval(eval_path) if eval_path else None
     m = load_module(module_dir, device=device, **({"port": port} if port is not None else {}))
-    with _range_summary():
+    fix = "compile with --calibrate samples like these if they are expected"
+    if data is not None and _unscaled(m, data[0], "eval_scale"):
+        fix = f"{scale_hint('--eval-scale')}; or {fix}"
+    with _range_summary(fix):
         if m.device is not None:
-            return _run_vta(m, inputs, seed, eval_path, eval_scale, save_output)
-        if eval_path:
-            return _evaluate(m, eval_path, eval_scale)
+            return _run_vta(m, inputs, seed, eval_path, data, eval_scale, save_output)
+        if data is not None:
+            return _evaluate(m, eval_path, data, eval_scale)
         _set_inputs(m, inputs, seed)
         m.run()
     for i, (name, _, _) in enumerate(m.output_info()):
@@ -148,11 +153,23 @@ def run_cmd(module_dir, inputs, seed, repeat, eval_path, eval_scale, save_output
                f"{plural(repeat, 'run')} ({where})")
 
 
+def _unscaled(m, xs, option: str) -> bool:
+    """Whether the --eval images ``xs`` look unscaled (``scale_hint.looks_unscaled``: integer
+    pixels, or far beyond the calibrated range of the module's one input) while the scale
+    ``option`` (a ``run_cmd`` parameter name) was left at its default."""
+    from click.core import ParameterSource
+    ctx = click.get_current_context()
+    if ctx.get_parameter_source(option) is not ParameterSource.DEFAULT:
+        return False
+    ranges = [i.get("range") for i in m.graph["inputs"]]
+    return looks_unscaled(xs, ranges[0] if len(ranges) == 1 else None)
+
+
 @contextlib.contextmanager
-def _range_summary():
+def _range_summary(fix: str):
     """Add up the runs' ``InputRangeWarning``s per input; print one ``warning:`` line per
-    input on stderr at the end, and each distinct ``InputNaNWarning`` once (no Python
-    warning lines)."""
+    input on stderr at the end, ending in ``fix``, and each distinct ``InputNaNWarning``
+    once (no Python warning lines)."""
     from driver.runtime.input_check import (InputNaNWarning, InputRangeWarning,
                                             describe_out_of_range)
     seen = {}  # input name -> [count, size, runs, lo, hi]
@@ -180,8 +197,7 @@ def _range_summary():
         finally:
             for name, (count, size, runs, lo, hi) in seen.items():
                 click.echo("warning: " + describe_out_of_range(
-                    name, count, size, lo, hi, runs, fix="compile with --calibrate samples like "
-                    "these if they are expected"), err=True)
+                    name, count, size, lo, hi, runs, fix=fix), err=True)
 
 
 def _single_input(m):
@@ -192,8 +208,8 @@ def _single_input(m):
     return info
 
 
-def _evaluate(m, path, scale):
-    xs, ys = _read_eval(path)
+def _evaluate(m, path, data, scale):
+    xs, ys = data
     (name, shape, dtype), = _single_input(m)
     per = int(np.prod(shape))
     if xs[0].size != per:
@@ -238,11 +254,12 @@ def _read_eval(path):
     return xs, ys
 
 
-def _run_vta(m, inputs, seed, eval_path, scale, save_output):
-    """An accelerator module: CPU kernels and device programs; cycles and utilization."""
+def _run_vta(m, inputs, seed, eval_path, data, scale, save_output):
+    """An accelerator module: CPU kernels and device programs; cycles and utilization.
+    ``data``: the --eval (images, labels), or None."""
     device = m.device.backend_name
-    if eval_path:
-        xs, ys = _read_eval(eval_path)
+    if data is not None:
+        xs, ys = data
         (name, shape, dtype), = _single_input(m)
         batch, per = shape[0], int(np.prod(shape[1:]))
         if xs[0].size != per:

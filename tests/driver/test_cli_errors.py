@@ -397,6 +397,40 @@ def test_an_input_file_of_the_wrong_shape_fails_before_its_input_line(cpu_module
         assert "input image:" not in out, out
 
 
+def test_unscaled_eval_pixels_name_eval_scale_first(vta_module):
+    """heldout.npz holds uint8 pixels 0-16, the module was calibrated on pixel / 16: the range
+    warning names --eval-scale before recalibrating; with --eval-scale given, it does not"""
+    res = CliRunner().invoke(cli, ["run", str(vta_module), "--device", "fsim", "--eval", HELDOUT])
+    assert res.exit_code == 0, res.output
+    warns = [ln for ln in res.output.splitlines() if ln.startswith("warning:")]
+    assert len(warns) == 1, res.output
+    assert warns[0].index("--eval-scale S scales the data (e.g. --eval-scale 0.0625 for pixels "
+                          "0-16") < warns[0].index("compile with --calibrate"), warns[0]
+    res = CliRunner().invoke(cli, ["run", str(vta_module), "--device", "fsim", "--eval", HELDOUT,
+                                   "--eval-scale", "1"])
+    assert res.exit_code == 0 and "--eval-scale S" not in res.output, res.output
+    assert "compile with --calibrate samples like these" in res.output
+
+
+def test_integer_calibration_data_names_calibrate_scale_once(tmp_path):
+    out = tmp_path / "m.vtamod"
+    args = ["compile", DIGITS, "--target", "vta", "--calibrate", HELDOUT, "--quiet", "-o", out]
+    text = ok(args)
+    warns = [ln for ln in text.splitlines() if ln.startswith("warning:")]
+    assert warns == [f"warning: --calibrate {HELDOUT}: array 'images' holds uint8 values (0..16) "
+                     "for float input 'image', used as they are; --calibrate-scale S scales the "
+                     "data (e.g. --calibrate-scale 0.0625 for pixels 0-16, as the demo uses)"]
+    assert "warning:" not in ok(args + ["--calibrate-scale", "1"])
+
+
+def test_looks_unscaled():
+    from driver.cli.scale_hint import looks_unscaled
+    assert looks_unscaled(np.arange(4, dtype=np.uint8))
+    assert looks_unscaled(np.array([0.0, 16.0], np.float32), (-2.0, 2.0))   # 8x the bound
+    assert not looks_unscaled(np.array([0.0, 3.0], np.float32), (-2.0, 2.0))
+    assert not looks_unscaled(np.array([0.0, 16.0], np.float32))            # no range known
+
+
 def test_fsim_and_tsim_print_the_same_dram_bytes(vta_module):
     import re
     dram = {}
