@@ -3,9 +3,8 @@ from __future__ import annotations
 
 import click
 
-from driver.cli.errors import friendly
+from driver.cli.errors import friendly, load_program
 from vta_hw.isa import describe
-from vta_hw.program import Program
 
 
 @click.command()
@@ -17,7 +16,7 @@ def disasm(program: str, uops: bool) -> None:
 
     Flags read pp/pn = pop prev/next, Pp/Pn = push prev/next.
     """
-    prog = Program.load(program)
+    prog = load_program(program)
     click.echo(f"; {program}: {len(prog.insns)} instructions, {len(prog.uops)} uops, "
                f"config {prog.config.name}")
     for b in prog.buffers:

@@ -192,3 +192,28 @@ def output_path(path: str | None, option: str, folder: bool = False) -> str | No
                                    f"{str(p.parent)!r} ({why}); pick a writable "
                                    "place") from None
     return path
+
+
+#: where program files come from, for an error about a file that is not one
+PROGRAM_SOURCES = ("write one with `vta example gemm -o F.vtaprog`, or take one from the "
+                   "programs/ folder of a module that `vta compile --target vta` wrote")
+
+
+def load_program(path: str):
+    """The ``vta_hw.program.Program`` in the file ``path`` given as PROGRAM; a missing file,
+    or one that is not a program file at all (another format: bad magic), gets an error
+    saying where program files come from; a damaged program file keeps its own message."""
+    from vta_hw.program import Program
+    from vta_hw.program_file import MAGIC, ProgramFormatError
+    try:
+        return Program.load(path)
+    except FileNotFoundError:
+        raise click.ClickException(f"PROGRAM {path}: no such file; give a program file "
+                                   f"(.vtaprog): {PROGRAM_SOURCES}") from None
+    except ProgramFormatError as e:
+        with open(path, "rb") as f:
+            head = f.read(len(MAGIC))
+        if MAGIC.startswith(head):   # a program file, damaged: its message says how
+            raise
+        raise click.ClickException(f"PROGRAM {e}; PROGRAM takes a VTA program file (.vtaprog): "
+                                   f"{PROGRAM_SOURCES}") from None

@@ -7,7 +7,7 @@ import warnings
 import click
 import numpy as np
 
-from driver.cli.errors import friendly, output_path, read_npz
+from driver.cli.errors import friendly, load_program, output_path, read_npz
 from sim import cycle, functional
 from sim.errors import UnwrittenReadWarning
 from vta_hw.program import Program
@@ -72,12 +72,7 @@ def sim(program: str, model: str, as_json: bool, ref: str | None, trace_path: st
     output_path(plot_path, "--plot")
     if plot_path:
         _check_plot_format(plot_path)
-    try:
-        prog = Program.load(program)
-    except FileNotFoundError:
-        raise click.ClickException(f"PROGRAM {program}: no such file; give a program file "
-                                   "(.vtaprog), e.g. one `vta example gemm -o gemm.vtaprog` "
-                                   "writes") from None
+    prog = load_program(program)
     ref_arrays = (read_npz(ref, "--check", "expected buffers by name (e.g. C=...)")
                   if ref else None)
     for name in ref_arrays or ():

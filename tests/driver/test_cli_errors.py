@@ -567,6 +567,16 @@ def test_missing_module_and_program_say_they_do_not_exist(tmp_path):
           f"PROGRAM {tmp_path / 'nothere.vtaprog'}: no such file", "vta example gemm")
 
 
+def test_a_file_that_is_no_program_says_where_programs_come_from(gemm, tmp_path):
+    for cmd in ("sim", "disasm"):
+        fails([cmd, HELDOUT], f"PROGRAM {HELDOUT}: not a VTA program file (bad magic",
+              "write one with `vta example gemm -o F.vtaprog`",
+              "programs/ folder of a module that `vta compile --target vta` wrote")
+    damaged = tmp_path / "cut.vtaprog"       # a program file, cut short: its own message only
+    damaged.write_bytes(gemm.read_bytes()[:20])
+    assert "vta example gemm" not in fails(["sim", damaged], "truncated")
+
+
 def test_a_folder_that_refuses_files_is_not_called_missing():
     """/proc exists: creating a file there fails with ENOENT, which must not read as
     '/proc: No such file or directory'"""
