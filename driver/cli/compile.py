@@ -7,8 +7,8 @@ import time
 
 import click
 
-from driver.cli.errors import (check_input_shapes, check_log_input, friendly, output_path, plural,
-                               read_npz)
+from driver.cli.errors import (check_input_file, check_input_shapes, check_log_input, friendly,
+                               output_path, plural, read_npz)
 from driver.cli.options import check_config, check_place, check_target
 from driver.cli.scale_hint import looks_unscaled, scale_hint
 from vta_hw.config import DEFAULT_PRESET, preset_names
@@ -121,8 +121,10 @@ def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_
     output_path(output, "-o/--output", folder=True)
     output_path(wasm_path, "--wasm")              # before any work, parents created as for -o
     _check_output_folder(output)
-    if tuning_log is not None:   # some line must be a record; a missing file: the build's error
+    if tuning_log is not None:   # it exists and some line is a record
         check_log_input(tuning_log, "--tuning-log")
+    check_input_file(calib_path, "--calibrate", "give an .npz (np.savez) of samples, "
+                     "[N, *input dims], named after the input or 'images'")
     kind = target.split()[0] if target.split() else ""
     _refuse_unused_precision(kind, quantize, dtype)
     if executor == "aot" and kind in ("cuda", "opencl", "vta"):

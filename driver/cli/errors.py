@@ -118,11 +118,22 @@ def read_npz(path: str, option: str, holds: str) -> dict:
         return out
 
 
+def check_input_file(path: str | None, option: str, fix: str) -> None:
+    """An input file given to ``option`` must exist and be a file, checked before any work
+    (exit 1, as every missing file); ``fix`` says how to get one. None passes."""
+    import os
+    if path is None or os.path.isfile(path):
+        return
+    what = "is a folder" if os.path.isdir(path) else "does not exist"
+    raise click.ClickException(f"{option} {path}: {what}; {fix}")
+
+
 def check_log_input(path: str, option: str) -> None:
-    """A tuning log given to ``option`` must hold some tuning record (checked before any
-    work, so a model or an .npz given by mistake is one error line, not a warning per line);
-    a missing file passes (the command's own check names it)."""
+    """A tuning log given to ``option`` must exist and hold some tuning record (checked
+    before any work, so a missing log, a model or an .npz given by mistake is one error
+    line, not a warning per line)."""
     from compiler.autotune.record import NotATuningLogError, check_log
+    check_input_file(path, option, "write one with `vta tune MODEL -o LOG`")
     try:
         check_log(path)
     except NotATuningLogError as e:

@@ -37,7 +37,7 @@ def _infra_options(f):
     """``--build-jobs`` and ``--transfer-log``: how candidates are built and what the cost
     model starts from."""
     f = click.option("--transfer-log", "transfer_logs", multiple=True, metavar="LOG",
-                     type=click.Path(exists=True, dir_okay=False),
+                     type=click.Path(dir_okay=False),
                      help="pre-train the cost model on this earlier tuning log (any model; "
                           "repeatable); the -o log's own records always count")(f)
     return click.option("--build-jobs", type=click.IntRange(0), metavar="N",

@@ -475,6 +475,19 @@ def test_missing_files_are_one_error_line_exit_1_everywhere(gemm, tmp_path):
         assert res.output.startswith("Error: ") and len(res.output.strip().splitlines()) == 1
 
 
+def test_missing_input_files_fail_before_any_work(tmp_path):
+    """no calibration warning (or model import) before the missing file's error"""
+    for option, fix in (("--tuning-log", "write one with `vta tune MODEL -o LOG`"),
+                        ("--calibrate", "give an .npz (np.savez) of samples")):
+        none = tmp_path / "none.x"
+        out = fails(["compile", DIGITS, "--target", "vta", option, none, "-o",
+                     tmp_path / "m.vtamod"], f"Error: {option} {none}: does not exist; {fix}")
+        assert "warning" not in out, out
+        assert CliRunner().invoke(cli, ["compile", DIGITS, "--target", "vta", option, str(none),
+                                        "-o", str(tmp_path / "m.vtamod")]).exit_code == 1
+    assert not (tmp_path / "m.vtamod").exists()
+
+
 def test_an_onnx_model_given_to_run_says_to_compile_it(tmp_path):
     res = CliRunner().invoke(cli, ["run", DIGITS])
     assert res.exit_code == 2
