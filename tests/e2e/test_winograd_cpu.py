@@ -65,7 +65,9 @@ AVX512, AVX2 = "llvm -mcpu=znver4", "llvm -mcpu=haswell"
     (AVX512, 256, 14, "winograd2"), (AVX512, 512, 7, "winograd2"),
     # 256-bit: F(4x4,3x3) is faster at every size (conv.WINOGRAD_DEFAULTS)
     (AVX2, 256, 14, "winograd4"), (AVX2, 512, 7, "winograd4"),
-    (AVX512, 32, 56, "direct"), (AVX2, 32, 56, "direct")])   # < 64 channels: not measured
+    # below 64 channels: F(4x4,3x3) on 256-bit from 16 channels; 512-bit not measured
+    (AVX512, 32, 56, "direct"), (AVX2, 32, 56, "winograd4"), (AVX2, 24, 56, "winograd4"),
+    (AVX2, 8, 56, "direct")])
 def test_untuned_algorithm_is_chosen_per_shape(target, c, h, default):
     from compiler.autotune.task import extract_tasks
     (task,) = extract_tasks(_conv(c, h, 3, 1), target)
@@ -86,3 +88,24 @@ def test_untuned_winograd_point_fits_the_vector_registers(target, point):
         assert d["algorithm"] == "direct"
     else:
         assert (d["algorithm"], d["conv_out_block"], d["ow_tile"]) == ("winograd4", *point)
+
+
+def test_an_untuned_conv_of_few_channels_is_winograd_on_avx2_within_1e4(tmp_path, monkeypatch):
+    """24 -> 21 channels, 3x3 stride 1, random weights: the untuned 256-bit default is
+    F(4x4,3x3) (padded output block); its output stays within 1e-4 of onnxruntime."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    from compiler.autotune.task import extract_tasks
+    monkeypatch.setattr("compiler.autotune.apply.SHIPPED_DIR", tmp_path / "no_shipped_logs")
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((21, 24, 3, 3)).astype(np.float32)
+    node = helper.make_node("Conv", ["x", "w"], ["y"], kernel_shape=[3, 3], pads=[1] * 4)
+    g = helper.make_graph([node], "conv", [helper.make_tensor_value_info(
+        "x", TensorProto.FLOAT, [1, 24, 20, 20])], [helper.make_tensor_value_info(
+            "y", TensorProto.FLOAT, None)], [numpy_helper.from_array(w, "w")])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    (task,) = extract_tasks(model, AVX2)
+    assert {kn.name: kn.default for kn in task.space.knobs}["algorithm"] == "winograd4"
+    m = load_module(build_model(model, target=AVX2))
+    x = rng.standard_normal((1, 24, 20, 20)).astype(np.float32)
+    assert_close(m(x)[0], ort_run(model, {"x": x})[0], rel=1e-4, what="24 -> 21 channels F(4x4,3x3)")

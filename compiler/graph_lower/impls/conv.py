@@ -106,17 +106,20 @@ class WinogradDefault(NamedTuple):
     """The Winograd untuned default on one vector width: the default point's
     ``conv_out_block`` (``block``, channels) and ``ow_tile`` (``tile``: the GEMM's register
     tile in ``ob``-channel accumulators; ``topi.winograd.schedule_winograd_nchw`` takes
-    ``ow_tile / 2`` tiles x 2 channel blocks), and ``f4_from``, the smallest output side
-    (min(OH, OW), elements) that takes F(4x4,3x3); smaller ones take F(2x2,3x3)."""
+    ``ow_tile / 2`` tiles x 2 channel blocks), ``f4_from``, the smallest output side
+    (min(OH, OW), elements) that takes F(4x4,3x3) (smaller ones take F(2x2,3x3)), and
+    ``min_channels``, the fewest input and output channels that take Winograd (fewer:
+    direct)."""
 
     block: int
     tile: int
     f4_from: int
+    min_channels: int
 
 
-#: fp32 vector lanes -> Winograd default, for fp32 convs with both channel counts >= 64
-#: (bench/winograd.py, ResNet-18's four 3x3 shapes, loaded machines; direct elsewhere, not
-#: measured; narrower targets keep the direct conv).
+#: fp32 vector lanes -> Winograd default, for fp32 convs with both channel counts >=
+#: ``min_channels`` (bench/winograd.py, ResNet-18's four 3x3 shapes, loaded machines;
+#: narrower targets keep the direct conv).
 #: 512-bit (AMD EPYC znver4): 16 channels, 7 tiles x 2 zmm = 14 of 32 registers; speed-up
 #: over direct at 1 / 2 threads: 56x56x64 F4 2.83x / 2.64x; 28x28x128 F4 3.34x / 3.14x;
 #: 14x14x256 F2 2.18x / 1.07x; 7x7x512 F2 1.52x / 1.49x (F(4x4,3x3) no faster there and
@@ -129,15 +132,19 @@ class WinogradDefault(NamedTuple):
 #: 0.53x / 0.72x); 7x7x512 0.49x / 0.62x (F2 0.72x / 1.11x). Its rounding is 20x F2's on a
 #: lone 7x7x512 conv (2.0e-5 relative) but ResNet-18 (224) ends as close to onnxruntime
 #: as with F2 below 28 (1.0e-6 relative) and 1.05x faster (69.5 vs 73.0 ms CPU, 1 thread).
-WINOGRAD_DEFAULTS = {16: WinogradDefault(16, 14, 28), 8: WinogradDefault(8, 8, 1)}
-WINOGRAD_MIN_CHANNELS = 64
+#: Below 64 channels on 256-bit (bench/tune_models.py's odd layers, quiet machine, direct ->
+#: F(4x4,3x3) latency against onnxruntime at 1 / 2 threads): 24 channels at 56x56 1.45x /
+#: 1.46x -> 0.49x / 0.48x, 40 at 28x28 1.40x / 1.30-1.55x -> 0.47x / 0.45x, 64 -> 21 at 14x14
+#: 1.07x / 0.61-1.24x -> 0.56x / 0.57x (max error 7.1e-6 relative); 512-bit below 64 channels
+#: is not measured and stays direct.
+WINOGRAD_DEFAULTS = {16: WinogradDefault(16, 14, 28, 64), 8: WinogradDefault(8, 8, 1, 16)}
 
 
 def _default_algorithm(w) -> str:
     n = w.node
     (O, C), (OH, OW) = n.src[1].shape[:2], n.shape[2:]
     wd = WINOGRAD_DEFAULTS.get(w.target.vector_lanes(32))
-    if n.dtype != "float32" or wd is None or min(O, C) < WINOGRAD_MIN_CHANNELS:
+    if n.dtype != "float32" or wd is None or min(O, C) < wd.min_channels:
         return "direct"
     return "winograd4" if min(OH, OW) >= wd.f4_from else "winograd2"
 
