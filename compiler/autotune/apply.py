@@ -59,8 +59,9 @@ class TuningContext:
 
     def config_values(self, key: str, target: dict) -> "dict | None":
         """The best record's config (tuples restored) for ``key`` on ``target``, or None."""
-        self.targets.add(json.dumps(target, sort_keys=True))
-        r = self.best.get((key, json.dumps(target, sort_keys=True)))
+        tj = json.dumps(target, sort_keys=True)
+        self.targets.add(tj)
+        r = self.best.get((key, tj))
         return r.config_values() if r is not None else None
 
     def config_for_node(self, node, target):

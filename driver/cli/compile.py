@@ -10,7 +10,7 @@ import click
 from driver.cli.errors import (check_input_file, check_input_shapes, check_log_input, friendly,
                                output_path, plural, read_npz)
 from driver.cli.options import check_config, check_place, check_target
-from driver.cli.scale_hint import looks_unscaled, scale_hint
+from driver.cli.scale_hint import looks_unscaled, scale_hint, scale_left_default
 from vta_hw.config import DEFAULT_PRESET, preset_names
 
 
@@ -421,13 +421,6 @@ def _compile_int8_cpu(model, output, target, calib_path, scale, shapes, per_chan
     _echo_io(cm)
 
 
-def _default_scale() -> bool:
-    """Whether ``--calibrate-scale`` was left at its default (1.0)."""
-    from click.core import ParameterSource
-    source = click.get_current_context().get_parameter_source("calibrate_scale")
-    return source is ParameterSource.DEFAULT
-
-
 def _calibration(graph, calib_path, scale):
     """input name -> calibration samples from ``--calibrate`` (None: none given, a QDQ model's
     own scales, or seeded samples: build_model warns, shown as a warning: line)."""
@@ -458,7 +451,7 @@ def _calibration(graph, calib_path, scale):
             # float inputs are scaled (--calibrate-scale); token ids and masks stay as they are
             floating = np.issubdtype(np.dtype(i.dtype), np.floating)
             calib[i.name] = a.astype(np.float32) * np.float32(scale) if floating else a
-            if floating and not hinted and _default_scale() and looks_unscaled(a):
+            if floating and not hinted and scale_left_default("calibrate_scale") and looks_unscaled(a):
                 hinted = True   # one line, however many inputs
                 click.echo(f"warning: --calibrate {calib_path}: array {key!r} holds {a.dtype} "
                            f"values ({a.min()}..{a.max()}) for float input {i.name!r}, used "

@@ -13,7 +13,7 @@ import numpy as np
 
 from driver import backends
 from driver.cli.errors import friendly, output_path, plural, read_npy, read_npz
-from driver.cli.scale_hint import looks_unscaled, scale_hint
+from driver.cli.scale_hint import looks_unscaled, scale_hint, scale_left_default
 
 
 def _load_inputs(module, specs, seed):
@@ -157,9 +157,7 @@ def _unscaled(m, xs, option: str) -> bool:
     """Whether the --eval images ``xs`` look unscaled (``scale_hint.looks_unscaled``: integer
     pixels, or far beyond the calibrated range of the module's one input) while the scale
     ``option`` (a ``run_cmd`` parameter name) was left at its default."""
-    from click.core import ParameterSource
-    ctx = click.get_current_context()
-    if ctx.get_parameter_source(option) is not ParameterSource.DEFAULT:
+    if not scale_left_default(option):
         return False
     ranges = [i.get("range") for i in m.graph["inputs"]]
     return looks_unscaled(xs, ranges[0] if len(ranges) == 1 else None)

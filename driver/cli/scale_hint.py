@@ -3,6 +3,7 @@ model that expects them scaled (pixel / 16), where the fix is a scale option
 (``--eval-scale``, ``--calibrate-scale``) rather than new calibration samples."""
 from __future__ import annotations
 
+import click
 import numpy as np
 
 #: data this many times beyond the calibrated range's bound looks unscaled, not merely rare
@@ -19,6 +20,13 @@ def looks_unscaled(data: np.ndarray, calibrated: tuple[float, float] | None = No
         return False
     bound = max(abs(calibrated[0]), abs(calibrated[1]))
     return bound > 0 and float(np.nanmax(np.abs(data))) > FAR_OUTSIDE * bound
+
+
+def scale_left_default(param: str) -> bool:
+    """Whether the running command's scale parameter ``param`` (its Python name, e.g.
+    ``"eval_scale"``) was left at its default, i.e. the user gave no scale."""
+    from click.core import ParameterSource
+    return click.get_current_context().get_parameter_source(param) is ParameterSource.DEFAULT
 
 
 def scale_hint(option: str) -> str:
