@@ -36,6 +36,7 @@ import numpy as np
 
 from compiler.graph import Graph, Op
 from compiler.graph.ops import LEAVES
+from vta_hw.host_cpu import code_features
 
 from .aot import aot_files
 from .link import kernel_files
@@ -55,10 +56,10 @@ def _align(n: int) -> int:
 
 def cpu_record(tgt) -> dict:
     """The manifest's ``cpu`` entry of an LLVM ``Target``: triple, CPU name and the
-    ``"+"`` features its code was compiled with (``-`` features are not needs; a named
-    CPU's include those it implies, see ``codegen.llvm.cpu_features``)."""
-    feats = {f for f in tgt.features.split(",") if f.startswith("+")}
-    return {"triple": tgt.triple, "cpu": tgt.cpu, "features": sorted(feats)}
+    ``"+"`` code features its kernels were compiled with (``vta_hw.host_cpu.CODE_FEATURES``:
+    system features such as RDSEED are not needs; a named CPU's include those it implies,
+    see ``codegen.llvm.cpu_features``)."""
+    return {"triple": tgt.triple, "cpu": tgt.cpu, "features": code_features(tgt.features)}
 
 
 @dataclass

@@ -9,8 +9,10 @@ A target string follows TVM's form::
     "llvm -mcpu=skylake-avx512 -mattr=+avx512f"
 
 The host target takes its CPU name and feature string from LLVM's host
-detection (``llvm.get_host_cpu_name()`` / ``get_host_cpu_features()``), so
-AVX2 and AVX-512 are used where the machine has them. Cross targets get a
+detection (``llvm.get_host_cpu_name()`` / ``get_host_cpu_features()``) less
+the features the operating system hides (``vta_hw.host_cpu``: the kernel's
+``/proc/cpuinfo`` view wins), so AVX2 and AVX-512 are used where the machine
+has them and nothing the loader would refuse is. Cross targets get a
 generic CPU unless ``-mcpu`` says otherwise. A named CPU's feature string is
 the features LLVM knows it implies (``cpu_features``), with ``-mattr``'s
 entries on top, so path selection (VNNI, AVX512-BF16, AMX) and the manifest
@@ -25,6 +27,7 @@ import functools
 from dataclasses import dataclass, field
 
 import llvmlite.binding as llvm
+from vta_hw import host_cpu
 from vta_hw.errors import ArgumentError
 
 from .cpu_features import cpu_features, merge
@@ -118,10 +121,23 @@ class Target:
 
 @functools.cache
 def host_target() -> Target:
-    """The machine this process runs on, with its detected CPU and features."""
+    """The machine this process runs on: LLVM's host CPU name and the features it reports
+    that the operating system also lists (``vta_hw.host_cpu``), so kernels built for it
+    use nothing the kernel hides and load here (tests monkeypatch this function with
+    :func:`host_view_target` of another machine's fixture)."""
     init_llvm()
-    return Target(llvm.get_process_triple(), llvm.get_host_cpu_name(),
-                  llvm.get_host_cpu_features().flatten(), True)
+    return host_view_target(llvm.get_process_triple(), llvm.get_host_cpu_name(),
+                            dict(llvm.get_host_cpu_features()), host_cpu.read_os_flags())
+
+
+def host_view_target(triple: str, cpu: str, llvm_features: dict, os_flags: frozenset) -> Target:
+    """The target "this machine" means on a host whose LLVM host query gives ``cpu`` and
+    ``llvm_features`` (name -> on, ``llvm.get_host_cpu_features()``'s map, in its order)
+    and whose operating system lists ``os_flags`` (``/proc/cpuinfo``): every feature the
+    OS hides is switched off (``-rdseed``), so LLVM cannot use it."""
+    feats = host_cpu.usable(llvm_features, os_flags)
+    return Target(triple, cpu, ",".join(("+" if on else "-") + name for name, on in feats.items()),
+                  True)
 
 
 def parse_target(spec: "str | Target") -> Target:

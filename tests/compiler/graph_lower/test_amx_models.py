@@ -19,6 +19,7 @@ from compiler.topi import x86_amx
 from driver import runtime
 from driver.runtime import cpu_features, load_module
 from driver.runtime.errors import RuntimeModuleError
+from vta_hw.host_cpu import OS_NAME
 
 SPR = "llvm -mcpu=sapphirerapids"
 HOST = host_target()
@@ -86,7 +87,7 @@ def test_amx_target_picks_tile_kernels(kind, tmp_path):
                        match=r"needs CPU feature amx-.*which this machine lacks"):
         load_module(cm)
     # past the feature check, the kernel refuses the tile state: driver.runtime.amx says so
-    flags = {cpu_features.CPUINFO_NAME.get(f[1:], f[1:])
+    flags = {OS_NAME.get(f[1:], f[1:])
              for f in cm.manifest()["cpu"]["features"]}         # a Sapphire Rapids, as seen
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(cpu_features, "host_cpu_flags", lambda: frozenset(flags))
