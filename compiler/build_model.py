@@ -45,6 +45,7 @@ import types
 
 from compiler.graph_lower import CompiledModel, compile_graph
 from compiler.graph_lower.build import EXECUTORS
+from compiler.graph_lower.fleet import combine
 from vta_hw.errors import ArgumentError
 
 
@@ -168,6 +169,34 @@ def target_kind(target: str) -> str:
     return kind
 
 
+def _fleet(kind: str, target: str, executor: str, options: dict) -> list:
+    """One ``(cpu target string, route target, route options)`` per CPU of a fleet target
+    (``-mcpu=a,b,c``: of ``target`` on the llvm route, of ``cpu_target`` on the vta route;
+    ``compiler/graph_lower/fleet.py``), or the one build of any other target.
+
+    Raises:
+        ArgumentError: a CPU list for the AOT executor, for another machine than this one's
+            architecture (a cross triple, wasm32), or malformed (``split_cpus``).
+    """
+    from compiler.codegen.llvm.target import parse_target, split_cpus
+    cpu_spec = (options.get("cpu_target") or "llvm") if kind == "vta" else target
+    cpus = split_cpus(cpu_spec) if kind in ("llvm", "vta") else [cpu_spec]
+    if len(cpus) == 1:
+        return [(cpu_spec, target, options)]
+    if executor != "graph":
+        raise ArgumentError(f"target {cpu_spec!r}: a CPU list builds a fleet module for the "
+                            f"graph executor; executor {executor!r} builds one object for the "
+                            "one CPU it names (build one AOT module per CPU)")
+    if not parse_target(cpus[0]).is_host:
+        raise ArgumentError(f"target {cpu_spec!r}: a CPU list builds a module that "
+                            "driver.runtime loads on this machine's architecture; cross "
+                            "targets (aarch64, armv7, wasm32) get one object per triple and "
+                            "CPU: build one module per CPU")
+    if kind == "vta":
+        return [(cpu, target, {**options, "cpu_target": cpu}) for cpu in cpus]
+    return [(cpu, cpu, options) for cpu in cpus]
+
+
 def build_model(model, target: str = "llvm", params=None, input_shapes=None, progress=None,
                 opt_level: int = 3, layout_block: "int | None" = None, example_inputs=None,
                 executor: str = "graph", tuning_log=None, **options) -> CompiledModel:
@@ -284,7 +313,9 @@ def build_model(model, target: str = "llvm", params=None, input_shapes=None, pro
     start = time.perf_counter()
     graph, consts = import_model(model, params, input_shapes, example_inputs)
     t_import = time.perf_counter()
-    cm = ROUTES[kind](graph, consts, target, progress, opt_level, layout_block, options)
+    builds = [(cpu, ROUTES[kind](graph, consts, t, progress, opt_level, layout_block, dict(opts)))
+              for cpu, t, opts in _fleet(kind, target, executor, options)]
+    cm = builds[0][1] if len(builds) == 1 else combine(builds)
     cm.stats.update(import_s=t_import - start, total_s=time.perf_counter() - start)
     return cm
 

@@ -88,6 +88,11 @@ class CompiledModel:
             (one C-callable entry runs them: ``files`` holds ``model.so`` or ``model.o``
             and ``model.h``, ``params`` is empty: the constants are in the object).
         aot: the manifest's ``aot`` entry of AOT modules (``aot.aot_files``), else None.
+        variants: a fleet module's CPU variants (``fleet.combine``): the manifest's
+            ``variants`` entries, each ``{"name", "cpu", "targets", "files": part ->
+            path}``; the first is the module's own plan, kernels and parameters, the
+            others' parts that differ are in ``files`` under ``variants/<name>/``.
+            None for a module of one CPU.
     """
 
     graph_json: dict
@@ -101,6 +106,7 @@ class CompiledModel:
     plan: object = None
     executor: str = "graph"
     aot: "dict | None" = None
+    variants: "list | None" = None
 
     def manifest(self) -> dict:
         """The manifest.json this model saves with (hashes of every file)."""

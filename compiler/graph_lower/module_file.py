@@ -7,12 +7,14 @@
                       (with aot: entry, header, object, workspace/constant bytes), cpu (triple,
                       cpu, "+" features the kernels were compiled with; absent for
                       GPU-only modules), vta (accelerator config; accelerator modules),
+                      variants (fleet modules: one entry per CPU, ``fleet.py``),
                       files (name -> "sha256:<hex>"), inputs/outputs, stats, digest
                       (sha256 of the manifest itself, without this key)
       graph.json      the execution plan (``compiler/graph_lower/build.py``)
       kernels.so      CPU kernels (C ABI); GPU modules: kernels.cu + kernels.cubin or kernels.cl
       params.npz      constants the kernels read
       programs/*.vtaprog   accelerator programs, one per offloaded node
+      variants/<cpu>/ fleet modules: the parts of each further CPU variant that differ
 
 :func:`write_module` writes it into a hidden folder beside the destination and
 swaps it into place (``replace_dir.py``), so an interrupted or failed write leaves
@@ -50,11 +52,12 @@ def params_bytes(params: dict) -> bytes:
     return buf.getvalue()
 
 
-def module_bytes(cm) -> dict:
-    """Every file of the module ``cm`` except manifest.json: relative path -> bytes."""
+def module_bytes(cm, params: "bytes | None" = None) -> dict:
+    """Every file of the module ``cm`` except manifest.json: relative path -> bytes
+    (``params``: the params.npz bytes to use instead of ``cm.params``'s)."""
     out = {"graph.json": json.dumps(cm.graph_json, indent=1).encode()}
     out.update(cm.files)
-    out["params.npz"] = params_bytes(cm.params)
+    out["params.npz"] = params_bytes(cm.params) if params is None else params
     with tempfile.TemporaryDirectory(prefix="vtamod_prog_") as tmp:
         for name, prog in cm.programs.items():
             p = os.path.join(tmp, "p.vtaprog")
@@ -74,6 +77,8 @@ def manifest(cm, files: dict) -> dict:
         doc["cpu"] = dict(cm.cpu)
     if cm.vta is not None:
         doc["vta"] = dict(cm.vta)
+    if getattr(cm, "variants", None):
+        doc["variants"] = [dict(v) for v in cm.variants]
     doc["files"] = {name: sha256(data) for name, data in sorted(files.items())}
     doc["inputs"] = [{k: i[k] for k in ("name", "shape", "dtype")} for i in gj["inputs"]]
     doc["outputs"] = [{k: o[k] for k in ("name", "shape", "dtype")} for o in gj["outputs"]]

@@ -303,6 +303,9 @@ def _echo_tuning(cm) -> None:
 
 
 def _echo_io(cm) -> None:
+    if cm.variants:
+        click.echo(f"  CPU variants: {', '.join(v['name'] for v in cm.variants)} (kernels, plan "
+                   "and parameters per CPU; the loader picks the best this machine runs)")
     for i in cm.graph_json["inputs"]:
         click.echo(f"  input  {i['name']}: {i['dtype']}{i['shape']}")
     for o in cm.graph_json["outputs"]:

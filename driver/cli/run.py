@@ -124,6 +124,9 @@ def run_cmd(module_dir, inputs, seed, repeat, eval_path, eval_scale, save_output
                                    "(e.g. --port /dev/ttyUSB0)")
     data = _read_eval(eval_path) if eval_path else None
     m = load_module(module_dir, device=device, **({"port": port} if port is not None else {}))
+    if getattr(m, "cpu_variant", None):
+        click.echo(f"CPU variant {m.cpu_variant}: the best of the module's variants this "
+                   "machine runs")
     fix = "compile with --calibrate samples like these if they are expected"
     if data is not None and _unscaled(m, data[0], "eval_scale"):
         fix = f"{scale_hint('--eval-scale')}; or {fix}"

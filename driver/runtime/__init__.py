@@ -46,6 +46,7 @@ from .errors import RuntimeModuleError
 from .executor import GraphModule
 from .native import check_shared_library, load_params, num_threads
 from .source import FORMAT, OLD_FORMATS, VERSION, ModuleSource, from_memory, open_folder, read_manifest
+from .variants import select_variant
 
 __all__ = ["AotModule", "FORMAT", "OLD_FORMATS", "VERSION", "Array", "GraphModule", "ModuleSource", "RuntimeModuleError",
            "check_cpu", "check_shared_library", "host_cpu_flags", "load_module", "load_params",
@@ -113,7 +114,8 @@ def load_module(module, device=None, timeout_s: "float | None" = None, **device_
 
     Raises:
         RuntimeModuleError: no module there, an earlier format (recompile), a damaged
-            or edited file (sha256), a CPU feature this machine lacks, a device given
+            or edited file (sha256), a CPU feature this machine lacks (a fleet module: no
+            variant this machine runs; ``variants.py``), a device given
             for a module that runs on no accelerator, or a part the plan names is absent.
         driver.device.DeviceError: an unknown backend name.
     """
@@ -125,7 +127,7 @@ def load_module(module, device=None, timeout_s: "float | None" = None, **device_
                                  f"(targets: {', '.join(source.targets)}); device {what!r} applies "
                                  "to accelerator modules: compile with --target vta for the "
                                  "accelerator")
-    check_cpu(source.manifest.get("cpu"), source.where, source.manifest.get("executor", "graph"))
+    source = select_variant(source)
     if needs_amx(source.manifest.get("cpu")):
         request_amx(source.where)
     if kind == "gpu":

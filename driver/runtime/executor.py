@@ -60,6 +60,7 @@ class GraphModule:
     def __init__(self, source, device=None, timeout_s: "float | None" = None):
         self.path, self.graph = source.where, source.graph
         self.targets, self.kind = source.targets, source.kind
+        self.cpu_variant = source.variant_name
         self.device, self.timeout_s = device, timeout_s
         g = self.graph
         check_plan(g, self.path)
@@ -350,13 +351,15 @@ class GraphModule:
         (cycles x peak)), ``dram_bytes`` (read + written) and ``layers``: node label
         (``label#2``, ... for a label that several programs share) ->
         ``{name, runs, cycles, gemm_macs, dram_bytes}``. ``cycles`` and ``gemm_utilization``
-        are None on a backend without timing (fsim)."""
+        are None on a backend without timing (fsim). ``cpu_variant``: the CPU variant of a
+        fleet module this machine loaded (``"x86-64-v3"``; ``variants.py``), else None."""
         if self.device is None:
             return {"device": None, "runs": 0, "cycles": 0, "gemm_utilization": 0.0,
-                    "dram_bytes": 0, "layers": {}}
+                    "dram_bytes": 0, "layers": {}, "cpu_variant": self.cpu_variant}
         c = self.device.counters
         timed = self.device.backend.timed
-        return {"device": self.device.backend_name, "runs": c["runs"],
+        return {"device": self.device.backend_name, "cpu_variant": self.cpu_variant,
+                "runs": c["runs"],
                 "cycles": c["cycles"] if timed else None,
                 "gemm_utilization": self.device.gemm_utilization() if timed else None,
                 "dram_bytes": c["dram_read_bytes"] + c["dram_write_bytes"],

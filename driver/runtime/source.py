@@ -66,6 +66,56 @@ class ModuleSource:
             return "gpu"
         return "cpu"
 
+    @property
+    def variant_name(self) -> "str | None":
+        """The CPU variant of a fleet module this source views (``variant``), else None."""
+        return self.manifest.get("cpu_variant")
+
+    def variant(self, entry: dict) -> "ModuleSource":
+        """The view of one CPU variant of a fleet module (a manifest ``variants`` entry,
+        ``compiler/graph_lower/fleet.py``): its plan, kernels, parameters and programs under
+        their usual names, the manifest's ``cpu`` and ``targets`` those of the variant.
+
+        Raises:
+            RuntimeModuleError: the entry names a part the module does not hold.
+        """
+        def part(name):
+            path = entry["files"].get(name, name)
+            if path == name and name in ("graph.json", "params.npz"):
+                return None                              # the first variant's own
+            if path in self._programs:
+                return self._programs[path]
+            if path not in self._files:
+                raise RuntimeModuleError(f"module {self.where!r}: variant {entry['name']} "
+                                         f"names {path}, which the module does not hold; "
+                                         f"{RECOMPILE}")
+            return self._files[path]
+        manifest = {k: v for k, v in self.manifest.items() if k != "variants"}
+        manifest.update(cpu=entry["cpu"], targets=list(entry.get("targets", self.targets)),
+                        cpu_variant=entry["name"])
+        raw_graph, npz = part("graph.json"), part("params.npz")
+        try:
+            graph = self.graph if raw_graph is None else json.loads(raw_graph)
+        except ValueError as exc:
+            raise RuntimeModuleError(f"module {self.where!r}: variant {entry['name']}'s "
+                                     f"graph.json is not valid JSON ({exc}); {RECOMPILE}") from None
+        where = os.path.join(self.where, entry["files"].get("params.npz", "params.npz"))
+        shared = entry.get("shared_params", [])
+
+        def params():
+            own = load_params(npz, where) if npz is not None else self.params()
+            base = self.params() if shared else {}
+            missing = [k for k in shared if k not in base]
+            if missing:
+                raise RuntimeModuleError(f"module {self.where!r}: variant {entry['name']} "
+                                         f"shares parameter {missing[0]!r}, which params.npz "
+                                         f"lacks; {RECOMPILE}")
+            return {**{k: base[k] for k in shared}, **own}
+        files = {name: part(name) for name in entry["files"]
+                 if name not in ("graph.json", "params.npz") and not name.startswith("programs/")}
+        programs = {name: part(name) for name in entry["files"] if name.startswith("programs/")}
+        return ModuleSource(self.where, manifest, graph, files, params, programs)
+
     def has(self, name: str) -> bool:
         return name in self._files
 
@@ -304,5 +354,7 @@ def from_memory(cm) -> ModuleSource:
         manifest["vta"] = cm.vta
     if getattr(cm, "aot", None) is not None:
         manifest.update(executor="aot", aot=cm.aot)
+    if getattr(cm, "variants", None):
+        manifest["variants"] = cm.variants
     return ModuleSource("<in-memory module>", manifest, cm.graph_json, dict(cm.files),
                         dict(cm.params), dict(getattr(cm, "programs", {}) or {}))

@@ -229,3 +229,23 @@ def normalize_triple(triple: str) -> str:
 def _same_machine(triple: str, host_triple: str) -> bool:
     arch, host_arch = triple.split("-")[0], host_triple.split("-")[0]
     return arch == host_arch and ("linux" in triple) == ("linux" in host_triple)
+
+
+def split_cpus(spec: str) -> list:
+    """The target strings of a fleet target: ``"llvm -mcpu=x86-64-v2,x86-64-v3"`` ->
+    ``["llvm -mcpu=x86-64-v2", "llvm -mcpu=x86-64-v3"]`` (one per ``-mcpu`` entry, the
+    other options kept); a target with one CPU (or none) -> ``[spec]``.
+
+    Raises:
+        ArgumentError: an empty or repeated entry in the ``-mcpu`` list.
+    """
+    words = _ALIASES.get(spec.strip(), spec).split()
+    cpus = next((w.partition("=")[2] for w in words if w.startswith("-mcpu=")), None)
+    if cpus is None or "," not in cpus:
+        return [spec]
+    names = cpus.split(",")
+    if "" in names or len(set(names)) != len(names):
+        raise ArgumentError(f"-mcpu={cpus}: a list of CPUs or levels must name each once, "
+                            "without empty entries (e.g. -mcpu=x86-64-v2,x86-64-v3,x86-64-v4)")
+    return [" ".join(f"-mcpu={name}" if w.startswith("-mcpu=") else w for w in words)
+            for name in names]
