@@ -5,11 +5,13 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import re
 
 import numpy as np
 import pytest
 
 from compiler.build_model import build_model
+from compiler.graph import Graph, Op, input_node, make
 from compiler.graph_lower.aot import ALIGN, STATUS_MISALIGNED, STATUS_NULL, workspace_layout
 from compiler.graph_lower.module_file import manifest_digest
 from driver.runtime import AotModule, GraphModule, RuntimeModuleError, load_module
@@ -166,3 +168,19 @@ def test_aot_module_runs_without_compiler_llvmlite_onnx(digits, tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "AotModule"
     np.testing.assert_array_equal(np.load(tmp_path / "y.npy"), load_module(graph_cm)(x)[0])
+
+
+@pytest.mark.parametrize("prefix", ["", "1x_", "_x", "a-b", "a b", 7])
+def test_bad_aot_prefix_names_value_and_rule(prefix):
+    graph = Graph((x := input_node("x", (1, 4)),), (make(Op.RELU, x),), ("y",))
+    with pytest.raises(ValueError, match=re.escape(
+            "aot_prefix must be the start of a C identifier: a letter, then letters, digits or "
+            f"underscores (e.g. 'mnist_'), not {prefix!r}")):
+        build_model(graph, executor="aot", aot_prefix=prefix)
+
+
+def test_aot_prefix_needs_the_aot_executor():
+    graph = Graph((x := input_node("x", (1, 4)),), (make(Op.RELU, x),), ("y",))
+    with pytest.raises(ValueError, match="aot_prefix='m_' names the symbols of an AOT module, "
+                       "not of executor 'graph'; add executor='aot' or drop it"):
+        build_model(graph, aot_prefix="m_")
