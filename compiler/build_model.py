@@ -44,6 +44,7 @@ import time
 import types
 
 from compiler.graph_lower import CompiledModel, compile_graph
+from compiler.graph_lower.aot import PREFIX, check_prefix
 from compiler.graph_lower.build import EXECUTORS
 from compiler.graph_lower.fleet import combine
 from vta_hw.errors import ArgumentError
@@ -98,7 +99,8 @@ def _route_cpu(graph, consts, target, progress, opt_level, layout_block, options
     opt = optimize(graph, consts, layout_block=layout_block, layouts=layouts)
     t1 = time.perf_counter()
     cm = compile_graph(opt.graph, opt.params, opt.memory_plan, target, progress, opt_level,
-                       options.get("executor", "graph"), tuning=tuning)
+                       options.get("executor", "graph"), tuning=tuning,
+                       aot_prefix=options.get("aot_prefix", PREFIX))
     cm.stats["optimize_s"] = t1 - t0
     cm.stats["tuning"] = tuning.report()
     cm.stats["layout_transforms"] = count_transforms(opt.graph)
@@ -199,7 +201,8 @@ def _fleet(kind: str, target: str, executor: str, options: dict) -> list:
 
 def build_model(model, target: str = "llvm", params=None, input_shapes=None, progress=None,
                 opt_level: int = 3, layout_block: "int | None" = None, example_inputs=None,
-                executor: str = "graph", tuning_log=None, **options) -> CompiledModel:
+                executor: str = "graph", tuning_log=None, aot_prefix: "str | None" = None,
+                **options) -> CompiledModel:
     """Compile a whole model for the CPU, a GPU or the accelerator.
 
     Args:
@@ -225,8 +228,9 @@ def build_model(model, target: str = "llvm", params=None, input_shapes=None, pro
         executor: ``"graph"`` (default: ``driver.runtime`` calls the kernels in plan
             order) or ``"aot"`` (CPU targets: the same kernels and memory plan compiled
             into one C-callable function ``vtamod_run`` with the parameters as constant
-            data and one workspace; files ``model.so`` on the host or ``model.o`` for a
-            cross triple, and the C header ``model.h``; see ``docs/deploy.md``).
+            data and one workspace; files ``model.so`` on the host, with the SONAME
+            ``libvtamod_model.so``, or ``model.o`` for a cross triple, and the C header
+            ``model.h``; see ``docs/deploy.md``).
         tuning_log: a tuning log path (or a list of them, ``vta tune``); per workload the
             best record whose target matches this build's exactly (CPU and features; for
             vta the preset; for cuda/opencl the device of this machine, its name and
@@ -238,6 +242,11 @@ def build_model(model, target: str = "llvm", params=None, input_shapes=None, pro
             not given) lays each conv out as it chose (``stats["tuning"]["layouts"]``),
             with the layout transforms the choice implies (``stats["layout_transforms"]``
             counts them).
+        aot_prefix: ``executor="aot"`` only: the start of every symbol the module exports
+            and every name of ``model.h`` instead of ``vtamod_`` (``"mnist_"``: entry
+            ``mnist_run``, macros ``MNIST_...``, SONAME ``libmnist_model.so``), so that
+            two models link into one program; a letter, then letters, digits or
+            underscores.
         **options: target="llvm": ``quantize="int8"`` runs the model in int8 on the CPU
             (the project's power-of-two quantization; int8 x int8 -> int32 convs and
             dense layers on VNNI where the CPU has it, ``compiler.quant.cpu_int8``),
@@ -267,7 +276,8 @@ def build_model(model, target: str = "llvm", params=None, input_shapes=None, pro
 
     Raises:
         ValueError: an unknown target kind or executor, ``executor="aot"`` for a GPU or
-            the accelerator, vta options for another target, or (vta) a bad config.
+            the accelerator, ``aot_prefix`` without ``executor="aot"`` or not a C
+            identifier's start, vta options for another target, or (vta) a bad config.
         compiler.frontend.FrontendError: the model does not import (for PyTorch also
             ``UnsupportedAtenError``, every unconverted op with its source line).
         compiler.graph.GraphError: the graph is invalid.
@@ -308,6 +318,11 @@ def build_model(model, target: str = "llvm", params=None, input_shapes=None, pro
                              f"triple such as 'aarch64'), not target {target!r}; use "
                              "executor='graph' for GPUs and the accelerator")
         options = dict(options, executor=executor)
+    if aot_prefix is not None:
+        if executor != "aot":
+            raise ArgumentError(f"aot_prefix={aot_prefix!r} names the symbols of an AOT module, "
+                                f"not of executor {executor!r}; add executor='aot' or drop it")
+        options["aot_prefix"] = check_prefix(aot_prefix)
     if tuning_log is not None:
         options = {**options, "tuning_log": tuning_log}
     start = time.perf_counter()

@@ -38,7 +38,7 @@ from compiler.graph import Graph, Op
 from compiler.graph.ops import LEAVES
 from vta_hw.host_cpu import code_features
 
-from .aot import aot_files
+from .aot import PREFIX, aot_files
 from .link import kernel_files
 from .lower import lower_group, signature
 from .packing import pack_param
@@ -129,22 +129,24 @@ def _safe(name: str) -> str:
     return "".join(c if c.isalnum() else "_" for c in name)[:40]
 
 
-def _graph_executor(funcs, graph_json, params, tgt, opt_level):
+def _graph_executor(funcs, graph_json, params, tgt, opt_level, prefix):
     return kernel_files(funcs, tgt, fp_contract=True, opt_level=opt_level), params, None
 
 
-def _aot_executor(funcs, graph_json, params, tgt, opt_level):
-    files, info = aot_files(funcs, graph_json, params, tgt, opt_level)
+def _aot_executor(funcs, graph_json, params, tgt, opt_level, prefix):
+    files, info = aot_files(funcs, graph_json, params, tgt, opt_level, prefix)
     return files, {}, info
 
 
-#: executor name -> ``(funcs, graph_json, params, target, opt_level) -> (files, params to
-#: save, manifest "aot" entry or None)``: what a module holds besides its plan
+#: executor name -> ``(funcs, graph_json, params, target, opt_level, aot prefix) -> (files,
+#: params to save, manifest "aot" entry or None)``: what a module holds besides its plan (the
+#: graph executor's kernels keep their own names: it has no prefix to apply)
 EXECUTORS = {"graph": _graph_executor, "aot": _aot_executor}
 
 
 def compile_graph(graph: Graph, params: dict, memory_plan, target="llvm", progress=None,
-                  opt_level: int = 3, executor: str = "graph", tuning=None) -> CompiledModel:
+                  opt_level: int = 3, executor: str = "graph", tuning=None,
+                  aot_prefix: str = PREFIX) -> CompiledModel:
     """Lower, build and link every kernel of a fused ``graph`` (see the module docstring).
 
     Args:
@@ -161,10 +163,13 @@ def compile_graph(graph: Graph, params: dict, memory_plan, target="llvm", progre
             ``compiler/graph_lower/aot.py``).
         tuning: optional ``compiler.autotune.TuningContext``: per group, the tuned config
             of its master (``config_for_node``), else the default point.
+        aot_prefix: ``executor="aot"``: the start of every symbol the module exports and
+            every name of its header (``aot.check_prefix``; default ``vtamod_``).
 
     Raises:
         compiler.graph_lower.LoweringError: an operator without a CPU lowering.
-        ValueError: a bad target string or executor, or a graph that is not fully fused.
+        ValueError: a bad target string, executor or ``aot_prefix``, or a graph that is not
+            fully fused.
     """
     if executor not in EXECUTORS:
         raise ValueError(f"executor must be one of {', '.join(map(repr, EXECUTORS))}, not "
@@ -191,7 +196,8 @@ def compile_graph(graph: Graph, params: dict, memory_plan, target="llvm", progre
         "kernels": {kname: [{"shape": list(t.shape), "dtype": t.dtype} for t in kdef.args]
                     for kname, kdef in kernels.values()},
     }
-    files, saved_params, aot = EXECUTORS[executor](funcs, gj, out_params, tgt, opt_level)
+    files, saved_params, aot = EXECUTORS[executor](funcs, gj, out_params, tgt, opt_level,
+                                                     aot_prefix)
     t3 = time.perf_counter()
     stats = {"kernels": len(kernels), "calls": len(calls), "lower_s": t1 - t0 + t2 - t1,
              "llvm_s": t3 - t2}

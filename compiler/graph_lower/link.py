@@ -15,7 +15,7 @@ import tempfile
 
 def compile_object(funcs: list, target="llvm", fp_contract: bool = True,
                    opt_level: int = 3, entry_ir: "str | None" = None,
-                   data_ir: "str | None" = None) -> bytes:
+                   data_ir: "str | None" = None, exports: "list[str] | None" = None) -> bytes:
     """One relocatable object (PIC; ELF, or a wasm object for wasm32) of lowered kernels.
 
     Args:
@@ -30,6 +30,10 @@ def compile_object(funcs: list, target="llvm", fp_contract: bool = True,
             AOT executor's entry function, ``aot.py``), or None.
         data_ir: LLVM IR text linked in after optimisation (constant data that the
             optimiser need not see: the AOT module's parameters), or None.
+        exports: None (every kernel stays a global symbol), or the only functions and
+            variables of the optimised module that do: the others become internal (local
+            to the object), so that two such objects link into one program without a
+            clash. ``data_ir``'s constants, linked in after, keep their own linkage.
 
     Raises:
         ValueError: a bad target string.
@@ -46,15 +50,28 @@ def compile_object(funcs: list, target="llvm", fp_contract: bool = True,
     if entry_ir is not None:
         mod.link_in(parse_ir(entry_ir))
     optimize(mod, tgt.machine(), opt_level)
+    if exports is not None:
+        _internalize(mod, set(exports))
     if data_ir is not None:
         mod.link_in(parse_ir(data_ir))
     return emit_object(mod, tgt)
 
 
+def _internalize(mod, keep: set) -> None:
+    """Give every definition of ``mod`` (an llvmlite ``ModuleRef``) not named in ``keep``
+    internal linkage."""
+    import llvmlite.binding as llvm
+
+    for value in (*mod.functions, *mod.global_variables):
+        if not value.is_declaration and value.name not in keep:
+            value.linkage = llvm.Linkage.internal
+
+
 def link_library(funcs: list, target="llvm", fp_contract: bool = True, opt_level: int = 3,
-                 entry_ir: "str | None" = None, data_ir: "str | None" = None) -> bytes:
+                 entry_ir: "str | None" = None, data_ir: "str | None" = None,
+                 exports: "list[str] | None" = None, soname: "str | None" = None) -> bytes:
     """Compile and link lowered kernels into a host shared library (arguments as
-    :func:`compile_object`).
+    :func:`compile_object`; ``soname``: the library's ``DT_SONAME``, or None for none).
 
     Returns:
         the ``.so`` file's bytes (ELF).
@@ -71,9 +88,9 @@ def link_library(funcs: list, target="llvm", fp_contract: bool = True, opt_level
     if not tgt.is_host:
         raise ValueError(f"shared libraries are linked for the host only; target {tgt} is not "
                          "this machine (kernel_files() gives a cross object, kernels.o)")
-    obj = compile_object(funcs, tgt, fp_contract, opt_level, entry_ir, data_ir)
+    obj = compile_object(funcs, tgt, fp_contract, opt_level, entry_ir, data_ir, exports)
     with tempfile.TemporaryDirectory(prefix="vtamod_link_") as tmp:
-        path = link_shared([obj], os.path.join(tmp, "kernels.so"))
+        path = link_shared([obj], os.path.join(tmp, "kernels.so"), soname=soname)
         with open(path, "rb") as f:
             return f.read()
 

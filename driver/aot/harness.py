@@ -7,14 +7,17 @@ Usage::
     y, = run_harness(exe, "out/digits_arm64.vtamod", [x])                # qemu-aarch64 on x86-64
 
 The module folder is checked first (``driver.runtime.open_folder``: format, sha256
-of every file); the harness is compiled against its ``model.h`` and linked with its
-``model.o`` (statically, for a cross machine) or ``model.so`` (the host, found
-through the rpath). Inputs travel as raw files in the header's order, outputs come
-back the same way.
+of every file); the harness is compiled against its ``model.h``, with the symbol
+prefix its manifest records, and linked with its ``model.o`` (statically, for a cross
+machine) or ``model.so`` (the host: copied beside the program under its SONAME,
+``lib<prefix>model.so``, and found through the rpath ``$ORIGIN``: the recipe of
+``docs/deploy.md``, so the program runs from any working directory). Inputs travel as
+raw files in the header's order, outputs come back the same way.
 """
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import tempfile
 from pathlib import Path
@@ -44,8 +47,27 @@ def _aot_source(module):
     return source, info
 
 
+def _link_args(folder: str, info: dict, static: bool, exe: str) -> list:
+    """The link arguments of the harness: the cross object, or the host library copied
+    beside ``exe`` under its SONAME and found there through ``$ORIGIN``. (A module from
+    before SONAMEs and prefixes records neither; its names are the default ``vtamod_``.)"""
+    obj = os.path.join(folder, info["object"])
+    if static:
+        return [obj, "-static", "-fopenmp"]
+    lib = info.get("soname", f"lib{info.get('prefix', 'vtamod_')}model.so")
+    here = os.path.dirname(os.path.abspath(exe))
+    try:
+        shutil.copyfile(obj, os.path.join(here, lib))
+    except OSError as e:
+        raise DeployError(f"cannot put {info['object']} beside the harness {exe} as {lib} "
+                          f"({e.strerror}); give a program path in a writable folder") from None
+    return ["-L", here, f"-l{lib[len('lib'):-len('.so')]}", "-Wl,-rpath,$ORIGIN"]
+
+
 def build_harness(module, exe, timeout_s: float = 600.0) -> str:
-    """Compile ``harness.c`` for the AOT module folder ``module`` into the program ``exe``.
+    """Compile ``harness.c`` for the AOT module folder ``module`` into the program ``exe``
+    (for a host module, its ``model.so`` is copied beside ``exe`` as ``lib<prefix>model.so``,
+    the name the program loads from its own folder).
 
     Args:
         module: an AOT module folder (``vta compile --executor aot``), host or cross.
@@ -58,16 +80,16 @@ def build_harness(module, exe, timeout_s: float = 600.0) -> str:
     Raises:
         driver.runtime.RuntimeModuleError: not a module, or a damaged one.
         DeployError: not an AOT module; its machine has no toolchain, or the toolchain
-            is not installed (the message names the package); the compile fails or
-            times out.
+            is not installed (the message names the package); the library cannot be
+            copied beside ``exe``; the compile fails or times out.
     """
     source, info = _aot_source(module)
     tc = toolchain_for(source.manifest["cpu"]["triple"]).require()
     folder = os.path.abspath(os.fspath(module))
-    obj = os.path.join(folder, info["object"])
-    cmd = [tc.compiler(), "-O2", "-std=c11", "-Wall", "-I", folder, str(HARNESS_C), obj]
-    cmd += (["-static", "-fopenmp"] if tc.static else [f"-Wl,-rpath,{folder}"]) + ["-lm", "-o",
-                                                                                   os.fspath(exe)]
+    prefix = info.get("prefix", "vtamod_")
+    cmd = [tc.compiler(), "-O2", "-std=c11", "-Wall", f"-DAOT_PREFIX={prefix}",
+           f"-DAOT_PREFIX_UPPER={prefix.upper()}", "-I", folder, str(HARNESS_C),
+           *_link_args(folder, info, tc.static, os.fspath(exe)), "-lm", "-o", os.fspath(exe)]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
     except subprocess.TimeoutExpired:

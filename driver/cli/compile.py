@@ -9,7 +9,7 @@ import click
 
 from driver.cli.errors import (check_input_file, check_input_shapes, check_log_input, friendly,
                                output_path, plural, read_npz)
-from driver.cli.options import check_config, check_place, check_target
+from driver.cli.options import check_aot_prefix, check_config, check_place, check_target
 from driver.cli.scale_hint import looks_unscaled, scale_hint, scale_left_default
 from vta_hw.config import DEFAULT_PRESET, preset_names
 
@@ -62,6 +62,10 @@ def _progress(iterable, total, desc):
                    "parameters as constant data and one workspace, plus its C header model.h "
                    "(model.so on this machine, model.o for aarch64/armv7/wasm32; "
                    "docs/deploy.md)")
+@click.option("--aot-prefix", default=None, metavar="NAME", callback=check_aot_prefix,
+              help="--executor aot: start every exported symbol and model.h name with NAME "
+                   "instead of vtamod_ (mnist_: mnist_run, MNIST_WORKSPACE_BYTES, SONAME "
+                   "libmnist_model.so), so that two models link into one program")
 @click.option("--wasm", "wasm_path", type=click.Path(dir_okay=False), metavar="FILE.wasm",
               help="with --target wasm32 --executor aot: also link the model into one "
                    "WebAssembly file for the JavaScript runtime (wasm-ld; docs/deploy.md)")
@@ -90,8 +94,8 @@ def _progress(iterable, total, desc):
 @click.option("--quiet", is_flag=True, help="no progress bar")
 @friendly
 def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_channel,
-                quantize, dtype, cpu_target, input_shapes, executor, wasm_path, tuning_log,
-                placement, clock_mhz, cpu_gmacs, cycle_source, force, quiet):
+                quantize, dtype, cpu_target, input_shapes, executor, aot_prefix, wasm_path,
+                tuning_log, placement, clock_mhz, cpu_gmacs, cycle_source, force, quiet):
     """Compile MODEL (ONNX, or a torch.export program saved with torch.export.save as .pt2)
     for the CPU, a GPU or the accelerator (--target vta) into the module folder OUTPUT (an
     earlier module there is replaced whole).
@@ -104,6 +108,8 @@ def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_
       vta compile model.pt2 --input-shape x:1x3x224x224 -o out/model.vtamod
       vta compile examples/digits/digits_cnn.onnx --executor aot --target aarch64 \\
           -o out/digits_arm64.vtamod        # model.o + model.h for an AArch64 host
+      vta compile examples/digits/digits_cnn.onnx --executor aot --aot-prefix digits_ \\
+          -o out/digits_aot.vtamod          # digits_run in model.so (SONAME libdigits_model.so)
       vta compile examples/digits/digits_cnn.onnx --executor aot --target wasm32 \\
           -o out/digits_wasm.vtamod --wasm out/digits.wasm   # for Node and browsers
       vta run out/digits.vtamod --eval examples/digits/heldout.npz --eval-scale 0.0625
@@ -117,6 +123,9 @@ def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_
     from compiler.codegen.gpu.cuda import CudaCompileError
     from compiler.frontend import parse_input_shapes
 
+    if aot_prefix is not None and executor != "aot":
+        raise click.UsageError(f"--aot-prefix {aot_prefix} names the symbols of an AOT module, "
+                               f"not of --executor {executor}: add --executor aot, or drop it")
     _refuse_model_suffix(output)
     output_path(output, "-o/--output", folder=True)
     output_path(wasm_path, "--wasm")              # before any work, parents created as for -o
@@ -165,7 +174,7 @@ def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_
     try:
         extra = {"dtype": dtype} if dtype != "float32" else {}
         cm = build_model(model, target=target, input_shapes=shapes, executor=executor,
-                         tuning_log=tuning_log,
+                         tuning_log=tuning_log, aot_prefix=aot_prefix,
                          progress=None if quiet else _progress, **extra)
     except CudaCompileError as e:
         raise click.ClickException(_cuda_error(target, e)) from None
@@ -179,6 +188,9 @@ def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_
         click.echo(f"  AOT entry {cm.aot['entry']} in {cm.aot['object']} (declared in "
                    f"{cm.aot['header']}): workspace {cm.aot['workspace_bytes']} bytes, constants "
                    f"{cm.aot['constant_bytes']} bytes")
+        if "soname" in cm.aot:
+            click.echo(f"  {cm.aot['object']} has the SONAME {cm.aot['soname']}: put it beside "
+                       "your program under that name (docs/deploy.md)")
     if wasm_path:
         from compiler.graph_lower.web import web_module
         with open(wasm_path, "wb") as f:

@@ -39,6 +39,19 @@ def check_target(ctx, param, value):
     return value
 
 
+def check_aot_prefix(ctx, param, value):
+    """click callback of ``--aot-prefix``: a value that cannot start C identifiers
+    (``compiler.graph_lower.aot.check_prefix``) is a usage error (exit 2) naming it and the
+    rule; None passes."""
+    if value is None:
+        return None
+    from compiler.graph_lower.aot import check_prefix
+    try:
+        return check_prefix(value, "--aot-prefix")
+    except ValueError as e:
+        raise click.UsageError(str(e), ctx=ctx) from None
+
+
 config_option = click.option(
     "--config", "config_name", default=DEFAULT_PRESET, show_default=True, metavar="PRESET|FILE",
     callback=check_config,

@@ -1,9 +1,10 @@
-"""The AOT executor's runner: one call into the module's ``vtamod_run`` (numpy + ctypes).
+"""The AOT executor's runner: one call into the module's entry (numpy + ctypes).
 
 An AOT module (``executor: "aot"`` in its manifest; ``compiler/graph_lower/aot.py``)
 holds ``model.so``: the kernels, the parameters as constant data, and one entry
-``int32_t vtamod_run(void *const *inputs, void *const *outputs, void *workspace)``
-that runs the whole plan. :class:`AotModule` owns the 64-byte aligned input, output
+``int32_t <prefix>run(void *const *inputs, void *const *outputs, void *workspace)``
+(``vtamod_run`` unless compiled with ``--aot-prefix``; the manifest's ``aot.entry``
+names it) that runs the whole plan. :class:`AotModule` owns the 64-byte aligned input, output
 and workspace buffers (the manifest states the workspace size) and makes ``run`` that
 single C call; ``set_input`` / ``get_output`` / ``benchmark`` behave as for
 :class:`~driver.runtime.executor.GraphModule`, whose interface it shares. Inputs are

@@ -29,13 +29,16 @@ def emit_assembly(module: llvm.ModuleRef, target: Target) -> str:
     return target.machine().emit_assembly(module)
 
 
-def link_shared(objects: "list[bytes]", path: str, cc: "str | None" = None) -> str:
+def link_shared(objects: "list[bytes]", path: str, cc: "str | None" = None,
+                soname: "str | None" = None) -> str:
     """Link object files into the shared library ``path`` (links ``-lgomp -lm``).
 
     Args:
         objects: host object files, as bytes.
         path: output ``.so`` path; its folder must exist.
         cc: C compiler driver; default ``$CC`` or ``cc``.
+        soname: the library's ``DT_SONAME`` (``-Wl,-soname,...``: the name a program
+            linked against it records and looks for at run time), or None for none.
 
     Returns:
         ``path``.
@@ -57,6 +60,8 @@ def link_shared(objects: "list[bytes]", path: str, cc: "str | None" = None) -> s
                 f.write(obj)
             names.append(name)
         cmd = [cc, "-shared", "-fPIC", "-o", path, *names, "-lgomp", "-lm"]
+        if soname is not None:
+            cmd.append(f"-Wl,-soname,{soname}")
         proc = run_tool(cmd, timeout_s=LINK_LIMIT_S, what=f"{cc} (linking {os.path.basename(path)})",
                         capture_output=True, text=True)
     if proc.returncode != 0:

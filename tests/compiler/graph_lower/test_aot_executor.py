@@ -5,14 +5,17 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import re
 
 import numpy as np
 import pytest
 
 from compiler.build_model import build_model
+from compiler.graph import Graph, Op, input_node, make
 from compiler.graph_lower.aot import ALIGN, STATUS_MISALIGNED, STATUS_NULL, workspace_layout
 from compiler.graph_lower.module_file import manifest_digest
 from driver.runtime import AotModule, GraphModule, RuntimeModuleError, load_module
+from tests.elf_util import exported
 
 DIGITS = "examples/digits/digits_cnn.onnx"
 
@@ -54,16 +57,16 @@ def test_manifest_states_entry_workspace_and_constants(digits):
     assert "int32_t vtamod_run(void *const *inputs, void *const *outputs, void *workspace);" in header
 
 
-def test_same_kernels_as_graph_executor(digits):
-    """No second copy of the kernels: the AOT library exports the graph executor's kernels
-    by name, and its plan names the same calls."""
+def test_same_kernels_as_graph_executor_exports_only_prefixed_names(digits):
+    """No second copy of the kernels: the AOT plan names the graph executor's calls; the
+    library keeps them internal and exports the entry and its constants alone, each
+    starting with vtamod_ (so two models link into one program)."""
     graph_cm, folder = digits
-    load_module(folder)                      # loads libgomp, which the kernels link against
-    lib = ctypes.CDLL(os.path.join(folder, "model.so"))
     aot_plan = json.load(open(os.path.join(folder, "graph.json")))
     assert [c["kernel"] for c in aot_plan["calls"]] == [c["kernel"] for c in graph_cm.graph_json["calls"]]
-    for name in graph_cm.graph_json["kernels"]:
-        assert hasattr(lib, name), name
+    names = exported(os.path.join(folder, "model.so"))
+    assert "vtamod_run" in names and all(n.startswith("vtamod_") for n in names), names
+    assert names - {"vtamod_run"} == {f"vtamod_c{i}" for i in range(len(graph_cm.params))}
 
 
 def test_entry_rejects_null_and_misaligned_pointers(digits):
@@ -165,3 +168,19 @@ def test_aot_module_runs_without_compiler_llvmlite_onnx(digits, tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "AotModule"
     np.testing.assert_array_equal(np.load(tmp_path / "y.npy"), load_module(graph_cm)(x)[0])
+
+
+@pytest.mark.parametrize("prefix", ["", "1x_", "_x", "a-b", "a b", 7])
+def test_bad_aot_prefix_names_value_and_rule(prefix):
+    graph = Graph((x := input_node("x", (1, 4)),), (make(Op.RELU, x),), ("y",))
+    with pytest.raises(ValueError, match=re.escape(
+            "aot_prefix must be the start of a C identifier: a letter, then letters, digits or "
+            f"underscores (e.g. 'mnist_'), not {prefix!r}")):
+        build_model(graph, executor="aot", aot_prefix=prefix)
+
+
+def test_aot_prefix_needs_the_aot_executor():
+    graph = Graph((x := input_node("x", (1, 4)),), (make(Op.RELU, x),), ("y",))
+    with pytest.raises(ValueError, match="aot_prefix='m_' names the symbols of an AOT module, "
+                       "not of executor 'graph'; add executor='aot' or drop it"):
+        build_model(graph, aot_prefix="m_")
