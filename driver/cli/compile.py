@@ -25,8 +25,9 @@ def _progress(iterable, total, desc):
 @click.option("-o", "--output", required=True, metavar="DIR",
               help="module folder to write, e.g. out/model.vtamod")
 @click.option("--target", default="llvm", show_default=True, callback=check_target,
-              help="llvm (host CPU; aarch64, armv7, wasm32 or 'llvm -mtriple=...': kernels as an "
-                   "object for that machine), cuda (sm_90 cubin; 'cuda -arch=sm_80'), opencl, or "
+              help="llvm (host CPU; 'llvm -mcpu=x86-64-v2,x86-64-v3,x86-64-v4': one module with "
+                   "kernels per level, the loader picks the best; aarch64, armv7, wasm32 or "
+                   "'llvm -mtriple=...': kernels as an object for that machine), cuda (sm_90 cubin; 'cuda -arch=sm_80'), opencl, or "
                    "vta (the accelerator: int8, calibrated)")
 @click.option("--config", "preset", default=None, metavar="PRESET", callback=check_config,
               help="--target vta: accelerator preset or config JSON (default "
@@ -50,7 +51,8 @@ def _progress(iterable, total, desc):
                    "fp32 on a seeded input")
 @click.option("--cpu-target", default=None, metavar="TARGET",
               help="--target vta: the LLVM target of the CPU steps' kernels (default llvm, this "
-                   "machine's CPU; e.g. 'llvm -mcpu=x86-64-v2' for older x86-64 hosts)")
+                   "machine's CPU; e.g. 'llvm -mcpu=x86-64-v2' for older x86-64 hosts, "
+                   "'llvm -mcpu=x86-64-v2,x86-64-v3,x86-64-v4' for one variant per level)")
 @click.option("--input-shape", "input_shapes", multiple=True, metavar="NAME:1x3x224x224",
               callback=check_input_shapes,
               help="static shape of an input (repeatable); a dynamic ONNX batch (first) "

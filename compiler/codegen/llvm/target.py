@@ -171,6 +171,10 @@ def parse_target(spec: "str | Target") -> Target:
     except RuntimeError as err:
         raise ArgumentError(f"LLVM has no backend for triple {triple!r} (target {spec!r}): {err}") from None
     cpu = opts.get("-mcpu", host.cpu if is_host else "generic")
+    if "," in cpu:
+        raise ArgumentError(f"-mcpu={cpu}: a CPU list makes a fleet module (build_model, vta "
+                            f"compile); this step compiles for one CPU (target {spec!r}): name "
+                            "one, e.g. -mcpu=x86-64-v3")
     native = cpu == "native" and is_host
     if native:
         cpu = host.cpu
