@@ -15,9 +15,9 @@ that CPU's ``+``/``-`` features. Two views of it decide whether a build may use 
   would use there, the first of each kind's alternatives the CPU has all features of, in
   the order path selection prefers them (``compiler/quant/kernels_x86.py``: 512-bit VNNI
   before ``avxvnni``), so ``avxvnni`` beside ``avx512vnni`` does not split a class. A
-  schedule tuned on one
-  CPU of a class (its tiles sized to that register file and those instructions) is a good
-  start on another: ``apply.py`` applies such a *sibling's* record where no exact one exists.
+  schedule tuned on one CPU of a class (its tiles sized to that register file and those
+  instructions) is a good start on another: ``apply.py`` applies such a *sibling's*
+  record where no exact one exists (issue 31).
 
 Entries without a triple (the accelerator's ``{"target": "vta", ...}``, a GPU device's)
 have no class: only the exact entry matches them.
