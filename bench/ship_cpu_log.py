@@ -12,8 +12,9 @@ issue 31). A session measures a task's default point once, in its first round, a
 rest minutes later under another load, so each remaining record is then measured again
 against the default point here, interleaved (``--rounds`` rounds of the pair, one
 thread, ``driver.tune.LocalRunner``), and kept only if its fastest run beats the default's
-fastest by the same margin. Writes ``compiler/autotune/logs/cpu_<LLVM cpu>.jsonl`` (or ``-o``) and prints,
-per workload, the default's and the kept record's milliseconds.
+fastest by the same margin. Writes ``compiler/autotune/logs/cpu_<LLVM cpu>.jsonl`` (or
+``-o``) and prints, per workload, the session's and the second measurement's milliseconds
+of the default and the best point, then one JSON line (records kept and dropped).
 
 The default point of a workload is its task's ``space.default``; the tasks come from
 the ``--models`` the logs were tuned for (``tests/models/builders.py`` names at
