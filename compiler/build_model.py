@@ -232,12 +232,13 @@ def build_model(model, target: str = "llvm", params=None, input_shapes=None, pro
             ``libvtamod_model.so``, or ``model.o`` for a cross triple, and the C header
             ``model.h``; see ``docs/deploy.md``).
         tuning_log: a tuning log path (or a list of them, ``vta tune``); per workload the
-            best record whose target matches this build's exactly (CPU and features; for
-            vta the preset; for cuda/opencl the device of this machine, its name and
-            driver version) is applied, the others keep
-            the default schedule. The logs shipped in
-            ``compiler/autotune/logs/`` are applied in any case, under the same
-            rule; ``stats["tuning"]`` says how many workloads the logs covered. On LLVM
+            best record of this build's target is applied (a CPU's triple, name and code
+            features; for vta the preset; for cuda/opencl the device of this machine, its
+            name and driver version), else on a CPU the best record of a sibling CPU of
+            the same ISA class (``compiler/autotune/isa_class.py``; counted per CPU in
+            ``stats["tuning"]["sibling"]``); the others keep the default schedule. The
+            logs shipped in ``compiler/autotune/logs/`` are applied in any case, under
+            the same rule; ``stats["tuning"]`` says how many workloads the logs covered. On LLVM
             targets, a graph tuner decision for this model and target (``layout_block``
             not given) lays each conv out as it chose (``stats["tuning"]["layouts"]``),
             with the layout transforms the choice implies (``stats["layout_transforms"]``

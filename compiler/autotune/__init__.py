@@ -12,6 +12,8 @@ The pieces, one concept per module:
   from their keys);
 * ``scheduler.py``: which task the next trials go to;
 * ``tuner.py``: the loop (propose, measure through a runner, log, learn);
+* ``isa_class.py``: which records fit a CPU build: its exact target (triple, CPU, code
+  features), else a sibling CPU of the same ISA class;
 * ``apply.py``: the best record per workload for a build target (the tuning log
   and the logs shipped in ``compiler/autotune/logs/``).
 

@@ -1,27 +1,33 @@
-"""Applying tuning logs to a build: the best record per workload whose target matches.
+"""Applying tuning logs to a build: the best record per workload whose target fits.
 
 :func:`load_tuning` reads the given logs and the ones shipped in
 ``compiler/autotune/logs/`` (TVM's TopHub idea: pre-tuned logs for the machines
 this project is built and tested on, applied automatically). For each workload
 a build meets, :meth:`TuningContext.config_for_node` gives the config of the best
-record whose ``target`` equals the build target's record exactly (same target
-string, CPU name and feature set), or None: the default point. A record whose
-config is not a point of the workload's space today (a knob renamed, a value
-dropped) is ignored. ``covered`` / ``workloads`` count what a build met.
+record for the build's exact target (triple, CPU name and code features:
+``isa_class.exact_key``); where there is none, on a CPU, the best (lowest cost) record
+of a *sibling*, a CPU of the same ISA class (vector width, dot-product, bf16 and matrix
+units: ``isa_class.isa_class``); never one of another class. Else None: the default
+point. A record whose config is not a point of the workload's space today (a knob
+renamed, a value dropped) is ignored. ``covered`` / ``workloads`` count what a build met;
+the report counts the siblings' records apart, per CPU.
 Accelerator builds ask :meth:`TuningContext.vta_tiling_for` for each conv's
 tiling (records of target ``{"target": "vta", "config": preset}``); GPU builds ask
 :meth:`TuningContext.config_for_gpu` for each group (records of the device the
 build machine has, ``gpu_task.gpu_target_record``). CPU builds ask
 :meth:`TuningContext.layout_chooser` for the graph tuner's per-conv layouts (the latest
-``graph_layout`` record of the graph's fingerprint and the exact target).
+``graph_layout`` record of the graph's fingerprint and the exact target; a sibling's
+layout decision is not applied: it was chosen over that CPU's measured layer costs).
 """
 from __future__ import annotations
 
 import errno
 import json
 import os
+from collections import Counter
 from pathlib import Path
 
+from .isa_class import describe_class, exact_key, isa_class
 from .record import LayoutRecord, best_records, read_log, target_record
 
 #: the shipped logs (``*.jsonl``), applied under the same matching rule
@@ -29,17 +35,20 @@ SHIPPED_DIR = Path(__file__).parent / "logs"
 
 
 class TuningContext:
-    """Best configs by (workload key, target); consulted by ``compile_graph``."""
+    """Best configs by (workload key, exact target) and by (workload key, ISA class);
+    consulted by ``compile_graph``."""
 
     def __init__(self, records, sources=(), layouts=(), origin=None, given=None):
-        self.best = best_records(records)
-        self.layouts = {(r.graph, json.dumps(r.target, sort_keys=True)): r for r in layouts}
+        self.best = best_records(records, by=exact_key)
+        self.class_best = best_records(records, by=isa_class)
+        self.layouts = {(r.graph, exact_key(r.target)): r for r in layouts}
         self.sources = list(sources)
         self.origin = origin or {}           # id(record) -> the log it came from
         self.given = list(sources) if given is None else list(given)
         self.workloads: set = set()
         self.covered: set = set()
         self.targets: set = set()            # the targets (json) the build asked about
+        self.applied: dict = {}              # workload key -> the record applied
         self.layout_applied: "LayoutRecord | None" = None
 
     def __bool__(self) -> bool:
@@ -52,17 +61,21 @@ class TuningContext:
         rec = target_record(target)
 
         def choose(sites):
-            r = self.layouts.get((sites.key, json.dumps(rec, sort_keys=True)))
+            r = self.layouts.get((sites.key, exact_key(rec)))
             self.layout_applied = r
             return None if r is None else r.layouts
         return choose
 
-    def config_values(self, key: str, target: dict) -> "dict | None":
-        """The best record's config (tuples restored) for ``key`` on ``target``, or None."""
-        tj = json.dumps(target, sort_keys=True)
-        self.targets.add(tj)
-        r = self.best.get((key, tj))
-        return r.config_values() if r is not None else None
+    def record_for(self, key: str, target: dict):
+        """The record that applies to workload ``key`` on log target entry ``target``: the
+        best of the exact target, else the best of its ISA class (module docstring), or
+        None."""
+        self.targets.add(json.dumps(target, sort_keys=True))
+        r = self.best.get((key, exact_key(target)))
+        cls = isa_class(target)
+        if r is None and cls is not None:
+            r = self.class_best.get((key, cls))
+        return r
 
     def config_for_node(self, node, target):
         """The tuned ``Config`` of FUSED ``node`` on LLVM ``target`` (a ``Target``), or None
@@ -94,14 +107,15 @@ class TuningContext:
         workload counted, and counted covered when one applies), or None (no target, no
         matching record, or a record outside today's space)."""
         self.workloads.add(key)
-        vals = self.config_values(key, target) if target is not None else None
-        if vals is None:
+        r = self.record_for(key, target) if target is not None else None
+        if r is None:
             return None
         try:
-            cfg = space.point(**vals)
+            cfg = space.point(**r.config_values())
         except ValueError:
             return None
         self.covered.add(key)
+        self.applied[key] = r
         return cfg
 
     def vta_tiling_for(self, cfg):
@@ -117,8 +131,9 @@ class TuningContext:
         def tiling_for(data_shape, kernel_shape, strides, padding, shift):
             key = vta_conv2d_key(cfg, data_shape, kernel_shape, strides, padding, shift)
             self.workloads.add(key)
-            vals = self.config_values(key, target)
-            if vals is None or "tiling" not in vals:
+            r = self.record_for(key, target)
+            vals = r.config_values() if r is not None else {}
+            if "tiling" not in vals:
                 return None
             (N, C, H, W), (O, _, KH, KW) = data_shape, kernel_shape
             s = Conv2dShape(-(-N // env.BATCH), -(-C // env.BLOCK_IN), H, W,
@@ -130,6 +145,7 @@ class TuningContext:
             if not fits(t, s, cfg, 1 + int(not isinstance(shift, int))):
                 return None
             self.covered.add(key)
+            self.applied[key] = r
             return t
         return tiling_for
 
@@ -138,17 +154,24 @@ class TuningContext:
         logs the caller gave, and the shipped ones that supplied an applied record), with
         ``"by_log"``: how many of the covered workloads each of those logs supplied (a
         workload two logs hold counts for the one whose record applied: the lower cost),
-        plus ``"layouts"``: the per-conv layouts applied from a graph decision, if one was,
+        plus ``"sibling"``: of the covered workloads, how many records of a sibling CPU
+        (same ISA class, another CPU or code feature set) applied, per its CPU name, with
+        ``"sibling_class"``: the class (``isa_class.describe_class``), if any did;
+        ``"layouts"``: the per-conv layouts applied from a graph decision, if one was,
         ``"other_shapes"``: :meth:`other_shapes`, if any, and ``"other_targets"``:
         :meth:`other_targets`, if any."""
         supplied: dict = {}
-        for (key, _), r in self.best.items():
-            if key in self.covered:
-                p = self.origin.get(id(r))
-                supplied[p] = supplied.get(p, 0) + 1
+        for r in self.applied.values():
+            p = self.origin.get(id(r))
+            supplied[p] = supplied.get(p, 0) + 1
         logs = list(self.given) + [p for p in self.sources if p in supplied and p not in self.given]
         out = {"workloads": len(self.workloads), "covered": len(self.covered), "logs": logs,
                "by_log": {p: supplied.get(p, 0) for p in logs}}
+        exact = {exact_key(t) for t in self._built()}
+        siblings = [r for r in self.applied.values() if exact_key(r.target) not in exact]
+        if siblings:
+            out["sibling"] = dict(Counter(r.target.get("cpu") for r in siblings))
+            out["sibling_class"] = describe_class(isa_class(siblings[0].target))
         other = self.other_shapes()
         if other:
             out["other_shapes"] = other
@@ -159,32 +182,44 @@ class TuningContext:
             out["layouts"] = [list(c) for c in self.layout_applied.layouts]
         return out
 
+    def _built(self) -> list:
+        """The log target entries the build asked about."""
+        return [json.loads(t) for t in sorted(self.targets)]
+
+    def _fits(self, target: dict) -> bool:
+        """Whether records of log target entry ``target`` may apply to this build: its exact
+        target or ISA class is one the build asked about."""
+        built = self._built()
+        cls = isa_class(target)
+        return exact_key(target) in {exact_key(t) for t in built} or \
+            (cls is not None and cls in {isa_class(t) for t in built})
+
     def other_targets(self) -> dict:
         """``{"logs": {path: [target, ...]}, "build": [target, ...]}`` (each target a log
         ``target`` dict): the logs the caller gave whose records are all for targets this
-        build never asked about (another preset, CPU or device), and the targets it did ask
-        about. Empty if no given log is such."""
+        build never asked about, nor of their ISA class (another preset, class of CPU or
+        device), and the targets it did ask about. Empty if no given log is such."""
         held: dict = {}
-        for (_, tj), r in self.best.items():
+        for r in self.best.values():
             p = self.origin.get(id(r))
             if p in self.given:
-                held.setdefault(p, set()).add(tj)
-        logs = {p: [json.loads(t) for t in sorted(ts)] for p, ts in held.items()
-                if self.targets and not ts & self.targets}
+                held.setdefault(p, {})[json.dumps(r.target, sort_keys=True)] = r.target
+        logs = {p: [ts[t] for t in sorted(ts)] for p, ts in held.items()
+                if self.targets and not any(self._fits(t) for t in ts.values())}
         if not logs:
             return {}
-        return {"logs": logs, "build": [json.loads(t) for t in sorted(self.targets)]}
+        return {"logs": logs, "build": self._built()}
 
     def other_shapes(self) -> list[str]:
         """The op kinds (a workload key's name: ``conv2d_nchw``, ``vta_conv2d``...) of which
         the build met uncovered workloads while the logs the caller gave hold records of
-        that kind, for this build's target, for none of the build's workloads: the log was
-        tuned for other shapes (a different ``--input-shape`` or batch; records of another
-        target are :meth:`other_targets`). Sorted."""
+        that kind, for this build's target or its ISA class, for none of the build's
+        workloads: the log was tuned for other shapes (a different ``--input-shape`` or batch;
+        records of another target are :meth:`other_targets`). Sorted."""
         given = set(self.given)
         logged: dict = {}
-        for (key, tj), r in self.best.items():
-            if self.origin.get(id(r)) in given and tj in self.targets:
+        for (key, _), r in self.best.items():
+            if self.origin.get(id(r)) in given and self._fits(r.target):
                 logged.setdefault(key.partition("(")[0], set()).add(key)
         missed = {k.partition("(")[0] for k in self.workloads - self.covered}
         return sorted(k for k in missed if logged.get(k) and not logged[k] & self.workloads)

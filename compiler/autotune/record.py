@@ -51,7 +51,8 @@ class TuningLogWarning(UserWarning):
 
 def target_record(tgt) -> dict:
     """The log's ``target`` entry of an LLVM ``Target``: its string, triple, CPU name and
-    exact feature set (sorted ``+``/``-`` features). Two builds match only if equal."""
+    feature set (sorted ``+``/``-`` features). A build applies a record whose triple, CPU
+    and code features equal its own, else one of its ISA class (``isa_class.py``)."""
     feats = sorted(f for f in tgt.features.split(",") if f)
     return {"target": str(tgt), "triple": tgt.triple, "cpu": tgt.cpu, "features": feats}
 
@@ -262,13 +263,23 @@ def read_records(path) -> list[Record]:
     return read_log(path)["trial"]
 
 
-def best_records(records) -> dict:
-    """(key, target json) -> the record of lowest cost (errors never win)."""
+def _target_json(target: dict) -> str:
+    return json.dumps(target, sort_keys=True)
+
+
+def best_records(records, by=_target_json) -> dict:
+    """(key, ``by(target)``) -> the record of lowest cost (errors never win); ``by`` groups
+    targets (default: the whole target entry as JSON; ``isa_class.exact_key`` and
+    ``isa_class.isa_class`` group them as builds match them). Records ``by`` maps to None
+    are left out."""
     best: dict = {}
     for r in records:
         if r.error or not r.costs:
             continue
-        k = (r.key, json.dumps(r.target, sort_keys=True))
+        group = by(r.target)
+        if group is None:
+            continue
+        k = (r.key, group)
         if k not in best or r.cost < best[k].cost:
             best[k] = r
     return best

@@ -14,6 +14,11 @@ what the records teach (which tilings, vector widths, parallel depths win)
 carries over to shapes no log covers (AutoTVM's transfer learning:
 ``XGBTuner.load_history``).
 
+Records of a task's own workload tuned for another target (another CPU, of any ISA
+class, or a CPU feature set) are *warm starts* (:func:`warm_starts`): the best point of each
+such target is measured early in the task's search, here, so a shipped or foreign log
+speeds the search up without its costs being taken for this machine's.
+
 Featurizing a CPU record builds its loop nest (hundredths of a second), so
 :func:`samples` keeps at most ``limit`` records, spread over the workloads and over
 each workload's cost range (its best, its worst and evenly between). A key that
@@ -32,10 +37,14 @@ import numpy as np
 from compiler.graph_lower.space import Config
 
 from .features import featurize
+from .isa_class import exact_key, isa_class
 from .task import Task
 
 #: records featurized for transfer at most (a CPU record costs hundredths of a second)
 LIMIT = 256
+
+#: warm-start points per task at most (one per other target, the task's ISA class first)
+WARM_STARTS = 4
 
 _LLVM_KEY = re.compile(r"^(\w+)\((.*)->([\dx]*);(\w+);(.*)\)$")
 _VTA_KEY = re.compile(r"^vta_conv2d\(([^;]+);([\dx]+);([\dx]+);s(\d+)x(\d+);p(\d+)x(\d+);v([12])\)$")
@@ -164,3 +173,27 @@ def samples(records, tasks, limit: int = LIMIT) -> list:
             out.append((task, pts))
             used += len(pts)
     return out
+
+
+def warm_starts(records, task: Task, limit: int = WARM_STARTS) -> list:
+    """The ``Config`` s of ``task``'s space to measure early (module docstring): for each
+    target other than the task's own (``isa_class.exact_key``) that ``records`` hold its
+    workload for, its lowest-cost point that is a point of today's space; those of the
+    task's ISA class first, then by cost; distinct; at most ``limit``."""
+    own, cls = exact_key(task.target), isa_class(task.target)
+    best: dict = {}
+    for r in records:
+        k = exact_key(r.target)
+        if r.key == task.key and k != own and math.isfinite(r.cost) and \
+                (k not in best or r.cost < best[k].cost):
+            best[k] = r
+    out: list = []
+    for r in sorted(best.values(), key=lambda r: (cls is None or isa_class(r.target) != cls,
+                                                  r.cost)):
+        try:
+            cfg = task.space.point(**r.config_values())
+        except ValueError:          # a knob or value today's space no longer has
+            continue
+        if cfg not in out:
+            out.append(cfg)
+    return out[:limit]

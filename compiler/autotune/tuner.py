@@ -11,7 +11,9 @@ Each task's first round is its default point alone, so the result is never
 worse than the untuned build and a short budget still reaches every task.
 Records already in the log for a task's key and target count as done trials (a
 rerun continues where an interrupted one stopped); the log's other records and
-``transfer`` records pre-train the search's cost model (``transfer.py``).
+``transfer`` records pre-train the search's cost model (``transfer.py``), and the best
+points of the task's own workload on other targets among them (``transfer.warm_starts``)
+are measured next, ahead of the strategy's proposals.
 
 A time budget is strict: no round starts after it, and a round is cut to the
 candidates that fit in the time left at the task's measured seconds per trial
@@ -37,6 +39,7 @@ from vta_hw.errors import ArgumentError
 from .record import Record, TuningLog
 from .scheduler import TaskScheduler
 from .search import make_strategy
+from .transfer import warm_starts
 
 
 #: seconds a round's choice may always take (``time_s`` of the strategy's ``propose``)
@@ -100,7 +103,8 @@ def tune(tasks, runner, *, trials: int = 16, log: "TuningLog | None" = None,
         seed: of the random proposals.
         on_trial: called as ``on_trial(task_index, record, best_cost)`` after each trial.
         check: call the runner's ``check`` on each task's best point, if it has one.
-        transfer: records of earlier logs (any workloads) to pre-train the cost model on.
+        transfer: records of earlier logs (any workloads, any targets) to pre-train the cost
+            model on; those of a task's workload on another target are warm starts.
 
     Returns:
         one :class:`TaskResult` per task, in order.
@@ -119,6 +123,7 @@ def tune(tasks, runner, *, trials: int = 16, log: "TuningLog | None" = None,
     tried: list[dict] = [{} for _ in tasks]     # config -> cost
     earlier = log.records() if log is not None else []
     search.pretrain(earlier + list(transfer or ()), tasks)
+    warm = [warm_starts(list(earlier) + list(transfer or ()), t) for t in tasks]
     for i, t in enumerate(tasks):
         done = [(c, r.cost) for r in earlier if r.key == t.key and r.target == t.target
                 for c in [_config_of(t, r.config_values())] if c is not None]
@@ -142,6 +147,7 @@ def tune(tasks, runner, *, trials: int = 16, log: "TuningLog | None" = None,
                 break
         round_start = time.monotonic()
         cands = [] if t.space.default in tried[i] else [t.space.default]
+        cands += [c for c in warm[i] if c not in tried[i] and c not in cands][:n - len(cands)]
         choose_s = max(MIN_CHOOSE_S, CHOOSE_SHARE * measure_s.get(
             i, max(measure_s.values(), default=0.0)))
         if deadline is not None:

@@ -299,8 +299,11 @@ def _echo_tuning(cm) -> None:
     tuning = cm.stats.get("tuning") or {}
     if tuning and tuning["logs"]:
         by = tuning["by_log"]
+        sibling = "".join(f"; {n} from {cpu}" for cpu, n in tuning.get("sibling", {}).items())
+        if sibling:
+            sibling += f" (same ISA class: {tuning['sibling_class']})"
         click.echo(f"  tuning: {tuning['covered']} of {plural(tuning['workloads'], 'tunable workload')}"
-                   " covered: " + ", ".join(f"{by[p]} by {p}" for p in tuning["logs"]))
+                   " covered: " + ", ".join(f"{by[p]} by {p}" for p in tuning["logs"]) + sibling)
     for path, targets in tuning.get("other_targets", {}).get("logs", {}).items():
         click.echo(f"  tuning: {path} holds records for "
                    f"{', '.join(_describe_target(t) for t in targets)} only; this build is for "

@@ -38,8 +38,10 @@ def _infra_options(f):
     model starts from."""
     f = click.option("--transfer-log", "transfer_logs", multiple=True, metavar="LOG",
                      type=click.Path(dir_okay=False),
-                     help="pre-train the cost model on this earlier tuning log (any model; "
-                          "repeatable); the -o log's own records always count")(f)
+                     help="pre-train the cost model on this earlier tuning log (any model, "
+                          "any CPU; repeatable) and measure early its best points for this "
+                          "model's workloads tuned on other targets; the -o log's own "
+                          "records always count")(f)
     return click.option("--build-jobs", type=click.IntRange(0), metavar="N",
                         help="CPU candidates built at once before they are measured one at a "
                              "time [default: min(cores, 4); 0: build each in the measuring "

@@ -108,8 +108,10 @@ def tune_model(model, output, *, target: str = "llvm", trials: int = 16,
         measure_model: CPU: build with the log and measure the end-to-end latency.
         build_jobs: candidates built at once before they are measured one at a time
             (None: ``min(cores, 4)``; 0: each built in the measuring worker).
-        transfer_logs: earlier tuning logs (any models) whose records pre-train the cost
-            model (``compiler.autotune.transfer``); ``output`` 's own records always do.
+        transfer_logs: earlier tuning logs (any models, any targets) whose records
+            pre-train the cost model and, for a task's workload on another target, are
+            measured early as warm starts (``compiler.autotune.transfer``); ``output`` 's
+            own records always do.
         graph_tuning: CPU: after the per-task stage, run the layout stage and append the
             graph tuner's decision to the log (the build applies it).
 

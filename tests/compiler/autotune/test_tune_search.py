@@ -157,3 +157,27 @@ def test_choosing_stops_featurizing_at_its_time_limit(monkeypatch):
     got = search.propose(task, 4, set(pts), np.random.default_rng(0), time_s=0.1)
     assert len(got) == 4 and not set(got) & set(pts)
     assert len(calls) <= 6 and time.monotonic() - start < 0.1 + 0.02 + 0.25
+
+
+def _cpu(cpu, *features):
+    return {"target": f"llvm -mcpu={cpu}", "triple": "x86_64-unknown-linux-gnu", "cpu": cpu,
+            "features": sorted(features)}
+
+
+def test_records_of_other_cpus_are_warm_starts_measured_here_not_results():
+    from compiler.autotune.record import Record
+    znver2 = _cpu("znver2", "+avx", "+avx2", "+fma")
+    task = Task("toy", "toy", SPACE, {"scale": 1.0}, znver2, 1, "toy")
+    transfer = [  # the same workload tuned elsewhere: the costs there mean nothing here
+        Record("toy", _cpu("skylake-avx512", "+avx", "+avx2", "+avx512f"), {"a": 10, "b": 5},
+               [0.1]),
+        Record("toy", _cpu("znver1", "+avx", "+avx2", "+fma"), {"a": 11, "b": 5}, [0.5]),
+        Record("toy", _cpu("znver1", "+avx", "+avx2", "+fma"), {"a": 1, "b": 1}, [0.9]),
+        Record("other", znver2, {"a": 2, "b": 2}, [0.1]),                 # another workload
+    ]
+    runner = ToyRunner()
+    (res,) = tune([task], runner, trials=3, strategy="random", batch=4, transfer=transfer)
+    # the default point alone, then each other target's best, the same ISA class first
+    assert [dict(c.values) for c in runner.measured] == [
+        {"a": 0, "b": 0}, {"a": 11, "b": 5}, {"a": 10, "b": 5}]
+    assert res.best_cost == _cost(SPACE.point(a=11, b=5)) == 1.0     # measured here

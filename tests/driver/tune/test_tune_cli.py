@@ -183,3 +183,17 @@ def test_a_missing_transfer_log_is_one_line(tmp_path):
     assert r.exit_code == 1 and f"--transfer-log {tmp_path / 'none.jsonl'}: does not exist; " \
                                 "write one with `vta tune MODEL -o LOG`" in r.output
     assert "Traceback" not in r.output
+
+
+def test_a_siblings_records_are_credited_to_its_cpu(tmp_path):
+    """records of the digits CNN tuned on znver1 (the default points), compiled for znver2
+    (same ISA class, AVX2 256-bit): the report credits the log and names znver1 and the class"""
+    from compiler.autotune import extract_tasks
+    log = tmp_path / "znver1.jsonl"
+    log.write_text("".join(_record_line(t.key, t.target, dict(t.space.default.values))
+                           for t in extract_tasks(DIGITS, "llvm -mcpu=znver1")))
+    r = run_cli("compile", DIGITS, "--target", "llvm -mcpu=znver2", "--tuning-log", log,
+                "--quiet", "-o", tmp_path / "m.vtamod")
+    assert r.exit_code == 0, r.output
+    assert (f"tuning: 3 of 3 tunable workloads covered: 3 by {log}; 3 from znver1 (same ISA "
+            "class: avx2, 256-bit)\n") in r.output
