@@ -26,8 +26,9 @@ demo: setup
 	$(VTA) example gemm -o $(OUT)/gemm.vtaprog
 	$(VTA) sim $(OUT)/gemm.vtaprog --check $(OUT)/gemm.expected.npz
 
+# both cores (pytest-xdist), one test file per worker at a time: module-scoped fixtures build once
 test: setup
-	$(PY) -m pytest -m "not slow" -q
+	$(PY) -m pytest -m "not slow" -q -n 2 --dist loadfile
 
 # the site from docs/, the docstrings and tutorials/ into docs/_build/html; a warning (a broken
 # reference) fails it, as tests/test_docs_site.py does in CI
