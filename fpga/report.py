@@ -109,4 +109,8 @@ def summary(rep: dict) -> str:
                  f"peak {rep['peak_gops']} GOPS ({rep['macs']} MACs)")
     if rep.get("critical_path"):
         lines.append(f"  slowest path: {rep['critical_path']['text']}")
+    for s in rep.get("seeds", ()):
+        lines.append(f"  seed {s['seed']}: " + (f"{s['fmax_mhz']:g} MHz" if s["error"] is None
+                                                  else f"failed: {s['error']}")
+                     + ("  (kept)" if s["seed"] == rep.get("seed") else ""))
     return "\n".join(lines)

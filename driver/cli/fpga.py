@@ -16,6 +16,7 @@ def fpga() -> None:
       vta fpga list                              boards and the presets that fit them
       vta fpga build --board ulx3s-85f           bitstream + report.json
       vta fpga build --board icebreaker --config 1x1_i8w8a32_10_9_9_11_bus8_cq0
+      vta fpga build --board ulx3s-85f --seeds 4 four placements, keep the fastest
     """
 
 
@@ -47,18 +48,26 @@ def list_boards(as_json: bool) -> None:
               help="SoC clock, MHz [default: the board's]")
 @click.option("--out", "out_dir", default=None, metavar="DIR",
               help="build folder [default: build/fpga/<board>/<preset>_<clock>mhz]")
-def build_cmd(board: str, preset: str | None, clock_mhz: float | None, out_dir: str | None) -> None:
+@click.option("--seeds", type=click.IntRange(min=1), default=1, show_default=True, metavar="N",
+              help="place and route with nextpnr seeds 1..N, min(N, cores) at a time, each in "
+                   "<out>/seed<K>/, and keep the highest Fmax (1: nextpnr's default seed)")
+def build_cmd(board: str, preset: str | None, clock_mhz: float | None, out_dir: str | None,
+              seeds: int) -> None:
     """Synthesize, place and route; write the bitstream and report.json.
 
-    Exits 1 with a message when the board is unknown, a tool is missing, the
-    design does not fit, or timing is not met at --clock; 2 (a usage error) for an
-    unknown --config.
+    The summary names the slowest path (from which register through which units
+    to which) and, with --seeds, every seed's Fmax in MHz; a seed that fails or
+    runs past its limit is listed, not fatal. Exits 1 with a message when the
+    board is unknown, a tool is missing, the design does not fit, every seed
+    failed, or timing is not met at --clock; 2 (a usage error) for an unknown
+    --config or --seeds below 1.
     """
     from fpga.boards import BoardError, get_board
     from fpga.build import FpgaBuildError, build
     try:
         b = get_board(board)
-        rep = build(b.name, preset or b.default_preset, clock_mhz, out_dir, log=click.echo)
+        rep = build(b.name, preset or b.default_preset, clock_mhz, out_dir, log=click.echo,
+                    seeds=seeds)
     except (BoardError, FpgaBuildError) as e:
         raise click.ClickException(str(e)) from None
     if rep.get("vendor_flow"):
@@ -66,4 +75,5 @@ def build_cmd(board: str, preset: str | None, clock_mhz: float | None, out_dir: 
     if not rep["timing_met"]:
         raise click.ClickException(
             f"timing not met: Fmax {rep['fmax_mhz']} MHz < {rep['clock_mhz']:g} MHz requested; "
-            f"the bitstream is written but use --clock {int(rep['fmax_mhz'] or 0)} or lower")
+            f"the bitstream is written but use --clock {int(rep['fmax_mhz'] or 0)} or lower"
+            + ("" if seeds > 1 else ", or try more placements: --seeds 4"))
