@@ -216,11 +216,11 @@ def cached(cache_dir: Path | None = None) -> list[dict]:
 def table(rows: list[dict]) -> str:
     """``rows`` (``against``'s dicts) as a text table under ``LABEL``."""
     lines = [LABEL + ":",
-             f"  {'part':<8} {'boards':<17} {'preset':<34} {'LUT':>15} {'FF':>15} {'DSP':>11} "
-             f"{'BRAM36':>11}  fits"]
+             f"  {'part':<8} {'boards':<17} {'preset':<34} {'LUT':>12} {'FF':>12} {'DSP':>9} "
+             f"{'BRAM36':>10}  fits"]
     for r in rows:
         cols = " ".join(f"{_num(v['used']) + ' ' + format(v['percent'], '.0f') + '%':>{w}}"
-                        for (k, v), w in zip(r["resources"].items(), (15, 15, 11, 11)))
+                        for (k, v), w in zip(r["resources"].items(), (12, 12, 9, 10)))
         fits = "yes" if r["fits"] else "NO: " + ", ".join(r["overflow"])
         lines.append(f"  {r['part']:<8} {r['boards']:<17} {r['preset']:<34} {cols}  {fits}")
     return "\n".join(lines)
