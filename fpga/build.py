@@ -12,8 +12,9 @@ and routes N times with different nextpnr seeds (``fpga.seeds``) and keeps the f
 
 Errors (``FpgaBuildError``): unknown board or preset (lists the valid
 names), a missing tool (names the pip package), a failed step (names the
-log; with seeds, only when every seed failed), a step that runs past ``STEP_LIMIT_S`` (names the tool, the limit and how to
-raise it: ``vta_hw.tool``), and a design that does not fit (names the resource that
+log; with seeds, only when every seed failed), a step that runs past
+``STEP_LIMIT_S`` (names the tool, the limit and how to raise it:
+``vta_hw.tool``), and a design that does not fit (names the resource that
 overflowed and the preset that would fit).
 """
 from __future__ import annotations

@@ -62,7 +62,8 @@ def sweep(seeds: Sequence[int], run_one: Callable[[int], float | None], *, worke
             res = SeedResult(seed, error=str(e))
         else:
             res = SeedResult(seed, fmax, None if fmax is not None else "nextpnr reported no Fmax")
-        log(f"  seed {seed}: " + (f"Fmax {res.fmax_mhz:g} MHz" if res.ok else f"FAILED: {res.error}"))
+        log(f"  seed {seed}: " + (f"Fmax {res.fmax_mhz:.2f} MHz" if res.ok
+                                  else f"FAILED: {res.error}"))
         return res
 
     with ThreadPoolExecutor(max_workers=workers) as pool:

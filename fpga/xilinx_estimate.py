@@ -19,8 +19,8 @@ result. Totals come from AMD's product tables (see ``PARTS``).
 
 Results are cached per (preset, family) in ``build/fpga/xilinx/<family>/<preset>/
 estimate.json`` with the SHA-256 of the Yosys script and the elaborated RTLIL:
-``estimate`` re-synthesizes only when either changed (or ``refresh``); ``cached()`` reads the cache without
-elaborating, for ``vta fpga list``. One ``xc7`` synthesis serves every 7-series part,
+``estimate`` re-synthesizes only when either changed (or ``refresh``); ``cached()``
+reads the cache without elaborating, for ``vta fpga list``. One ``xc7`` synthesis serves every 7-series part,
 one ``xcup`` both UltraScale+ parts.
 
 Errors (``XilinxEstimateError``): an unknown part (lists the parts), a missing Yosys

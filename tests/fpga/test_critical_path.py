@@ -47,13 +47,13 @@ def test_paths_of_other_clocks_are_not_the_soc_clocks():
 @pytest.mark.parametrize("cell, reg, unit", [
     ("soc.vta.compute.core.last_w_SB_DFFSR_Q_2_DFFLC", "soc.vta.compute.core.last_w",
      "soc.vta.compute.core"),
-    ("soc.vta.compute.core.alu.max_dup0_SB_LUT4_I0_I3_SB_CARRY_CO_CI", "soc.vta.compute.core.alu.max_dup0",
-     "soc.vta.compute.core.alu"),
+    ("soc.vta.compute.core.alu.max_dup0_SB_LUT4_I0_I3_SB_CARRY_CO_CI",
+     "soc.vta.compute.core.alu.max_dup0", "soc.vta.compute.core.alu"),
     ("soc.bridge.status_TRELLIS_FF_Q_1", "soc.bridge.status", "soc.bridge"),
     ("soc.vta.core.sum_LUT4_Z_3", "soc.vta.core.sum", "soc.vta.core"),
     ("soc.ram.rdata[7]", "soc.ram.rdata", "soc.ram"),
-    ("$abc$4301$auto$blifparse.cc:396:parse_blif$4410", "$abc$4301$auto$blifparse.cc:396:parse_blif$4410",
-     None),
+    ("$abc$4301$auto$blifparse.cc:396:parse_blif$4410",
+     "$abc$4301$auto$blifparse.cc:396:parse_blif$4410", None),
 ])
 def test_cell_names_map_to_the_amaranth_hierarchy(cell, reg, unit):
     assert C.register(cell) == reg

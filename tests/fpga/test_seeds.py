@@ -45,7 +45,7 @@ def test_a_timed_out_or_failed_seed_is_reported_and_the_rest_still_count():
     assert res[3].error == "nextpnr reported no Fmax"
     assert S.best(res) == S.SeedResult(2, 50.5)
     assert sorted(lines) == sorted([
-        "  seed 1: FAILED: " + res[0].error, "  seed 2: Fmax 50.5 MHz",
+        "  seed 1: FAILED: " + res[0].error, "  seed 2: Fmax 50.50 MHz",
         "  seed 3: FAILED: could not start nextpnr", "  seed 4: FAILED: nextpnr reported no Fmax"])
     assert S.as_table(res)[1] == {"seed": 2, "fmax_mhz": 50.5, "error": None}
     assert S.as_table([S.SeedResult(7, 20.38652992)]) == [{"seed": 7, "fmax_mhz": 20.39,
