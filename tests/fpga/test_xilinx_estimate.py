@@ -126,3 +126,18 @@ def test_smallest_preset_synthesized_for_the_xc7z020(tmp_path):
     assert 2000 < res["LUT"]["used"] < 20000 and 1000 < res["FF"]["used"] < 10000, res
     assert res["DSP"]["used"] >= 16 and res["BRAM36"]["used"] >= 64, res
     assert X.estimate("xc7z020", SMALL, cache_dir=tmp_path, log=lambda s: None)["cached"]
+
+
+@pytest.mark.parametrize("part, code", [("xczu3eg", 0), ("xc7z020", 1)])
+def test_cli_estimate_prints_the_labelled_table_and_exits_1_when_over(monkeypatch, part, code):
+    """The estimate itself (Yosys) is replaced: what is tested is the command's output and exit."""
+    from driver.cli.main import cli
+    counts = {"LUT": 20_730, "LUTRAM": 0, "FF": 8_249, "DSP": 272, "BRAM36": 201}  # the 1x16
+    monkeypatch.setattr(X, "estimate", lambda p, preset, **kw: {
+        **X.against(X.get_part(p), counts, preset), "cached": True, "synth_s": 1.0})
+    r = CliRunner().invoke(cli, ["fpga", "estimate", "--part", part, "--config", SMALL])
+    assert r.exit_code == code, r.output
+    assert r.output.startswith("Yosys synth_xilinx estimate (no Vivado place & route):\n")
+    if code:
+        assert (f"Error: {SMALL} does not fit xc7z020 (PYNQ-Z1, PYNQ-Z2) by this estimate: "
+                "DSP, BRAM36 over; try a smaller preset") in r.output
