@@ -3,8 +3,8 @@
 ``estimate(part, preset)`` synthesizes the SoC (``fpga.soc.SoC``: accelerator, its
 block RAM as DRAM, UART bridge) with the PYNQ-Z1's SoC parameters (256 KiB memory,
 50 MHz) using Yosys's ``synth_xilinx -flatten -family xc7|xcup`` (the same
-``_dup`` registers kept as in ``fpga.build``), reads ``stat -json`` and counts, against
-the part's totals:
+``_dup`` registers kept as in ``fpga.build``, the SoC memory marked for block RAM:
+``MEMORY_IN_BRAM``), reads ``stat -json`` and counts, against the part's totals:
 
     LUT     LUT1..LUT6, plus LUTs used as memory (RAM32M/RAM64M: 4 each, RAM32X1D/
             RAM64X1D: 2, SRL16E/SRLC32E: 1, ...: ``CELLS``), also given alone as ``LUTRAM``
@@ -13,15 +13,14 @@ the part's totals:
     BRAM36  RAMB36E1/E2, and RAMB18E1/E2 as half a RAMB36 each
 
 These are Yosys's counts before any place and route: Vivado's own synthesis and
-packing differ (it often takes fewer LUTs and maps memories its own way), and no
-Fmax comes with them. Every printout carries ``LABEL``; nothing here is a Vivado
+packing will differ (not measured here: no Vivado), and no Fmax comes with them. Every printout carries ``LABEL``; nothing here is a Vivado
 result. Totals come from AMD's product tables (see ``PARTS``).
 
 Results are cached per (preset, family) in ``build/fpga/xilinx/<family>/<preset>/
 estimate.json`` with the SHA-256 of the Yosys script and the elaborated RTLIL:
 ``estimate`` re-synthesizes only when either changed (or ``refresh``); ``cached()``
-reads the cache without elaborating, for ``vta fpga list``. One ``xc7`` synthesis serves every 7-series part,
-one ``xcup`` both UltraScale+ parts.
+reads the cache without elaborating, for ``vta fpga list``. One ``xc7`` synthesis
+serves every 7-series part, one ``xcup`` both UltraScale+ parts.
 
 Errors (``XilinxEstimateError``): an unknown part (lists the parts), a missing Yosys
 (names the pip package), a Yosys run that fails (names its log) or runs past
