@@ -1,8 +1,10 @@
-"""The slowest path in words, from a real nextpnr report.
+"""The slowest path in words, from real nextpnr reports.
 
 ``data/icebreaker_1x1_nextpnr_report.json`` is the ``--report`` of ``vta fpga build --board
 icebreaker`` (preset ``1x1_i8w8a32_10_9_9_11_bus8_cq0``, 12 MHz, nextpnr's default seed):
-20.78 MHz, i.e. a 48.11 ns path, with source paths made relative.
+20.78 MHz, i.e. a 48.11 ns path; ``data/ulx3s_1x4_nextpnr_report.json`` that of ``--board
+ulx3s-85f`` (``1x4_i8w8a32_10_10_10_11_bus32``, 50 MHz, default seed): 55.30 MHz. Source
+paths in both are made relative.
 """
 from __future__ import annotations
 
@@ -14,8 +16,8 @@ import pytest
 from fpga import critical_path as C
 from fpga import report as R
 
-REPORT = json.loads((Path(__file__).parent / "data" / "icebreaker_1x1_nextpnr_report.json")
-                    .read_text())
+DATA = Path(__file__).parent / "data"
+REPORT = json.loads((DATA / "icebreaker_1x1_nextpnr_report.json").read_text())
 
 
 def test_the_soc_clock_path_in_words():
@@ -36,6 +38,21 @@ def test_the_soc_clock_path_in_words():
         "from soc.vta.compute.core.fwd5b_dup0 (FF) through soc.vta.compute.core.mul, "
         "soc.vta.compute.core.alu, soc.vta.compute.core (12 logic levels: 12.5 ns logic, "
         "33.0 ns routing) to soc.vta.compute.core.last_w (FF), 48.1 ns")
+
+
+def test_an_ecp5_path_in_words():
+    """ECP5 names: ``_TRELLIS_FF_Q``, ``_LUT4_Z``, ``PFUMX``/``L6MUX21`` wide multiplexers; the
+    capturing flip-flop is the block RAM's registered write data (named after its DIB1 pin)."""
+    report = json.loads((DATA / "ulx3s_1x4_nextpnr_report.json").read_text())
+    fmax, clock = R.clock_fmax(report, 50.0)
+    assert clock == "$glbnet$clk" and round(fmax, 2) == 55.30
+    cp = C.describe(report, clock)
+    assert cp["from"] == "soc.vta.compute.core.fwd5b_dup2"
+    assert cp["to"] == "soc.vta.compute.out_sram.0.0_DIB1"
+    assert cp["through"] == ["soc.vta.compute.core.mul", "soc.vta.compute.core.alu",
+                             "soc.vta.compute.out_sram.0"]
+    assert cp["logic_levels"] == 13
+    assert cp["delay_ns"] == pytest.approx(1000 / fmax, abs=0.01)   # 18.08 ns
 
 
 def test_paths_of_other_clocks_are_not_the_soc_clocks():
