@@ -7,12 +7,14 @@ steps with progress lines, and writes ``report.json`` (``fpga.report``)
 next to the bitstream (``top.bit`` on ECP5, ``top.bin`` on iCE40). For a
 board without an open flow (PYNQ-Z1) it writes the Verilog, constraints and
 the Vivado project script (``build_top.sh`` runs ``vivado -mode batch``)
-and runs nothing.
+and runs nothing. ``seeds=N`` (``vta fpga build --seeds N``) synthesizes once, places
+and routes N times with different nextpnr seeds (``fpga.seeds``) and keeps the fastest.
 
 Errors (``FpgaBuildError``): unknown board or preset (lists the valid
 names), a missing tool (names the pip package), a failed step (names the
-log), a step that runs past ``STEP_LIMIT_S`` (names the tool, the limit and how to
-raise it: ``vta_hw.tool``), and a design that does not fit (names the resource that
+log; with seeds, only when every seed failed), a step that runs past
+``STEP_LIMIT_S`` (names the tool, the limit and how to raise it:
+``vta_hw.tool``), and a design that does not fit (names the resource that
 overflowed and the preset that would fit).
 """
 from __future__ import annotations
@@ -25,10 +27,11 @@ import warnings
 from pathlib import Path
 
 from fpga import report as R
+from fpga import seeds as S
 from fpga.boards import BoardError, check_preset, get_board
 from vta_hw.config import load_config
 from vta_hw.errors import VtaError
-from vta_hw.tool import ToolError, run_tool
+from vta_hw.tool import ToolError, limit_s, run_tool
 
 REPO = Path(__file__).resolve().parents[1]
 #: The tools of each family: amaranth's env var, the YoWASP command, its pip package.
@@ -105,8 +108,15 @@ def _prepare(board, cfg, clock_mhz, **overrides):
 
 
 def build(board_name: str, preset: str, clock_mhz: float | None = None,
-          out_dir: str | Path | None = None, log=print) -> dict:
+          out_dir: str | Path | None = None, log=print, seeds: int = 1) -> dict:
     """Build the bitstream and return the report dict (see ``fpga.report``).
+
+    ``seeds`` > 1 synthesizes once, then places and routes with nextpnr seeds 1..``seeds``
+    (``fpga.seeds``: in ``out_dir/seed<N>/``, ``min(seeds, cores)`` at a time, each step
+    within ``STEP_LIMIT_S``) and keeps the bitstream and report of the highest Fmax in
+    ``out_dir``; the report adds ``seed`` (the one kept) and ``seeds`` (each seed's Fmax in
+    MHz, or its error). A seed that fails or times out is reported, not fatal, unless all do.
+    ``seeds`` = 1 runs nextpnr with its default seed, as builds before sweeps did.
 
     Raises:
         FpgaBuildError: see the module docstring.
@@ -116,6 +126,8 @@ def build(board_name: str, preset: str, clock_mhz: float | None = None,
         check_preset(preset)
     except BoardError as e:
         raise FpgaBuildError(str(e)) from None
+    if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1:
+        raise FpgaBuildError(f"--seeds must be a whole number of seeds >= 1, not {seeds!r}")
     if clock_mhz is not None and not clock_mhz > 0:
         raise FpgaBuildError(f"--clock must be positive (MHz), not {clock_mhz:g}")
     cfg = load_config(preset)
@@ -124,6 +136,9 @@ def build(board_name: str, preset: str, clock_mhz: float | None = None,
     _check_writable(out)
     # the build folder is made only once the design elaborates: no empty folder on an error
     if not board.open_flow:
+        if seeds > 1:
+            raise FpgaBuildError(f"--seeds {seeds}: {board.name} is placed and routed by Vivado, "
+                                 "not nextpnr, so there are no seeds to sweep; drop --seeds")
         return _vendor_project(board, cfg, clock_mhz, out, log)
     tools = {t: find_tool(t) for t in FAMILY_TOOLS[board.family]}
     log(f"[vta fpga] {board.name} ({board.device}) / {cfg.name} at {clock_mhz:g} MHz -> {out}")
@@ -139,37 +154,98 @@ def build(board_name: str, preset: str, clock_mhz: float | None = None,
     plan.extract(out)
     for stale in ("top.report.json", "top.stat.json", "report.json"):
         (out / stale).unlink(missing_ok=True)
-    commands = json.loads((out / "build_top.json").read_text())["commands"]
+    inputs = [*plan.files, "top.json"]   # what each seed's nextpnr reads (top.json: Yosys's)
+    synth, pnr, pack = json.loads((out / "build_top.json").read_text())["commands"]
     times = {"elaborate": round(time.monotonic() - t0, 1)}
     log(f"  elaborate: {times['elaborate']} s")
-    for k, cmd in enumerate(commands, 1):
-        tool = cmd[0]
+    ctx = (board, cfg, clock_mhz, tools)
+    log(f"  [1/3] {STEP_NAMES[synth[0]]} ...")
+    times[synth[0]] = _step(ctx, synth, out)
+    log(f"        done in {times[synth[0]]} s")
+    results = None
+    if seeds == 1:
+        for k, cmd in ((2, pnr), (3, pack)):
+            log(f"  [{k}/3] {STEP_NAMES[cmd[0]]} ...")
+            times[cmd[0]] = _step(ctx, cmd, out)
+            log(f"        done in {times[cmd[0]]} s")
+    else:
+        workers = S.default_workers(seeds)
+        log(f"  [2/3] {STEP_NAMES[pnr[0]]} and [3/3] {STEP_NAMES[pack[0]]}: seeds 1..{seeds}, "
+            f"{workers} at a time, each step within {limit_s(STEP_LIMIT_S):g} s")
         t1 = time.monotonic()
-        log(f"  [{k}/{len(commands)}] {STEP_NAMES.get(tool, tool)} ...")
+        results = S.sweep(range(1, seeds + 1),
+                          lambda seed: _place_seed(ctx, pnr, pack, out, inputs, seed),
+                          workers=workers, log=log)
+        times[pnr[0]] = round(time.monotonic() - t1, 1)
         try:
-            proc = run_tool([tools[tool], *cmd[1:]], timeout_s=STEP_LIMIT_S,
-                            what=STEP_NAMES.get(tool, tool), cwd=out, capture_output=True, text=True)
-        except ToolError as e:
-            (out / f"{tool}.out").write_text(f"{e.stdout}{e.stderr}")
-            raise FpgaBuildError(f"{board.name} / {cfg.name}: {e}; its output so far: "
-                                 f"{out / (tool + '.out')}") from None
-        times[tool] = round(time.monotonic() - t1, 1)
-        (out / f"{tool}.out").write_text(proc.stdout + proc.stderr)
-        if proc.returncode:
-            if tool.startswith("nextpnr"):
-                rep = _report(board, cfg, clock_mhz, out, times)
-                if not rep["fits"]:
-                    raise FpgaBuildError(_overflow_message(board, rep))
-            raise FpgaBuildError(f"{tool} failed (exit {proc.returncode}) after "
-                                 f"{times[tool]} s; see {out / (tool + '.out')} and the logs "
-                                 f"top.rpt / top.tim in {out}:\n{_tail(proc)}")
-        log(f"        done in {times[tool]} s")
+            keep = S.best(results)
+        except S.SeedSweepError as e:
+            raise FpgaBuildError(f"{board.name} / {cfg.name}: {e}") from None
+        _keep_seed(out, inputs, keep.seed)
+        log(f"  kept seed {keep.seed} ({keep.fmax_mhz:g} MHz) of {seeds}")
     rep = _report(board, cfg, clock_mhz, out, times)
     rep["bitstream"] = str(out / ("top.bit" if board.family == "ecp5" else "top.bin"))
+    if results is not None:
+        rep["seed"], rep["seeds"] = keep.seed, S.as_table(results)
     (out / "report.json").write_text(json.dumps(rep, indent=1))
     log(R.summary(rep))
     log(f"  bitstream: {rep['bitstream']}\n  report: {out / 'report.json'}")
     return rep
+
+
+def _step(ctx, cmd, cwd: Path) -> float:
+    """Run one step of the build plan in ``cwd``; its seconds. ``<tool>.out`` holds its output.
+
+    Raises:
+        FpgaBuildError: it ran past ``STEP_LIMIT_S``, exited non-zero, or (nextpnr) the
+            design does not fit (names the resource and the preset that fits).
+    """
+    board, cfg, clock_mhz, tools = ctx
+    tool, t1 = cmd[0], time.monotonic()
+    try:
+        proc = run_tool([tools[tool], *cmd[1:]], timeout_s=STEP_LIMIT_S,
+                        what=STEP_NAMES.get(tool, tool), cwd=cwd, capture_output=True, text=True)
+    except ToolError as e:
+        (cwd / f"{tool}.out").write_text(f"{e.stdout}{e.stderr}")
+        raise FpgaBuildError(f"{board.name} / {cfg.name}: {e}; its output so far: "
+                             f"{cwd / (tool + '.out')}") from None
+    seconds = round(time.monotonic() - t1, 1)
+    (cwd / f"{tool}.out").write_text(proc.stdout + proc.stderr)
+    if proc.returncode:
+        if tool.startswith("nextpnr"):
+            rep = _report(board, cfg, clock_mhz, cwd, {})
+            if not rep["fits"]:
+                raise FpgaBuildError(_overflow_message(board, rep))
+        raise FpgaBuildError(f"{tool} failed (exit {proc.returncode}) after "
+                             f"{seconds} s; see {cwd / (tool + '.out')} and the logs "
+                             f"top.rpt / top.tim in {cwd}:\n{_tail(proc)}")
+    return seconds
+
+
+def _place_seed(ctx, pnr, pack, out: Path, inputs, seed: int) -> float | None:
+    """Place, route and pack with nextpnr's ``--seed seed`` in a fresh ``out/seed<seed>``
+    (``inputs``, the synthesized netlist and constraints, hard-linked in: YoWASP's sandbox
+    does not follow symbolic links out of its folder); the SoC clock's Fmax, MHz."""
+    clock_mhz = ctx[2]
+    folder = out / f"seed{seed}"
+    shutil.rmtree(folder, ignore_errors=True)
+    _make_dir(folder)
+    for name in inputs:
+        try:
+            os.link(out / name, folder / name)
+        except OSError:            # another file system, or no hard links there
+            shutil.copy2(out / name, folder / name)
+    _step(ctx, [*pnr, "--seed", str(seed)], folder)
+    _step(ctx, pack, folder)
+    npr = json.loads((folder / "top.report.json").read_text())
+    return R.clock_fmax(npr, clock_mhz)[0]
+
+
+def _keep_seed(out: Path, inputs, seed: int) -> None:
+    """Copy what seed ``seed``'s place and route wrote (not its ``inputs``) into ``out``."""
+    for f in (out / f"seed{seed}").iterdir():
+        if f.name not in inputs:
+            shutil.copy2(f, out / f.name)
 
 
 def _report(board, cfg, clock_mhz, out: Path, times: dict) -> dict:

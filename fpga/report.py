@@ -10,6 +10,8 @@ type, achieved and constrained frequency per clock) and Yosys's ``stat
         UltraPlus's 16 K x 16-bit single-port RAMs, which hold the SoC's memory),
     fmax_mhz (the SoC clock's, after routing), timing_met (fmax >= clock),
     fits (every resource within its total), overflow (names of those that are not),
+    critical_path (the SoC clock's slowest path in words, ``fpga.critical_path``; None
+        when nextpnr gave none),
     peak_gops (2 x MACs x clock, GOPS), build_s (seconds per step)
 """
 from __future__ import annotations
@@ -17,6 +19,8 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+
+from fpga.critical_path import describe
 
 #: nextpnr cell types per report resource.
 CELL_TYPES = {
@@ -85,6 +89,7 @@ def make_report(*, board, cfg, clock_mhz: float, nextpnr_json: Path, stat_json: 
     return {"board": board.name, "preset": cfg.name, "family": board.family,
             "device": board.device, "clock_mhz": clock_mhz, "resources": res,
             "fmax_mhz": None if fmax is None else round(fmax, 2), "clock_net": clk_name,
+            "critical_path": describe(npr, clk_name),
             "timing_met": fmax is not None and fmax >= clock_mhz,
             "fits": not overflow, "overflow": overflow, "macs": cfg.macs_per_cycle,
             "peak_gops": round(2 * cfg.macs_per_cycle * clock_mhz / 1e3, 3),
@@ -102,4 +107,10 @@ def summary(rep: dict) -> str:
     lines.append(f"  Fmax {fm if fm is not None else '?'} MHz: timing "
                  f"{'met' if rep['timing_met'] else 'NOT met'} at {rep['clock_mhz']:g} MHz; "
                  f"peak {rep['peak_gops']} GOPS ({rep['macs']} MACs)")
+    if rep.get("critical_path"):
+        lines.append(f"  slowest path: {rep['critical_path']['text']}")
+    for s in rep.get("seeds", ()):
+        lines.append(f"  seed {s['seed']}: " + (f"{s['fmax_mhz']:g} MHz" if s["error"] is None
+                                                  else f"failed: {s['error']}")
+                     + ("  (kept)" if s["seed"] == rep.get("seed") else ""))
     return "\n".join(lines)

@@ -209,3 +209,38 @@ def test_an_unwritable_build_folder_is_refused_before_the_work(tmp_path):
                                              r".*a_file is not a writable folder; pick another --out"):
         build("icebreaker", BOARDS["icebreaker"].smallest, None, tmp_path / "a_file" / "x",
               log=lambda s: None)
+
+
+@pytest.mark.slow
+def test_icebreaker_seed_sweep_keeps_the_fastest_placement(tmp_path):
+    """``--seeds 2``: one synthesis, two placements (seed1/, seed2/) side by side; the build
+    folder holds the faster one's bitstream and nextpnr report, and report.json both Fmax."""
+    from fpga.build import build
+    board = BOARDS["icebreaker"]
+    rep = build("icebreaker", board.smallest, None, tmp_path, log=lambda s: None, seeds=2)
+    assert [s["seed"] for s in rep["seeds"]] == [1, 2]
+    assert all(s["error"] is None and s["fmax_mhz"] > 0 for s in rep["seeds"]), rep["seeds"]
+    fastest = max(rep["seeds"], key=lambda s: (s["fmax_mhz"], -s["seed"]))
+    assert rep["seed"] == fastest["seed"]
+    assert rep["fmax_mhz"] == fastest["fmax_mhz"]
+    kept = tmp_path / f"seed{rep['seed']}"
+    assert (tmp_path / "top.report.json").read_text() == (kept / "top.report.json").read_text()
+    assert (tmp_path / "top.bin").read_bytes() == (kept / "top.bin").read_bytes()
+    assert json.loads((tmp_path / "report.json").read_text())["seeds"] == rep["seeds"]
+    assert rep["critical_path"]["delay_ns"] == pytest.approx(1000 / rep["fmax_mhz"], abs=0.05)
+    _check_report(rep, "icebreaker", board.smallest, 12.0)
+
+
+def test_seeds_refused_for_a_vivado_board(tmp_path):
+    from fpga.build import FpgaBuildError, build
+    with pytest.raises(FpgaBuildError, match=r"--seeds 2: pynq-z1 is placed and routed by "
+                                             r"Vivado, not nextpnr.*drop --seeds"):
+        build("pynq-z1", SMALL, None, tmp_path, log=lambda s: None, seeds=2)
+
+
+@pytest.mark.parametrize("seeds", [0, -1, 2.5, True])
+def test_seeds_must_be_a_whole_number_of_at_least_one(tmp_path, seeds):
+    from fpga.build import FpgaBuildError, build
+    with pytest.raises(FpgaBuildError, match=r"--seeds must be a whole number of seeds >= 1, "
+                                             rf"not {seeds!r}"):
+        build("icebreaker", TINY, None, tmp_path, log=lambda s: None, seeds=seeds)

@@ -37,3 +37,9 @@ def test_build_pynq_writes_the_vivado_project(tmp_path):
                                  "1x4_i8w8a32_10_10_10_11_bus32", "--out", str(tmp_path)])
     assert r.exit_code == 0, r.output
     assert "Vivado" in r.output and (tmp_path / "top.tcl").exists()
+
+
+def test_build_seeds_below_one_is_a_usage_error():
+    r = CliRunner().invoke(cli, ["fpga", "build", "--board", "icebreaker", "--seeds", "0"])
+    assert r.exit_code == 2
+    assert "Invalid value for '--seeds': 0 is not in the range x>=1" in r.output
