@@ -79,7 +79,8 @@ def best_fit(order, keep=()) -> tuple[dict, list[int], int]:
             storage[value], size[value] = slot, need
             live += need
             peak = max(peak, live)
-        for s in set(reads):
+        for s in dict.fromkeys(reads):          # once each, in read order: a set's order
+                                                # varies with the hash seed, and with it the plan
             if s in storage and last_use.get(s) == i and s not in keep:
                 free.append(storage[s])
                 live -= size[s]

@@ -220,3 +220,20 @@ def test_pipeline_is_flat_and_named():
     assert seen == list(res.passes)
     assert all(n.op in (Op.INPUT, Op.PARAM, Op.FUSED) for n in res.graph.nodes())
     same_outputs(g, params, res.graph, res.params, {"x": rand(1, 4, 6, 6)})
+
+
+def test_the_memory_plan_does_not_depend_on_the_hash_seed():
+    """Slots are freed in read order, not a set's: the same model plans (and so builds) the
+    same module in every process, whatever PYTHONHASHSEED is."""
+    import os
+    import subprocess
+    import sys
+    code = ("from compiler.graph import optimize; from compiler.frontend.onnx import from_onnx\n"
+            "from tests.models.builders import build_resnet18\n"
+            "opt = optimize(*from_onnx(build_resnet18(size=32)))\n"
+            "print([opt.memory_plan.storage[n] for n in opt.graph.nodes() "
+            "if n in opt.memory_plan.storage])")
+    plans = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            check=True, env=dict(os.environ, PYTHONHASHSEED=seed)).stdout
+             for seed in ("1", "2", "3", "4")}
+    assert len(plans) == 1 and plans.pop().startswith("[")
