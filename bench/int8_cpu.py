@@ -13,7 +13,7 @@ counts; medians printed too):
   then ``quantize_static`` (QDQ, per-channel int8 weights) on the calibration inputs;
 - ours int8, per form: ``build_model(qdq_model, target="llvm", quantize="int8")``: the QDQ
   model at its own scales and zero points, convs and dense layers int8 x int8 -> int32 on
-  VNNI where the CPU has it (``compiler.quant.kernels_x86``), onnxruntime's float32
+  VNNI where the CPU has it (``compiler/quant/kernels/vnni.py``), onnxruntime's float32
   requantization fused (``compiler.quant.ort_requant``);
 - ours bf16: ``build_model(model, dtype="bfloat16")`` (bf16 weights and activations, fp32
   accumulation, on AVX512-BF16 where the CPU has it);

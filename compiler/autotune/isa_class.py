@@ -13,7 +13,7 @@ that CPU's ``+``/``-`` features. Two views of it decide whether a build may use 
   units a schedule's best point depends on besides width (:data:`UNITS`): the
   dot-product (x86 VNNI, AArch64 i8mm/dotprod), bf16 and matrix (AMX) units our kernels
   would use there, the first of each kind's alternatives the CPU has all features of, in
-  the order path selection prefers them (``compiler/quant/kernels_x86.py``: 512-bit VNNI
+  the order path selection prefers them (``compiler/quant/kernels/select.py``: 512-bit VNNI
   before ``avxvnni``), so ``avxvnni`` beside ``avx512vnni`` does not split a class. A
   schedule tuned on one CPU of a class (its tiles sized to that register file and those
   instructions) is a good start on another: ``apply.py`` applies such a *sibling's*
@@ -30,7 +30,7 @@ from vta_hw.host_cpu import code_features
 
 #: unit kind -> its alternatives (each the LLVM features it needs, x86-64 and AArch64), most
 #: preferred first; a class holds per kind the first alternative its CPU has (source: the
-#: paths our kernels select, ``compiler/quant/kernels_x86.py`` for int8 VNNI and AMX,
+#: paths our kernels select, ``compiler/quant/kernels/select.py`` for int8 VNNI and AMX,
 #: ``compiler/graph_lower/impls/conv_bf16*.py`` for AVX512-BF16 and AMX-BF16)
 UNITS = {
     "dot": (("avx512vnni",), ("avxvnni",), ("i8mm",), ("dotprod",)),

@@ -2,7 +2,7 @@
 
 The accelerator's plan (``partition.build_plan``) sends convs, dense layers and adds to
 the accelerator; here none goes, so the convs and dense layers run as int8 x int8 ->
-int32 kernels with the requantization fused (``kernels_x86``: VNNI where the target
+int32 kernels with the requantization fused (``kernels/select.py``: VNNI where the target
 has it) and the module's plan is all ``"kernel"`` calls, run by the same executor.
 :func:`build_int8_cpu` is what ``build_model(model, target="llvm", quantize="int8")``
 calls.
@@ -35,7 +35,7 @@ def build_int8_cpu(graph, params: dict, *, calib=None, per_channel: bool = True,
     scales (``qdq.import_qdq``; ``calib`` and ``per_channel`` do not apply), any other at
     the project's power-of-two scales (``quantize``, calibrated on ``calib``: input name ->
     float samples ``[N, *dims[1:]]``; None: 8 seeded samples). Returns a ``CompiledModel`` whose ``stats``
-    add ``int8_path`` (``kernels_x86.select``'s choice) and ``quantize_s``.
+    add ``int8_path`` (``kernels.select``'s choice) and ``quantize_s``.
 
     Raises:
         ValueError: calibration samples missing or malformed (as ``build_vta``).
@@ -70,7 +70,7 @@ def _lower(qg: QGraph, cpu_target, progress, opt_level: int, t0: float):
 
     from compiler.codegen.llvm.target import parse_target
 
-    from .kernels_x86 import select
+    from .kernels import select
     from .lower_plan import lower_plan
     from .fuse_pad import fuse_pads
     from .lut import fuse_tables

@@ -59,7 +59,7 @@ def scale_of(exp: "int | float") -> np.float32:
 def clip_params(attrs: dict, exp_in, zp_in: int, exp_out, zp_out: int) -> tuple:
     """A Clip table's recipe, (s_in, z_in, lo, hi, s_out, z_out) with float32 scales and
     bounds (an absent bound: float32's largest), which the CPU kernels compute in float32
-    arithmetic rather than read (``kernels._out_table``); it makes :func:`unary_table`'s values."""
+    arithmetic rather than read (``kernels/common.py``: ``_out_table``); it makes :func:`unary_table`'s values."""
     big = float(np.finfo(np.float32).max)
     lo = attrs.get("min")
     hi = attrs.get("max")

@@ -17,7 +17,7 @@ Layouts (``L`` = accumulator lanes: 16 for 512-bit, 8 for 256-bit):
     accumulator  ``[N, ceil(O/L), OH, OW, L]`` int32 (dense: ``[M, ceil(O/L), L]``)
 
 The conv accumulator is ``compiler.topi.x86_dot.conv2d_acc`` (groups of 4, int32), shared
-with bf16. The requantizing epilogue is the caller's (``compiler.quant.kernels_x86``),
+with bf16. The requantizing epilogue is the caller's (``compiler/quant/kernels/vnni.py``),
 computed per output row right after its accumulator tile (``compute_at``).
 """
 from __future__ import annotations

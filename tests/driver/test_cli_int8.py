@@ -7,7 +7,7 @@ import onnx
 import pytest
 
 from compiler.codegen.llvm.target import host_target
-from compiler.quant.kernels_x86 import select
+from compiler.quant.kernels import select
 from driver.runtime import load_module
 from tests.cli_util import run_cli as run
 from tests.models.builders import OnnxBuilder, _io

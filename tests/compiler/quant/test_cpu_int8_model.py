@@ -6,7 +6,7 @@ import pytest
 from compiler import build_model
 from compiler.codegen.llvm.target import host_target
 from compiler.quant import run as run_oracle
-from compiler.quant.kernels_x86 import select
+from compiler.quant.kernels import select
 from driver.runtime import load_module
 from tests.models.builders import build_resnet18
 

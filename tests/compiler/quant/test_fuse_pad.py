@@ -7,7 +7,8 @@ import pytest
 from quant_kernel_run import run_kernel
 
 from compiler.codegen.llvm.target import host_target
-from compiler.quant import kernels, kernels_x86
+from compiler.quant import kernels
+from compiler.quant.kernels import vnni
 from compiler.quant.fuse_pad import fuse_pads
 from compiler.quant.qgraph import QGraph, QNode, QOp, eval_node, run
 from compiler.topi import x86_int8
@@ -99,7 +100,7 @@ def test_kernels_pad_with_the_zero_point(rng, x_shape, O, k, stride, pad):
     assert not np.array_equal(want, zero_padded)
     builds = [lambda: kernels.conv2d(node, x.shape, w, b)]
     lanes = x86_int8.vnni_lanes(host_target().features)
-    builds += [lambda n=n: kernels_x86.conv2d(node, x.shape, w, b, lanes=n)
+    builds += [lambda n=n: vnni.conv2d(node, x.shape, w, b, lanes=n)
                for n in (16, 8) if lanes and n <= lanes]
     for build in builds:
         np.testing.assert_array_equal(run_kernel(build(), x), want)

@@ -1,4 +1,4 @@
-"""Int8 CONV2D on AMX tiles (``kernels_amx``): the kernel's loop nest without the tile
+"""Int8 CONV2D on AMX tiles (``compiler/quant/kernels/amx.py``): the kernel's loop nest without the tile
 instruction (``tensorize=False``) bit-exact to ``eval_node`` here, the tensorized one's
 instruction selection in the assembly, and the choice of the ``amx`` int8 path."""
 import re
@@ -9,7 +9,8 @@ from quant_kernel_run import run_kernel
 
 import compiler
 from compiler.codegen.llvm.target import parse_target
-from compiler.quant import kernels_amx, kernels_x86
+from compiler.quant import kernels
+from compiler.quant.kernels import amx as kernels_amx
 from compiler.quant.qgraph import QNode, QOp, eval_node
 
 AMX = "llvm -mcpu=sapphirerapids"
@@ -68,7 +69,7 @@ def test_few_input_channels_stay_on_vnni(rng):
 
 
 def test_select_picks_amx_for_an_amx_target():
-    assert kernels_x86.select(parse_target(AMX).features).name == "amx"
-    assert kernels_x86.select(parse_target("llvm -mcpu=icelake-server").features).name == "vnni512"
-    amx = next(p for p in kernels_x86.INT8_PATHS if p.name == "amx")
+    assert kernels.select(parse_target(AMX).features).name == "amx"
+    assert kernels.select(parse_target("llvm -mcpu=icelake-server").features).name == "vnni512"
+    amx = next(p for p in kernels.INT8_PATHS if p.name == "amx")
     assert amx.why_not("+avx512f,+avx512vnni,+amx-tile") == "target lacks +amx-int8"

@@ -1,4 +1,4 @@
-"""The int8 MAX_POOL kernel (``compiler.quant.kernels_pool``, row-vectorised) vs
+"""The int8 MAX_POOL kernel (``compiler/quant/kernels/pool.py``, row-vectorised) vs
 ``eval_node``: exact, over padding, strides, dilation, ceil_mode, rows longer than one
 vector, and uint8 values."""
 import numpy as np

@@ -1,4 +1,4 @@
-"""Int8 CONV2D / DENSE on VNNI (``kernels_x86``): bit-exact to ``eval_node`` where the
+"""Int8 CONV2D / DENSE on VNNI (``compiler/quant/kernels/vnni.py``): bit-exact to ``eval_node`` where the
 machine has VNNI, instruction selection in the assembly for the targets it lacks."""
 import numpy as np
 import pytest
@@ -6,7 +6,8 @@ from quant_kernel_run import run_kernel
 
 import compiler
 from compiler.codegen.llvm.target import host_target, parse_target
-from compiler.quant import kernels, kernels_x86
+from compiler.quant import kernels
+from compiler.quant.kernels import vnni
 from compiler.quant.qgraph import QNode, QOp, eval_node
 from compiler.topi import x86_int8
 
@@ -37,7 +38,7 @@ def _conv(rng, x_shape, O, k, stride, pad, shift, relu):
 ])
 def test_vnni_conv2d_bit_exact(rng, lanes, x_shape, O, k, stride, pad, shift, relu):
     node, x, w, b = _conv(rng, x_shape, O, k, stride, pad, shift, relu)
-    got = run_kernel(kernels_x86.conv2d(node, x.shape, w, b, lanes=lanes), x)
+    got = run_kernel(vnni.conv2d(node, x.shape, w, b, lanes=lanes), x)
     np.testing.assert_array_equal(got, eval_node(node, [x], {"w": w, "b": b}))
 
 
@@ -47,7 +48,7 @@ def test_vnni_conv2d_extremes_wrap(rng):
     # offset's compensation must wrap the same way
     node, x, w, b = _conv(rng, (1, 16, 5, 5), 16, 3, 1, 1, 4, False)
     x[:], w[:] = -128, -128
-    got = run_kernel(kernels_x86.conv2d(node, x.shape, w, b), x)
+    got = run_kernel(vnni.conv2d(node, x.shape, w, b), x)
     np.testing.assert_array_equal(got, eval_node(node, [x], {"w": w, "b": b}))
 
 
@@ -59,7 +60,7 @@ def test_vnni_dense_bit_exact(rng, lanes, M, C, O, shift, relu):
     w = rng.integers(-128, 128, (O, C)).astype(np.int8)
     b = rng.integers(-2 ** 20, 2 ** 20, O).astype(np.int32)
     node = QNode(QOp.DENSE, (0,), (M, O), "int8", 0, {"shift": shift, "relu": relu}, ("w", "b"))
-    got = run_kernel(kernels_x86.dense(node, x.shape, w, b, lanes=lanes), x)
+    got = run_kernel(vnni.dense(node, x.shape, w, b, lanes=lanes), x)
     np.testing.assert_array_equal(got, eval_node(node, [x], {"w": w, "b": b}))
 
 
@@ -79,7 +80,7 @@ def test_vnni_weight_interleave_and_compensation():
     ("", "plain"),
 ])
 def test_select_follows_cpu_features(features, path):
-    assert kernels_x86.select(features).name == path
+    assert kernels.select(features).name == path
 
 
 def _asm(kd, target):
@@ -136,5 +137,5 @@ def test_vnni_conv2d_multiplier_requant(rng, mult):
     node, x, w, b = _conv(rng, (1, 16, 6, 6), 16, 3, 1, 1, 9, False)
     b[:] = rng.integers(-2 ** 20, 2 ** 20, 16)
     node.attrs.update(mult=mult, post=24)
-    got = run_kernel(kernels_x86.conv2d(node, x.shape, w, b), x)
+    got = run_kernel(vnni.conv2d(node, x.shape, w, b), x)
     np.testing.assert_array_equal(got, eval_node(node, [x], {"w": w, "b": b}))

@@ -6,7 +6,8 @@ import pytest
 from quant_kernel_run import run_kernel
 
 from compiler.codegen.llvm.target import host_target
-from compiler.quant import kernels, kernels_x86, ort_requant
+from compiler.quant import kernels, ort_requant
+from compiler.quant.kernels import vnni
 from compiler.quant.qgraph import QNode, QOp, eval_node
 from compiler.topi import x86_int8
 
@@ -83,7 +84,7 @@ def test_plain_conv2d_equals_oracle(rng, x_shape, O, k, stride, pad, relu, zp, p
 @pytest.mark.parametrize("x_shape,O,k,stride,pad,relu,zp,per", CONVS)
 def test_vnni_conv2d_equals_oracle(rng, lanes, x_shape, O, k, stride, pad, relu, zp, per):
     node, x, w, b = _conv_node(rng, QOp.CONV2D, x_shape, O, k, stride, pad, relu, zp, per)
-    got = run_kernel(kernels_x86.conv2d(node, x.shape, w, b, lanes=lanes), x)
+    got = run_kernel(vnni.conv2d(node, x.shape, w, b, lanes=lanes), x)
     np.testing.assert_array_equal(got, eval_node(node, [x], {"w": w, "b": b}))
 
 
@@ -103,7 +104,7 @@ def test_dense_equals_oracle(rng, path):
     b = rng.integers(-2 ** 18, 2 ** 18, 33).astype(np.int32)
     node = QNode(QOp.DENSE, (0,), (2, 33), "int8", 0,
                  {"shift": 0, "relu": False, "fscale": _fscale(rng, 33)}, ("w", "b"), zp=-2)
-    build = kernels.dense if path == "plain" else kernels_x86.dense
+    build = kernels.dense if path == "plain" else vnni.dense
     got = run_kernel(build(node, x.shape, w, b), x)
     np.testing.assert_array_equal(got, eval_node(node, [x], {"w": w, "b": b}))
 
@@ -140,7 +141,7 @@ def test_conv_fused_table_equals_oracle(rng, table, path):
     t = np.clip(q, 2, 90) if table == "clamp" else np.clip(q // 3 + 7, -128, 127)
     node = QNode(node.op, node.src, node.shape, "int8", 0, dict(node.attrs, table=tuple(int(v) for v in t)),
                  node.params, zp=node.zp)
-    build = kernels.conv2d if path == "plain" else kernels_x86.conv2d
+    build = kernels.conv2d if path == "plain" else vnni.conv2d
     got = run_kernel(build(node, x.shape, w, b), x)
     want = eval_node(node, [x], {"w": w, "b": b})
     np.testing.assert_array_equal(got, want)
@@ -151,7 +152,7 @@ def test_conv_fused_table_equals_oracle(rng, table, path):
 @pytest.mark.parametrize("W", [32, 7, 70])    # epilogue: 16-column vectors, whole row, lanes
 def test_vnni_conv2d_row_shapes_equal_oracle(rng, W):
     node, x, w, b = _conv_node(rng, QOp.CONV2D, (1, 8, 3, W), 24, 1, 1, 0, False, 1, True)
-    got = run_kernel(kernels_x86.conv2d(node, x.shape, w, b), x)
+    got = run_kernel(vnni.conv2d(node, x.shape, w, b), x)
     np.testing.assert_array_equal(got, eval_node(node, [x], {"w": w, "b": b}))
 
 

@@ -5,7 +5,7 @@ import pytest
 from compiler.codegen.llvm.cpu_features import cpu_features, merge
 from compiler.codegen.llvm.target import parse_target
 from compiler.graph_lower.build import cpu_record
-from compiler.quant.kernels_x86 import select
+from compiler.quant.kernels import select
 
 X86 = "x86_64-unknown-linux-gnu"
 

@@ -1,10 +1,10 @@
 """Int8 CONV2D on AMX tiles (``tdpbusd``): the CPU int8 path for targets with AMX.
 
-The same integer semantics as the VNNI kernels (``compiler.quant.kernels_x86``) and the
+The same integer semantics as the VNNI kernels (``vnni.py``) and the
 oracle ``qgraph.eval_node``: the activations take the +128 offset (``tdpbusd`` is u8 x s8,
 like ``vpdpbusd``), whose compensation ``128 * sum w`` per output channel is folded into
 the bias at compile time, and each accumulator row gets the same requantizing epilogue
-(``kernels_x86._epilogue``). The accumulator is ``compiler.topi.x86_amx``'s implicit-GEMM
+(``common._epilogue``). The accumulator is ``compiler.topi.x86_amx``'s implicit-GEMM
 conv (any stride and padding; channels padded to 64, output columns and channels to 16).
 
 Which layers take AMX: convs with at least :data:`MIN_CHANNELS` input channels; the others
@@ -21,8 +21,9 @@ from compiler import te
 from compiler.topi import x86_amx
 from compiler.topi.x86_int8 import OFFSET
 
-from .kernels import _kernel, requant8
-from .qgraph import QNode
+from ..qgraph import QNode
+from .common import _bias, _epilogue, _kernel, requant8
+from .vnni import conv2d as vnni_conv2d
 
 #: a conv takes AMX from this many input channels (a quarter of an A tile row's 64)
 MIN_CHANNELS = 16
@@ -34,9 +35,7 @@ def conv2d(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray, name="con
     int32) -> NCHW int8 on AMX tiles, or on 512-bit VNNI below :data:`MIN_CHANNELS` input
     channels. ``tensorize=False`` builds the same loop nest without the tile instruction
     (the emulation tests run where the CPU has no AMX). Returns a ``KernelDef`` (ABI as
-    ``compiler.quant.kernels``)."""
-    from .kernels_x86 import _bias, _epilogue
-    from .kernels_x86 import conv2d as vnni_conv2d
+    ``common.py``)."""
     if x_shape[1] < MIN_CHANNELS or node.attrs.get("pad_zp"):    # amx_input pads with 0
         return vnni_conv2d(node, x_shape, weight, bias, lanes=16, name=name)
     a = node.attrs

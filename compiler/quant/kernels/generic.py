@@ -1,4 +1,4 @@
-"""The CPU steps of an accelerator plan as scheduled ``te`` kernels (``KernelDef``s).
+"""The CPU steps of an accelerator plan as scheduled ``te`` kernels (``KernelDef``s), on any CPU.
 
 One function per kind of step, each the exact integer semantics of
 ``compiler.quant.qgraph.eval_node`` (and ``compiler.topi.vta.layout``):
@@ -25,9 +25,8 @@ One function per kind of step, each the exact integer semantics of
 INT8 and FLOAT graph ops go through the CPU graph lowering
 (``compiler.graph_lower.lower_group`` on a one-node FUSED group): :func:`graph_op_kernel`.
 
-ABI as ``compiler.graph_lower.lower``: inputs, then ``KernelDef.constants`` (weights,
-biases, shift tables, as numpy arrays the caller stores as params), then workspace
-buffers, then the output.
+ABI and the requantizing epilogue: ``common.py``. CONV2D and DENSE here are the plain
+widening path; ``vnni.py`` and ``amx.py`` are the others, ``select.py`` picks.
 """
 from __future__ import annotations
 
@@ -40,92 +39,16 @@ from compiler.topi import conv2d as tconv
 from compiler.topi import dense as tdense
 from compiler.topi.nn_util import pad_spatial
 
-from . import ort_requant
-from .lut import scale_of
-from .qgraph import QNode, QOp
+from .. import ort_requant
+from ..lut import scale_of
+from ..qgraph import QNode
+from .common import (_clip8, _kernel, _out_table, _shift_right, _simple, requant8,
+                     schedule_copy, schedule_map)
 
 #: the longest depthwise output row vectorised whole (int32 accumulators in registers;
 #: MobileNetV2's 56, 28, 14, 7: 56 is 1.3x faster whole than in tiles of 14); longer rows
 #: in tiles of 16 (112: 1.1x faster than in halves)
 DEPTHWISE_ROW = 64
-
-#: outputs smaller than this (elements) run on one thread: a parallel region costs more
-#: than these few microseconds of work save, and on a loaded machine each region can
-#: wait a scheduler time slice for its last thread
-PARALLEL_MIN = 1 << 20
-
-
-def schedule_map(s, out):
-    """Elementwise kernels (quantize, dequantize, add, mean): the last axis vectorised by 16
-    when it divides, the outer axes fused and parallel from ``PARALLEL_MIN`` elements."""
-    axes = list(s[out].op.axis)
-    if out.shape[-1] % 16 == 0:
-        outer, inner = s[out].split(axes[-1], factor=16)
-        s[out].vectorize(inner)
-        axes[-1] = outer
-    _parallel_outer(s, out, axes)
-
-
-def schedule_copy(s, out):
-    """Layout moves (pack, unpack): plain loops in output order (no gathers into vector
-    lanes: strided reads are cheaper one by one), parallel from ``PARALLEL_MIN``."""
-    _parallel_outer(s, out, list(s[out].op.axis))
-
-
-def _parallel_outer(s, out, axes):
-    if int(np.prod(out.shape)) >= PARALLEL_MIN and len(axes) >= 2:
-        s[out].parallel(s[out].fuse(*axes[:-1]) if len(axes) > 2 else axes[0])
-
-
-def _kernel(s, inputs, out, pattern, constants=(), workspace=()) -> KernelDef:
-    """The KernelDef of schedule ``s``: ``inputs``, ``constants`` (``(placeholder, numpy
-    array)`` pairs), ``workspace`` tensors, then ``out``."""
-    return KernelDef(s, list(inputs) + [c for c, _ in constants] + list(workspace) + [out],
-                     n_inputs=len(inputs), packs=[None] * len(inputs), workspace=list(workspace),
-                     pattern=pattern, constants=[v for _, v in constants])
-
-
-def _simple(out, inputs, schedule=schedule_map, pattern="injective") -> KernelDef:
-    s = te.create_schedule(out)
-    schedule(s, out)
-    return _kernel(s, inputs, out, pattern)
-
-
-def _clip8(v, relu: bool, zero: int = 0, lo: int = -128, hi: int = 127):
-    """int32 ``v`` + ``zero`` (the output's zero point) -> int8 with optional relu (max
-    ``zero``), saturating as ``layout.requantize`` (to [``lo``, ``hi``]: a fused clamp table's
-    bounds, ``requant8``)."""
-    lo = max(zero, lo) if relu else lo
-    if zero:
-        v = v + ir.const(zero, "int32")
-    return te.cast(te.minimum(te.maximum(v, ir.const(lo, "int32")), ir.const(hi, "int32")), "int8")
-
-
-def _out_table(a: dict):
-    """(int8 expr -> int8 expr, constants): a LUT's map (attr ``table``; a conv's fused
-    one, ``lut.fuse_tables``, read after its clip), or the identity. A Clip's table (attr
-    ``clip``: s_in, z_in, lo, hi, s_out, z_out) is computed as it was made, in float32 (the
-    same operations, so the same values, vectorised); any other is a gather."""
-    if a.get("clip") is not None:
-        s_in, z_in, lo, hi, s_out, z_out = (ir.const(float(v), "float32") for v in a["clip"])
-        i8lo, i8hi = ir.const(-128.0, "float32"), ir.const(127.0, "float32")
-
-        def clip_map(v):
-            x = (te.cast(v, "float32") - z_in) * s_in
-            y = te.minimum(te.maximum(x, lo), hi) / s_out
-            return te.cast(te.minimum(te.maximum(ir.call("round", "float32", y) + z_out, i8lo),
-                                      i8hi), "int8")
-        return clip_map, []
-    if a.get("table") is None:
-        return (lambda v: v), []
-    t = te.placeholder((256,), "int8", "table")
-    return (lambda v: t[te.cast(v, "int32") + 128]), [(t, np.asarray(a["table"], np.int8))]
-
-
-def _shift_right(acc, scale):
-    """int32 ``acc >> shift`` (arithmetic, any shift >= 0) as floor(acc * 2**-shift) in
-    float64: exact for every int32, and vectorisable (no integer division)."""
-    return te.cast(te.floor(te.cast(acc, "float64") * scale), "int32")
 
 
 def quantize(shape, exp: int, name="quantize", zp: int = 0) -> KernelDef:
@@ -148,71 +71,6 @@ def dequantize(shape, exp: int, name="dequantize", zp: int = 0) -> KernelDef:
     scale, z = ir.const(2.0 ** -exp, "float32"), ir.const(float(zp), "float32")
     out = te.compute(shape, lambda *i: (te.cast(q[i], "float32") - z) * scale, name=name)
     return _simple(out, [q])
-
-
-def _requant_tables(shift, channels: int):
-    """(expr of channel -> float64 scale, constants): a literal for a per-tensor shift, a
-    float64 (O,) table of 2**-shift for per-channel shifts."""
-    if isinstance(shift, (tuple, list)):
-        if len(shift) != channels:
-            raise ValueError(f"per-channel shift has {len(shift)} entries, the node {channels} "
-                             "output channels")
-        table = te.placeholder((channels,), "float64", "shift")
-        return (lambda o: table[o]), [(table, 2.0 ** -np.asarray(shift, np.float64))]
-    c = ir.const(2.0 ** -int(shift), "float64")
-    return (lambda o: c), []
-
-
-def _requant(a: dict, channels: int):
-    """(function ``(int32 acc, channel) -> int32``, constants): ``>> shift`` and, with attrs
-    ``mult``/``post``, the multiplier's steps (``layout.requantize``: int32 products, exact
-    as on the accelerator; the importer keeps them inside int32)."""
-    scale, tables = _requant_tables(a["shift"], channels)
-    if a.get("mult") is None:
-        return (lambda v, o: _shift_right(v, scale(o))), tables
-    mult = a["mult"]
-    if isinstance(mult, (tuple, list)):
-        table = te.placeholder((channels,), "int32", "mult")
-        tables = tables + [(table, np.asarray(mult, np.int32))]
-        m = lambda o: table[o]  # noqa: E731
-    else:
-        m = lambda o: ir.const(int(mult), "int32")  # noqa: E731
-    first = ir.const(2.0 ** -(int(a["post"]) - 15), "float64")
-    last, half = ir.const(2.0 ** -15, "float64"), ir.const(1 << 14, "int32")
-
-    def f(v, o):
-        t = _shift_right(_shift_right(v, scale(o)) * m(o), first)
-        return _shift_right(t + half, last)
-    return f, tables
-
-
-def table_clamp(table) -> "tuple[int, int] | None":
-    """(lo, hi) when the 256-entry int8 ``table`` is ``clip(q, lo, hi)`` (a Clip / Relu6
-    between equal scales and zero points), else None."""
-    t = np.asarray(table, np.int64)
-    lo, hi = int(t[0]), int(t[-1])
-    clamp = lo <= hi and np.array_equal(t, np.clip(np.arange(-128, 128), lo, hi))
-    return (lo, hi) if clamp else None
-
-
-def requant8(a: dict, channels: int, zero: int):
-    """(function ``(int32 acc, channel) -> int8``, constants): the whole epilogue after the
-    bias: onnxruntime's float32 requantization where the node carries ``fscale``
-    (``ort_requant``), else :func:`_requant`; then + ``zero``, relu, clip and the node's
-    fused table (``lut.fuse_tables``): a clamp table only narrows the clip, any other is
-    read after it (:func:`_out_table`)."""
-    table = a.get("table")
-    bounds = table_clamp(table) if table is not None else None
-    lo, hi = bounds or (-128, 127)
-    if a.get("fscale") is not None:
-        f, consts = ort_requant.requant_expr(a, channels, zero, lo, hi)
-    else:
-        requant, consts = _requant(a, channels)
-        f = lambda v, o: _clip8(requant(v, o), a["relu"], zero, lo, hi)  # noqa: E731
-    if table is None or bounds is not None:
-        return f, consts
-    lut, lut_consts = _out_table(a)
-    return (lambda v, o: lut(f(v, o))), consts + lut_consts
 
 
 def conv2d(node: QNode, x_shape, weight: np.ndarray, bias: np.ndarray,
@@ -478,68 +336,3 @@ def graph_op_kernel(node: QNode, src_nodes: list[QNode], name: str, target=None)
     fused = make(Op.FUSED, *ins, label=node.name, body=Graph(ins, (body_out,), ("",)),
                  name=f"fused_{op.name.lower()}", pattern=kind_of(op).name)
     return lower_group(fused, name, target)
-
-
-def _int8_gemm(node: QNode, src_nodes, params, name: str, target) -> KernelDef:
-    """CONV2D / DENSE on the int8 path the target's CPU features allow (``kernels_x86``)."""
-    from compiler.codegen.llvm.target import parse_target
-
-    from .kernels_x86 import select
-    path = select(parse_target(target or "llvm").features)
-    build = path.conv2d if node.op is QOp.CONV2D else path.dense
-    return build(node, src_nodes[0].shape, *(params[p] for p in node.params), name=name)
-
-
-def _int8_maxpool(node: QNode, src_nodes, name: str) -> KernelDef:
-    from .kernels_pool import maxpool
-    _graph_body(node, src_nodes)    # the shape check
-    return maxpool(node, src_nodes[0].shape, src_nodes[0].dtype, name=name)
-
-
-#: graph op name -> builder ``(node, src_nodes, name) -> KernelDef`` of an INT8 graph op
-#: with a kernel of its own (the rest go through the graph lowering)
-INT8_GRAPH_KERNELS = {"MAX_POOL": _int8_maxpool}
-
-
-def _graph_op(node: QNode, src_nodes, params, name: str, target) -> KernelDef:
-    if node.attrs["op"] == "PARAM":
-        raise ValueError(f"node {node.name!r} ({node.op.value}) has no CPU kernel: a PARAM is a "
-                         "constant, stored with the module's params")
-    own = INT8_GRAPH_KERNELS.get(node.attrs["op"]) if node.op is QOp.INT8 else None
-    if own is not None:
-        return own(node, src_nodes, name)
-    return graph_op_kernel(node, src_nodes, name, target)
-
-
-#: QOp -> builder ``(node, src_nodes, params, name, target) -> KernelDef`` of its CPU step
-CPU_KERNELS = {
-    QOp.QUANTIZE: lambda n, srcs, params, name, target: quantize(n.shape, n.exp, name, n.zp),
-    QOp.DEQUANTIZE: lambda n, srcs, params, name, target: dequantize(
-        n.shape, n.attrs["src_exp"], name, n.attrs.get("src_zp", 0)),
-    QOp.CONV2D: _int8_gemm,
-    QOp.DENSE: _int8_gemm,
-    QOp.ADD: lambda n, srcs, params, name, target: add(n, name),
-    QOp.LUT: lambda n, srcs, params, name, target: lut(n, name),
-    QOp.DEPTHWISE: lambda n, srcs, params, name, target: depthwise(
-        n, srcs[0].shape, *(params[p] for p in n.params), name=name),
-    QOp.RESCALE_ADD: lambda n, srcs, params, name, target: rescale_add(n, name),
-    QOp.MEAN: lambda n, srcs, params, name, target: mean(n, srcs[0].shape, name),
-    QOp.INT8: _graph_op,
-    QOp.FLOAT: _graph_op,
-}
-
-
-def cpu_kernel(node: QNode, src_nodes: list[QNode], params, name: str, target=None) -> KernelDef:
-    """The kernel of a ``cpu`` step (:data:`CPU_KERNELS`): node ``node`` reading values of
-    ``src_nodes``; graph ops are lowered for LLVM ``target`` (default: this machine), int8
-    CONV2D and DENSE on the path its CPU features allow (``kernels_x86.select``: VNNI, else
-    plain widening).
-
-    Raises:
-        ValueError: an op without a kernel here (INPUT; FLOAT PARAM is a constant, no kernel).
-    """
-    build = CPU_KERNELS.get(node.op)
-    if build is None:
-        raise ValueError(f"node {node.name!r} ({node.op.value}) has no CPU kernel; ops with one: "
-                         f"{', '.join(op.value for op in CPU_KERNELS)}")
-    return build(node, src_nodes, params, name, target)

@@ -5,7 +5,7 @@ cell, exactly ``topi.pooling.pool2d``'s (ONNX MaxPool's padding, dilation and ce
 rules; padded cells hold the dtype's lowest value). Max commutes with every monotone
 requantization, so the op needs none. The schedule is the depthwise conv's
 (``topi.conv2d.schedule_depthwise_nchw``): rows and channels in parallel, the window's taps
-outermost and a whole output row (up to ``kernels.DEPTHWISE_ROW`` columns, longer rows in
+outermost and a whole output row (up to ``generic.DEPTHWISE_ROW`` columns, longer rows in
 tiles of 16) one vector of maxima in registers; a stride-2 tap reads one wide load and a
 shuffle. ResNet-18's 3x3 stride-2 pool on 112x112x64 int8, 1 thread, CPU time: 0.32 ms
 through the graph lowering (the window innermost per cell, scalar) -> 0.09 ms.
@@ -17,7 +17,7 @@ from compiler.graph_lower.lower import KernelDef
 from compiler.topi import conv2d as tconv
 from compiler.topi import pooling as tpool
 
-from .kernels import _kernel
+from .common import _kernel
 
 #: the longest output row vectorised whole (as the int8 depthwise conv's)
 POOL_ROW = 64
@@ -26,7 +26,7 @@ POOL_ROW = 64
 def maxpool(node, x_shape, dtype: str, name: str = "maxpool") -> KernelDef:
     """Int8 MAX_POOL graph op ``node`` (attrs ``kernel``, ``strides``, ``pads``,
     ``dilations`` in ``node.attrs["attrs"]``) on NCHW ``x_shape`` of ``dtype`` (``"int8"`` or
-    ``"uint8"``) -> ``node.shape``, same dtype. ABI as ``kernels``: input, padded
+    ``"uint8"``) -> ``node.shape``, same dtype. ABI as ``common.py``: input, padded
     workspace (if any), output."""
     a = dict(node.attrs["attrs"])
     x = te.placeholder(tuple(x_shape), dtype, "x")
