@@ -37,7 +37,7 @@ def main() -> None:
     import numpy as np
 
     from compiler import build_model
-    from compiler.build_model import import_model
+    from compiler.frontend import import_model
     from compiler.graph import optimize
     from compiler.graph_lower.bf16 import mark_bf16
     from driver.runtime import load_module

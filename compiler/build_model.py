@@ -43,33 +43,12 @@ import sys
 import time
 import types
 
+from compiler.frontend import import_model  # noqa: F401  (compiler.build_model.import_model, as documented)
 from compiler.graph_lower import CompiledModel, compile_graph
 from compiler.graph_lower.aot import PREFIX, check_prefix
 from compiler.graph_lower.build import EXECUTORS
 from compiler.graph_lower.fleet import combine
 from vta_hw.errors import ArgumentError
-
-
-def import_model(model, params=None, input_shapes=None, example_inputs=None):
-    """The front end of every route: ``(Graph, params)``, through the first entry of the
-    frontend registry (``compiler.frontend.registry``) that accepts ``model``.
-
-    Args:
-        model: an ONNX ``ModelProto``, path or bytes; a PyTorch ``nn.Module`` (with
-            ``example_inputs``), ``torch.export`` program or ``.pt2`` path; or a graph
-            IR ``Graph``.
-        params: the constants of a ``Graph`` model (ignored otherwise).
-        input_shapes: name -> static shape; dynamic ONNX dimensions default to 1,
-            dynamic torch.export dimensions must be given here.
-        example_inputs: a tuple of tensors, the arguments an ``nn.Module`` is exported with.
-
-    Raises:
-        compiler.frontend.FrontendError: the model does not import (no frontend for its
-            type, unknown input name, wrong rank, a dynamic dimension left open,
-            unsupported operators, unreadable file).
-    """
-    from compiler.frontend.registry import find
-    return find(model).load(model, params, input_shapes, example_inputs)
 
 
 def _route_cpu(graph, consts, target, progress, opt_level, layout_block, options):
@@ -124,13 +103,17 @@ def _route_cpu_int8(graph, consts, target, progress, opt_level, options):
 
 def _route_gpu(graph, consts, target, progress, opt_level, layout_block, options):
     from compiler.autotune import load_tuning
+    from compiler.autotune.gpu_task import gpu_target_record
     from compiler.graph import optimize
-    from compiler.graph_lower.gpu import compile_graph_gpu
+    from compiler.graph_lower.gpu import compile_graph_gpu, parse_gpu_target
     t0 = time.perf_counter()
     opt = optimize(graph, consts, layout_block=layout_block)
     t1 = time.perf_counter()
     tuning = load_tuning(options.get("tuning_log") or ())
-    cm = compile_graph_gpu(opt.graph, opt.params, opt.memory_plan, target, progress, tuning)
+    parse_gpu_target(target)                 # a bad target fails before the device is asked
+    device = gpu_target_record(target) if tuning else None
+    cm = compile_graph_gpu(opt.graph, opt.params, opt.memory_plan, target, progress, tuning,
+                           device)
     cm.stats["optimize_s"] = t1 - t0
     cm.stats["tuning"] = tuning.report()
     return cm

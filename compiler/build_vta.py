@@ -38,7 +38,7 @@ def build_vta(graph, params: dict, *, config: "VTAConfig | str | None" = None,
     """Quantize, partition and compile ``graph`` for the accelerator (module docstring).
 
     Args:
-        graph, params: the imported float model (``build_model.import_model``).
+        graph, params: the imported float model (``compiler.frontend.import_model``).
         config: VTAConfig or preset name (default preset).
         calib: input name -> samples ``[N, *input dims[1:]]`` (any layout of each
             sample's values; read as the input's dtype). None: 8 seeded samples per

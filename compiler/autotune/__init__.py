@@ -4,8 +4,9 @@ The pieces, one concept per module:
 
 * ``task.py``: a model's tuning tasks, one per distinct workload (the master op of a
   fused CPU group, or an accelerator conv2d), each with its config space;
+  ``gpu_task.py`` the GPU groups'; ``extract.py`` finds them for any target;
 * ``record.py``: the tuning log, JSON lines, one record per measured trial;
-* ``features.py`` / ``cost_model.py``: features of the lowered loop IR and the
+* ``loop_features.py`` / ``features.py`` / ``cost_model.py``: features of the lowered loop IR and the
   XGBoost model trained on them online;
 * ``search.py``: the search strategies (a registry: ``random``, ``xgb``);
 * ``transfer.py``: the cost model pre-trained on earlier logs (workloads rebuilt
@@ -23,7 +24,8 @@ package never imports the driver.
 """
 from .apply import TuningContext, load_tuning
 from .record import FORMAT_VERSION, Record, TuningLog, target_record
-from .task import Task, extract_tasks
+from .extract import extract_tasks
+from .task import Task
 from .tuner import MeasureResult, tune
 
 __all__ = ["FORMAT_VERSION", "MeasureResult", "Record", "Task", "TuningContext", "TuningLog",

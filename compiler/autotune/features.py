@@ -17,7 +17,7 @@ true speed rose from 0.46 with absolute features to 0.74).
   the loop passes (partition, unroll, flatten, vectorize: on ResNet-18's convs
   0.02-0.12 s a point instead of 0.10-2.1 s, 10.7x less in all; thread CPU time,
   four points per task), and
-  walked (:func:`loop_features`): loops per kind (serial, parallel, unrolled,
+  walked (``loop_features.py``): loops per kind (serial, parallel, unrolled,
   vectorized) and the log2 sum of their extents, the parallel trip count, the
   loop depth, statement and store counts after unrolling (code size), the widest
   vector in lanes, the number of vector loads/stores; then the log2 of the first
@@ -28,65 +28,13 @@ true speed rose from 0.46 with absolute features to 0.74).
 """
 from __future__ import annotations
 
-import math
 
 from compiler.graph_lower.space import Config
 from compiler.tir.ops import ForKind
 
+from .loop_features import _log2, loop_features
+
 _N_KNOBS = 4
-
-
-def _log2(x) -> float:
-    return math.log2(x) if x > 0 else -1.0
-
-
-def loop_features(func) -> list[float]:
-    """Fixed-length statistics of a ``PrimFunc``'s loop nest (see the module docstring).
-
-    Reads a nest before the loop passes (``schedule_to_func``: unrolled and vectorized
-    loops still loops) and after them (``lower``: copies and vector types) alike: a
-    statement counts once per copy its enclosing unrolled loops make, and its vector
-    width is the wider of its dtype's lanes and its enclosing vectorized loop's extent.
-    """
-    from compiler.tir import dtype as dt
-    from compiler.tir import ir
-    from compiler.tir.ops import Op
-    from compiler.tir.visit import walk_expr
-    kinds = list(ForKind)
-    count = [0.0] * len(kinds)
-    logext = [0.0] * len(kinds)
-    acc = {"par": 1.0, "depth": 0, "stmts": 0.0, "stores": 0.0, "vec": 0.0, "lanes": 1}
-
-    def go(s, d: int, copies: float, vlanes: int) -> None:
-        acc["stmts"] += copies
-        acc["depth"] = max(acc["depth"], d)
-        if isinstance(s, ir.For):
-            ext = s.extent.arg if ir.is_const(s.extent) else 16
-            k = kinds.index(s.kind)
-            count[k] += 1
-            logext[k] += _log2(ext)
-            if s.kind is ForKind.PARALLEL:
-                acc["par"] *= ext
-            go(s.body, d + 1, copies * ext if s.kind is ForKind.UNROLLED else copies,
-               ext if s.kind is ForKind.VECTORIZED else vlanes)
-        elif isinstance(s, ir.SeqStmt):
-            for c in s.stmts:
-                go(c, d, copies, vlanes)
-        elif isinstance(s, (ir.Allocate, ir.LetStmt, ir.AttrStmt)):
-            go(s.body, d, copies, vlanes)
-        elif isinstance(s, ir.IfThenElse):
-            go(s.then_case, d, copies, vlanes)
-            if s.else_case is not None:
-                go(s.else_case, d, copies, vlanes)
-        elif isinstance(s, ir.Store):
-            n = max(dt.lanes(s.value.dtype), vlanes)
-            acc["stores"] += copies
-            acc["lanes"] = max(acc["lanes"], n)
-            loads = sum(1 for e in walk_expr(s.value) if e.op is Op.LOAD)
-            acc["vec"] += copies * (1 + loads) if n > 1 else 0
-    go(func.body, 0, 1.0, 1)
-    return count + logext + [_log2(acc["par"]), float(acc["depth"]), _log2(acc["stmts"]),
-                             _log2(acc["stores"]), _log2(acc["lanes"]), _log2(acc["vec"] + 1)]
 
 
 def knob_features(config: Config) -> list[float]:

@@ -131,7 +131,7 @@ def featurize_gpu(task, config) -> list[float]:
     from compiler.graph_lower.lower import lower_group
     from compiler.topi.gpu.stage import UNROLL
 
-    from .features import _log2, loop_features
+    from .loop_features import _log2, loop_features
     kdef = lower_group(task.payload["node"], "cand", declare_target(), None)
     stages, _ = gpu_stages(kdef, "cand", config)
     total = None

@@ -107,7 +107,7 @@ def plan_layout_stage(model, target: str = "llvm", input_shapes=None) -> LayoutS
     Raises:
         compiler.frontend.FrontendError: the model does not import.
     """
-    from compiler.build_model import import_model
+    from compiler.frontend import import_model
     from compiler.graph import optimize
     tgt = parse_target(target)
     graph, params = import_model(model, input_shapes=input_shapes)

@@ -9,7 +9,7 @@ workload in that log.
 from __future__ import annotations
 
 from .record import Record, TuningLog
-from .task import extract_tasks
+from .extract import extract_tasks
 
 
 def pin_log(model, path, target: str = "llvm", **knobs) -> int:

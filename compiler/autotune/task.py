@@ -13,7 +13,7 @@ A :class:`Task` is what the tuner searches and a runner measures:
   threads, ``compiler.topi.vta.tiling``); the runner counts its cycles on the
   cycle model.
 
-:func:`extract_tasks` finds a model's tasks, deduplicated by workload key;
+``extract.py``'s ``extract_tasks`` finds a model's tasks, deduplicated by workload key;
 ``weight`` counts the calls of the workload in the model (the task scheduler
 multiplies a task's cost by it).
 """
@@ -181,29 +181,3 @@ def vta_tasks(graph: Graph, params: dict, cfg, calib=None, min_channels=None) ->
         else:
             tasks[t.key] = t
     return list(tasks.values())
-
-
-def extract_tasks(model, target: str = "llvm", *, input_shapes=None, layout_block=None,
-                  vta_config=None, calib=None) -> list[Task]:
-    """The tuning tasks of ``model`` (anything ``build_model`` takes) for ``target``:
-    ``"llvm"`` (or another LLVM target string), ``"vta"`` (the accelerator's conv2d and
-    dense layers on ``vta_config``, a preset name or ``VTAConfig``; default preset), or
-    ``"opencl"`` / ``"cuda"`` (the fused groups' GPU kernels, ``gpu_task.py``).
-
-    Raises:
-        ValueError: a target that is neither an LLVM target nor ``"vta"``, cuda, opencl.
-        compiler.autotune.gpu_task.GpuDeviceError: a GPU target without its device here.
-        compiler.frontend.FrontendError: the model does not import.
-    """
-    from compiler.build_model import import_model
-    from compiler.graph import optimize
-    graph, params = import_model(model, input_shapes=input_shapes)
-    if target.split()[0] == "vta":
-        from vta_hw.config import VTAConfig, load_config
-        cfg = vta_config if isinstance(vta_config, VTAConfig) else load_config(vta_config)
-        return vta_tasks(graph, params, cfg, calib)
-    opt = optimize(graph, params, layout_block=layout_block)
-    if target.split()[0] in ("cuda", "opencl"):
-        from .gpu_task import gpu_tasks
-        return gpu_tasks(opt.graph, target)
-    return llvm_tasks(opt.graph, target)

@@ -107,3 +107,24 @@ def _onnx_load(model, params, input_shapes, example_inputs):
 register("graph", _graph_accepts, _graph_load)
 register("torch", _torch_accepts, _torch_load)
 register("onnx", _onnx_accepts, _onnx_load)
+
+
+def import_model(model, params=None, input_shapes=None, example_inputs=None):
+    """The front end of every route: ``(Graph, params)``, through the first entry of the
+    frontend registry (``compiler.frontend.registry``) that accepts ``model``.
+
+    Args:
+        model: an ONNX ``ModelProto``, path or bytes; a PyTorch ``nn.Module`` (with
+            ``example_inputs``), ``torch.export`` program or ``.pt2`` path; or a graph
+            IR ``Graph``.
+        params: the constants of a ``Graph`` model (ignored otherwise).
+        input_shapes: name -> static shape; dynamic ONNX dimensions default to 1,
+            dynamic torch.export dimensions must be given here.
+        example_inputs: a tuple of tensors, the arguments an ``nn.Module`` is exported with.
+
+    Raises:
+        compiler.frontend.FrontendError: the model does not import (no frontend for its
+            type, unknown input name, wrong rank, a dynamic dimension left open,
+            unsupported operators, unreadable file).
+    """
+    return find(model).load(model, params, input_shapes, example_inputs)

@@ -201,12 +201,13 @@ def _arg(x, index):
 
 
 def compile_graph_gpu(graph: Graph, params: dict, memory_plan, target: str = "cuda",
-                      progress=None, tuning=None) -> CompiledModel:
+                      progress=None, tuning=None, device: "dict | None" = None) -> CompiledModel:
     """Lower every group to GPU kernels, print them into one source, compile it (cuda).
 
     ``tuning`` (a ``compiler.autotune.TuningContext``, or None) gives each group the config
-    of the best record measured on this machine's device of ``target``'s kind
-    (``TuningContext.config_for_gpu``); other groups take the default point.
+    of the best record measured on ``device``, this machine's device of ``target``'s kind
+    (its tuning-log record, ``compiler.autotune.gpu_task.gpu_target_record``; None: no
+    device here) (``TuningContext.config_for_gpu``); other groups take the default point.
 
     Raises:
         ValueError: an unknown target, or a graph that is not fully fused.
@@ -218,10 +219,6 @@ def compile_graph_gpu(graph: Graph, params: dict, memory_plan, target: str = "cu
     t0 = time.perf_counter()
     kernels, calls, out_params, _ = plan_calls(graph, params, memory_plan, progress,
                                                target=declare_target())
-    device = None
-    if tuning:
-        from compiler.autotune.gpu_task import gpu_target_record
-        device = gpu_target_record(target)
     node_of = {signature(n): n for n in graph.nodes() if n.op is Op.FUSED}
     todo = list(kernels.items())
     it = progress(todo, len(todo), "lowering") if progress else todo

@@ -103,7 +103,7 @@ def import_qdq(graph: Graph, params: Mapping[str, np.ndarray], *,
     """The QGraph of QDQ model ``graph`` at the model's own scales (module docstring).
 
     Args:
-        graph, params: the imported model (``compiler.build_model.import_model``), static shapes.
+        graph, params: the imported model (``compiler.frontend.import_model``), static shapes.
         group_channels: as ``quantize.quantize`` (grouped convs with groups this wide become
             one conv per group).
         requant: ``"integer"`` (the accelerator's pre-shift, multiplier and post-shift; the

@@ -389,7 +389,7 @@ def _placement(preset, kind, clock_mhz, cpu_gmacs, cycle_source, force, cpu_targ
 def _compile_vta(model, output, preset, calib_path, scale, shapes, per_channel, cpu_target,
                  placement, quiet, tuning_log=None):
     from compiler import build_model
-    from compiler.build_model import import_model
+    from compiler.frontend import import_model
 
     start = time.perf_counter()
     # a dynamic batch defaults to 1, as for the CPU targets; other dynamic dimensions fail
@@ -426,7 +426,7 @@ def _compile_vta(model, output, preset, calib_path, scale, shapes, per_channel, 
 
 def _compile_int8_cpu(model, output, target, calib_path, scale, shapes, per_channel, quiet):
     from compiler import build_model
-    from compiler.build_model import import_model
+    from compiler.frontend import import_model
 
     start = time.perf_counter()
     graph, params = import_model(model, input_shapes=shapes)

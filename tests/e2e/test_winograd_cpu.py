@@ -48,7 +48,7 @@ def _conv(c, h, k, stride):
 
 @pytest.mark.parametrize("k,stride,offered", [(3, 1, True), (3, 2, False), (1, 1, False)])
 def test_winograd_is_offered_for_3x3_stride1_convs_only(tmp_path, k, stride, offered):
-    from compiler.autotune.task import extract_tasks
+    from compiler.autotune import extract_tasks
     (task,) = extract_tasks(_conv(64, 14, k, stride))
     knobs = {kn.name: kn for kn in task.space.knobs}
     algorithms = knobs["algorithm"].candidates if "algorithm" in knobs else ()
@@ -69,7 +69,7 @@ AVX512, AVX2 = "llvm -mcpu=znver4", "llvm -mcpu=haswell"
     (AVX512, 32, 56, "direct"), (AVX2, 32, 56, "winograd4"), (AVX2, 24, 56, "winograd4"),
     (AVX2, 8, 56, "direct")])
 def test_untuned_algorithm_is_chosen_per_shape(target, c, h, default):
-    from compiler.autotune.task import extract_tasks
+    from compiler.autotune import extract_tasks
     (task,) = extract_tasks(_conv(c, h, 3, 1), target)
     assert {kn.name: kn.default for kn in task.space.knobs}["algorithm"] == default
 
@@ -81,7 +81,7 @@ def test_untuned_algorithm_is_chosen_per_shape(target, c, h, default):
     (AVX2, (8, 8)),
     ("llvm -mcpu=x86-64", None)])         # 128-bit: not measured, stays direct
 def test_untuned_winograd_point_fits_the_vector_registers(target, point):
-    from compiler.autotune.task import extract_tasks
+    from compiler.autotune import extract_tasks
     (task,) = extract_tasks(_conv(128, 28, 3, 1), target)
     d = {kn.name: kn.default for kn in task.space.knobs}
     if point is None:
@@ -95,7 +95,7 @@ def test_an_untuned_conv_of_few_channels_is_winograd_on_avx2_within_1e4(tmp_path
     F(4x4,3x3) (padded output block); its output stays within 1e-4 of onnxruntime."""
     from onnx import TensorProto, helper, numpy_helper
 
-    from compiler.autotune.task import extract_tasks
+    from compiler.autotune import extract_tasks
     monkeypatch.setattr("compiler.autotune.apply.SHIPPED_DIR", tmp_path / "no_shipped_logs")
     rng = np.random.default_rng(0)
     w = rng.standard_normal((21, 24, 3, 3)).astype(np.float32)

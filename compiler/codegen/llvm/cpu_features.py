@@ -23,6 +23,8 @@ from typing import Callable
 
 import llvmlite.binding as llvm
 
+from .llvm_init import init_llvm
+
 _X86_FIXED = ("sse4.2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512dq",
               "avx512vl", "avx512vnni", "avxvnni", "avx512bf16", "avx512fp16", "amx-tile",
               "amx-int8", "amx-bf16")
@@ -71,7 +73,6 @@ def cpu_features(triple: str, cpu: str) -> tuple[str, ...]:
     among :data:`CANDIDATES` of its architecture; ``()`` for an architecture without
     candidates. ``cpu`` must be one LLVM knows for ``triple`` (``parse_target`` checks
     that first; an unknown CPU would read as having no features)."""
-    from .target import init_llvm
     pick = CANDIDATES.get(triple.split("-")[0])
     if pick is None:
         return ()

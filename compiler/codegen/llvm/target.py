@@ -31,27 +31,13 @@ from vta_hw import host_cpu
 from vta_hw.errors import ArgumentError
 
 from .cpu_features import cpu_features, merge
+from .llvm_init import init_llvm
 
 # Named cross targets the test-suite and the CLI know by a short name.
 AARCH64 = "llvm -mtriple=aarch64-linux-gnu"
 ARMV7 = "llvm -mtriple=armv7-linux-gnueabihf -mattr=+neon"
 WASM32 = "llvm -mtriple=wasm32-unknown-unknown -mattr=+simd128"
 _ALIASES = {"host": "llvm", "aarch64": AARCH64, "armv7": ARMV7, "wasm32": WASM32}
-
-
-@functools.cache
-def init_llvm() -> None:
-    """Register every LLVM backend and asm printer once per process.
-
-    ``llvm.initialize()`` is gone in llvmlite 0.50 (it raises); the target,
-    target-MC and asm-printer registrations are still needed before a target
-    machine can be created or an object emitted.
-    """
-    llvm.initialize_all_targets()
-    llvm.initialize_all_asmprinters()
-    llvm.initialize_native_target()
-    llvm.initialize_native_asmprinter()
-    llvm.initialize_native_asmparser()
 
 
 @dataclass(frozen=True)

@@ -85,7 +85,7 @@ def _matmul_model(M, K, N, seed=0):
                                                 "winograd2"])),
                                            ((256, 512, 512), None), ((512, 512, 576), None)])
 def test_fast_algorithms_offered_for_large_even_products(shape, offered):
-    from compiler.autotune.task import extract_tasks
+    from compiler.autotune import extract_tasks
     (task,) = extract_tasks(_matmul_model(*shape)[0])
     knobs = {kn.name: kn for kn in task.space.knobs}
     assert (knobs["algorithm"].candidates if "algorithm" in knobs else None) == offered
