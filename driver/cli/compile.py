@@ -138,6 +138,15 @@ def compile_cmd(model, output, target, preset, calib_path, calibrate_scale, per_
                      "[N, *input dims], named after the input or 'images'")
     kind = target.split()[0] if target.split() else ""
     _refuse_unused_precision(kind, quantize, dtype)
+    from compiler.codegen.llvm.target import split_cpus
+    try:
+        fleet = len(split_cpus(target)) > 1 or len(split_cpus(cpu_target or "llvm")) > 1
+    except ValueError as e:
+        raise click.UsageError(f"--cpu-target {cpu_target!r}: {e}") from None
+    if executor == "aot" and fleet:
+        raise click.UsageError(f"--executor aot builds one object for one CPU, not a CPU list "
+                               f"(--target {target!r}): build one AOT module per CPU, or use "
+                               "--executor graph for one module with a variant per CPU")
     if executor == "aot" and kind in ("cuda", "opencl", "vta"):
         raise click.UsageError(f"--executor aot builds CPU modules (--target llvm, aarch64, "
                                    f"armv7, wasm32 or 'llvm -mtriple=...'), not --target "
@@ -257,7 +266,8 @@ def _bf16_report(model, target, shapes, cm) -> None:
                    f"layers kept fp32 ({', '.join(rule['fp32_layers'])}): emulated cosine "
                    f"{rule['emulated_cosine']:.6f} >= {rule['target_cosine']} "
                    "(compiler.graph_lower.bf16_accuracy)")
-    if not parse_target(target).is_host:
+    from compiler.codegen.llvm.target import split_cpus
+    if not parse_target(split_cpus(target)[0]).is_host:
         click.echo(f"  bf16 accuracy check skipped: --target {target} does not run on this host")
         return
 
@@ -265,8 +275,11 @@ def _bf16_report(model, target, shapes, cm) -> None:
     inputs = [rng.standard_normal(i["shape"]).astype(i["dtype"])
               if np.issubdtype(np.dtype(i["dtype"]), np.floating)
               else np.zeros(i["shape"], i["dtype"]) for i in cm.graph_json["inputs"]]
-    got = load_module(cm)(*inputs)
-    want = load_module(build_model(model, target=target, input_shapes=shapes))(*inputs)
+    m = load_module(cm)
+    got = m(*inputs)
+    # a fleet module: against an fp32 build for the variant this host loaded
+    one = next((t for t in split_cpus(target) if f"-mcpu={m.cpu_variant}" in t.split()), target)
+    want = load_module(build_model(model, target=one, input_shapes=shapes))(*inputs)
     for o, g, w in zip(cm.graph_json["outputs"], got, want):
         g, w = np.asarray(g, np.float64).ravel(), np.asarray(w, np.float64).ravel()
         cos = float(g @ w / (np.linalg.norm(g) * np.linalg.norm(w) or 1.0))
@@ -321,8 +334,11 @@ def _echo_tuning(cm) -> None:
 
 def _echo_io(cm) -> None:
     if cm.variants:
-        click.echo(f"  CPU variants: {', '.join(v['name'] for v in cm.variants)} (kernels, plan "
-                   "and parameters per CPU; the loader picks the best this machine runs)")
+        times = cm.stats.get("variants", {})
+        names = ", ".join(f"{v['name']} (LLVM {times.get(v['name'], {}).get('llvm_s') or 0:.1f} s)"
+                          for v in cm.variants)
+        click.echo(f"  CPU variants: {names}: kernels, plan and parameters per CPU; the loader "
+                   "picks the best this machine runs")
     for i in cm.graph_json["inputs"]:
         click.echo(f"  input  {i['name']}: {i['dtype']}{i['shape']}")
     for o in cm.graph_json["outputs"]:

@@ -29,6 +29,11 @@ def check_target(ctx, param, value):
     lists the valid ones (``compiler.build_model.target_kind``); the options after the kind
     are checked by the build."""
     from compiler.build_model import target_kind
+    from compiler.codegen.llvm.target import split_cpus
+    try:
+        split_cpus(value)
+    except ValueError as e:
+        raise click.UsageError(f"--target {value!r}: {e}", ctx=ctx) from None
     try:
         target_kind(value)
     except ValueError:

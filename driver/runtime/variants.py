@@ -22,6 +22,11 @@ def _entries(source: ModuleSource) -> list:
             for v in variants):
         raise RuntimeModuleError(f"{source.where}/manifest.json: 'variants' must be a list of "
                                  "{name, cpu, targets, files} entries; " + RECOMPILE)
+    names = [v["name"] for v in variants]
+    twice = next((n for i, n in enumerate(names) if n in names[:i]), None)
+    if twice is not None:
+        raise RuntimeModuleError(f"{source.where}/manifest.json: CPU variant {twice!r} is listed "
+                                 "twice; " + RECOMPILE)
     return variants
 
 

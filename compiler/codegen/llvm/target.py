@@ -234,8 +234,12 @@ def split_cpus(spec: str) -> list:
     if cpus is None or "," not in cpus:
         return [spec]
     names = cpus.split(",")
-    if "" in names or len(set(names)) != len(names):
-        raise ArgumentError(f"-mcpu={cpus}: a list of CPUs or levels must name each once, "
-                            "without empty entries (e.g. -mcpu=x86-64-v2,x86-64-v3,x86-64-v4)")
+    if "" in names:
+        raise ArgumentError(f"-mcpu={cpus}: an empty entry in the list of CPUs or levels (no "
+                            "spaces around the commas: -mcpu=x86-64-v2,x86-64-v3,x86-64-v4)")
+    twice = next((n for i, n in enumerate(names) if n in names[:i]), None)
+    if twice is not None:
+        raise ArgumentError(f"-mcpu={cpus}: {twice} is listed twice; name each CPU or level once "
+                            "(e.g. -mcpu=x86-64-v2,x86-64-v3,x86-64-v4)")
     return [" ".join(f"-mcpu={name}" if w.startswith("-mcpu=") else w for w in words)
             for name in names]
