@@ -38,19 +38,17 @@ class Built:
 
 
 def build_llvm(payload: dict, config, options: dict, path: str) -> Built:
-    """Lower the fused group ``payload["node"]`` at ``config`` and link it into ``path``."""
-    from compiler.codegen.llvm.artifact import parse_ir
-    from compiler.codegen.llvm.codegen import codegen_llvm
-    from compiler.codegen.llvm.export import emit_object, link_shared
-    from compiler.codegen.llvm.optimize import optimize
+    """Lower the fused group ``payload["node"]`` at ``config`` and link it into ``path`` (the
+    object pipeline of whole-model builds, ``compiler/graph_lower/link.py``: FMA
+    contraction, -O3)."""
+    from compiler.codegen.llvm.export import link_shared
     from compiler.codegen.llvm.target import parse_target
+    from compiler.graph_lower.link import compile_object
     from compiler.graph_lower.lower import lower_group
     from compiler.tir import lower
     tgt = parse_target(payload["target"])
     kdef = lower_group(payload["node"], "cand", tgt, config)
-    mod = parse_ir(codegen_llvm([lower(kdef.schedule, kdef.args, "cand")], tgt, True).text)
-    optimize(mod, tgt.machine(), 3)
-    link_shared([emit_object(mod, tgt)], path)
+    link_shared([compile_object([lower(kdef.schedule, kdef.args, "cand")], tgt)], path)
     return Built(path, tuple(kdef.packs), tuple(arg_types(kdef)),
                  tuple(np.asarray(c) for c in kdef.constants))
 
