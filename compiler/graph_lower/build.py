@@ -42,6 +42,7 @@ from .aot import PREFIX, aot_files
 from .link import kernel_files
 from .lower import lower_group, signature
 from .packing import pack_param
+from .plan_file import io_entry, kernel_abi, plan_json
 
 ALIGN = 64
 
@@ -187,15 +188,10 @@ def compile_graph(graph: Graph, params: dict, memory_plan, target="llvm", progre
     it = progress(todo, len(todo), "lowering") if progress else todo
     funcs = [lower(kdef.schedule, kdef.args, kname) for kname, kdef in it]
     t2 = time.perf_counter()
-    gj = {
-        "inputs": [{"name": n.name, "shape": list(n.shape), "dtype": n.dtype} for n in graph.inputs],
-        "outputs": graph_outputs(graph, params, memory_plan, out_params),
-        "slots": list(memory_plan.slot_bytes),
-        "workspace_bytes": workspace_bytes,
-        "calls": calls,
-        "kernels": {kname: [{"shape": list(t.shape), "dtype": t.dtype} for t in kdef.args]
-                    for kname, kdef in kernels.values()},
-    }
+    gj = plan_json([io_entry(n.name, n.shape, n.dtype) for n in graph.inputs],
+                   graph_outputs(graph, params, memory_plan, out_params),
+                   memory_plan.slot_bytes, calls, kernel_abi(kernels.values()),
+                   workspace_bytes=workspace_bytes)
     files, saved_params, aot = EXECUTORS[executor](funcs, gj, out_params, tgt, opt_level,
                                                      aot_prefix)
     t3 = time.perf_counter()
@@ -272,8 +268,7 @@ def graph_outputs(graph: Graph, params: dict, memory_plan, out_params: dict) -> 
     outputs = []
     for name, o in zip(graph.output_names or [f"output{i}" for i in range(len(graph.outputs))],
                        graph.outputs):
-        outputs.append({"name": name, "shape": list(o.shape), "dtype": o.dtype,
-                        "ref": _ref(o, input_index, memory_plan)})
+        outputs.append(io_entry(name, o.shape, o.dtype, ref=_ref(o, input_index, memory_plan)))
         if outputs[-1]["ref"]["kind"] == "param":
             out_params.setdefault(o.name, np.ascontiguousarray(params[o.name]))
     return outputs

@@ -40,6 +40,7 @@ from compiler.te.tensor import PlaceholderOp, tensors_read
 
 from .build import CompiledModel, _nbytes, graph_outputs, plan_calls
 from .lower import signature
+from .plan_file import io_entry, plan_json
 from .gpu_space import AUTO, StageInfo, space_of, value
 from .space import Config, ConfigSpace
 
@@ -273,14 +274,9 @@ def compile_graph_gpu(graph: Graph, params: dict, memory_plan, target: str = "cu
     else:
         files["kernels.cl"] = code.encode()
     t3 = time.perf_counter()
-    gj = {
-        "inputs": [{"name": n.name, "shape": list(n.shape), "dtype": n.dtype} for n in graph.inputs],
-        "outputs": graph_outputs(graph, params, memory_plan, out_params),
-        "slots": list(memory_plan.slot_bytes),
-        "scratch_bytes": scratch,
-        "calls": gcalls,
-        "kernels": kspec,
-    }
+    gj = plan_json([io_entry(n.name, n.shape, n.dtype) for n in graph.inputs],
+                   graph_outputs(graph, params, memory_plan, out_params),
+                   memory_plan.slot_bytes, gcalls, kspec, scratch_bytes=scratch)
     stats = {"kernels": len(kspec), "calls": len(gcalls), "lower_s": t2 - t0,
              "llvm_s": t3 - t2, "device_compile_s": t3 - t2}
     return CompiledModel(gj, files, out_params, stats,

@@ -33,6 +33,7 @@ import numpy as np
 from compiler.graph.passes.plan_memory import best_fit
 from compiler.graph_lower.build import ALIGN, CompiledModel, cpu_record
 from compiler.graph_lower.link import link_library
+from compiler.graph_lower.plan_file import io_entry, kernel_abi, plan_json
 
 from . import kernels
 from .partition import Plan, Step, input_buffers
@@ -184,19 +185,12 @@ def lower_plan(plan: Plan, cpu_target="llvm", progress=None, opt_level: int = 3)
         if n.op is QOp.QUANTIZE and n.src[0] in qg.inputs and n.exp is not None:
             scale = 2.0 ** -n.exp  # the real scale, a power of two or not (qgraph's exp)
             input_range[n.src[0]] = [(-128 - n.zp) * scale, (127 - n.zp) * scale]
-    gj = {
-        "inputs": [{"name": qg.nodes[i].name, "shape": list(qg.nodes[i].shape),
-                    "dtype": qg.nodes[i].dtype,
-                    **({"range": input_range[i]} if i in input_range else {})}
-                   for i in qg.inputs],
-        "outputs": [{"name": nm, "shape": list(types[f"%{o}"][0]), "dtype": types[f"%{o}"][1],
-                     "ref": refs[f"%{o}"]} for nm, o in zip(qg.output_names, qg.outputs)],
-        "slots": slot_bytes,
-        "workspace_bytes": workspace_bytes,
-        "calls": calls,
-        "kernels": {kname: [{"shape": list(t.shape), "dtype": t.dtype} for t in kd.args]
-                    for kname, kd in kdefs.values()},
-    }
+    gj = plan_json(
+        [io_entry(qg.nodes[i].name, qg.nodes[i].shape, qg.nodes[i].dtype,
+                  **({"range": input_range[i]} if i in input_range else {})) for i in qg.inputs],
+        [io_entry(nm, types[f"%{o}"][0], types[f"%{o}"][1], ref=refs[f"%{o}"])
+         for nm, o in zip(qg.output_names, qg.outputs)],
+        slot_bytes, calls, kernel_abi(kdefs.values()), workspace_bytes=workspace_bytes)
     stats = {"kernels": len(kdefs), "calls": len(calls),
              "vta_programs": len(plan.programs), "vta_compile_s": plan.compile_s,
              "lower_s": t1 - t0, "llvm_s": t2 - t1,
