@@ -79,9 +79,7 @@ def build_vta(graph, params: dict, *, config: "VTAConfig | str | None" = None,
         compiler.quant.placement.PlacementError: a bad placement, clock or force entry.
     """
     from compiler.quant import build_plan, quantize
-    from compiler.quant import QuantizeError
-    from compiler.quant.calibration import (check_calibration, check_calibration_memory,
-                                            smoke_calibration)
+    from compiler.quant.calibration import check_calibration_memory, checked_calibration
     from compiler.quant.lower_plan import lower_plan
     from compiler.quant.placement import Placement
     from compiler.quant.qdq import import_qdq, is_qdq
@@ -94,15 +92,8 @@ def build_vta(graph, params: dict, *, config: "VTAConfig | str | None" = None,
         placement = Placement(kind=placement, clock_mhz=clock_mhz, force=dict(force or {}),
                               cpu_target=cpu_target)
     qdq = is_qdq(graph)
-    if calib is None and not qdq:
-        calib = smoke_calibration(graph.inputs, seed)     # warns: accuracy will suffer
-    for i in graph.inputs if calib is not None else ():
-        if i.name not in calib:
-            raise QuantizeError(f"calib has no samples for input {i.name!r} (it has "
-                                f"{', '.join(map(repr, calib)) or 'none'}); give calib="
-                                f"{{{i.name!r}: samples}} with samples [N, "
-                                f"{', '.join(map(str, i.shape[1:]))}]")
-        check_calibration(f"calib[{i.name!r}]", calib[i.name], tuple(i.shape))
+    if not qdq or calib is not None:
+        calib = checked_calibration(graph.inputs, calib, seed)
     t0 = time.perf_counter()
     if qdq:   # the model's own scales; calib and per_channel do not apply
         qg = import_qdq(graph, params, group_channels=Env(cfg).BLOCK_IN)

@@ -121,6 +121,28 @@ def smoke_calibration(inputs, seed: int = 0, count: int = 8) -> dict[str, np.nda
     return samples
 
 
+def checked_calibration(inputs, calib, seed: int = 0) -> dict:
+    """The calibration samples of every graph input (``inputs``): ``calib`` (input name ->
+    samples ``[N, *input dims[1:]]``) checked (:func:`check_calibration`), or, for
+    ``calib=None``, :func:`smoke_calibration`'s (with its warning). The one check the
+    accelerator and CPU int8 routes make.
+
+    Raises:
+        QuantizeError: an input without samples (naming the inputs ``calib`` has and the
+            shape wanted), or samples of the wrong shape or values (``check_calibration``).
+    """
+    if calib is None:
+        return smoke_calibration(inputs, seed)     # warns: accuracy will suffer
+    for i in inputs:
+        if i.name not in calib:
+            raise QuantizeError(f"calib has no samples for input {i.name!r} (it has "
+                                f"{', '.join(map(repr, calib)) or 'none'}); give calib="
+                                f"{{{i.name!r}: samples}} with samples [N, "
+                                f"{', '.join(map(str, i.shape[1:]))}]")
+        check_calibration(f"calib[{i.name!r}]", calib[i.name], tuple(i.shape))
+    return calib
+
+
 def _first_caller_outside_compiler() -> int:
     """The ``stacklevel`` (for a warning issued by this module's caller) of the first frame
     outside the ``compiler`` package: the user's ``build_model`` call, however deep the

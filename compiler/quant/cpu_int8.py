@@ -38,13 +38,14 @@ def build_int8_cpu(graph, params: dict, *, calib=None, per_channel: bool = True,
     add ``int8_path`` (``kernels.select``'s choice) and ``quantize_s``.
 
     Raises:
-        ValueError: calibration samples missing or malformed (as ``build_vta``).
+        compiler.quant.QuantizeError: (a ValueError) calibration samples missing or malformed
+            (``calibration.checked_calibration``, as ``build_vta``).
         compiler.quant.QuantizeError: an operator the quantizer does not handle, or a QDQ
             model outside what ``import_qdq`` accepts (a per-axis activation scale, ...).
     """
     import time
 
-    from .calibration import check_calibration, smoke_calibration
+    from .calibration import checked_calibration
     from .qdq import import_qdq, is_qdq
     from .quantize import quantize
 
@@ -52,14 +53,7 @@ def build_int8_cpu(graph, params: dict, *, calib=None, per_channel: bool = True,
     if is_qdq(graph):       # the model's own scales; calib and per_channel do not apply
         qg = import_qdq(graph, params, requant="float")   # onnxruntime's float32 scales
         return _lower(qg, cpu_target, progress, opt_level, t0)
-    if calib is None:
-        calib = smoke_calibration(graph.inputs, seed)     # warns: accuracy will suffer
-    for i in graph.inputs:
-        if i.name not in calib:
-            raise ValueError(f"calib has no samples for input {i.name!r}; give calib="
-                             f"{{{i.name!r}: samples}} with samples [N, "
-                             f"{', '.join(map(str, i.shape[1:]))}]")
-        check_calibration(f"calib[{i.name!r}]", calib[i.name], tuple(i.shape))
+    calib = checked_calibration(graph.inputs, calib, seed)
     t0 = time.perf_counter()
     qg = quantize(graph, params, calib, per_channel=per_channel)
     return _lower(qg, cpu_target, progress, opt_level, t0)
