@@ -65,17 +65,21 @@ def combine(builds: list) -> CompiledModel:
                 first.graph_json["inputs"], [o["shape"] for o in first.graph_json["outputs"]]):
             raise ValueError(f"variant {name}: its inputs or outputs differ from the first "
                              "variant's; a fleet module holds builds of one model")
-        parts, shared = {}, _shared_params(first.params, cm.params)
-        own = {k: v for k, v in cm.params.items() if k not in shared}
-        for part, data in module_bytes(cm, params_bytes(own) if own else None).items():
-            if cm is first or base.get(part) == data or (part == "params.npz" and not own):
-                parts[part] = part
-            else:
-                parts[part] = f"variants/{name}/{part}"
-                files[parts[part]] = data
-        entry = {"name": name, "cpu": cm.cpu, "targets": list(cm.targets), "files": parts}
-        if own and cm is not first:
-            entry["shared_params"] = sorted(shared)
+        entry = {"name": name, "cpu": cm.cpu, "targets": list(cm.targets), "files": {}}
+        if cm is first:
+            entry["files"] = {part: part for part in base}
+        else:
+            shared = _shared_params(first.params, cm.params)
+            own = {k: v for k, v in cm.params.items() if k not in shared}
+            # no own arrays: the first's params.npz, which then compares equal below
+            for part, data in module_bytes(cm, params_bytes(own) if own else
+                                           base["params.npz"]).items():
+                path = part if base.get(part) == data else f"variants/{name}/{part}"
+                entry["files"][part] = path
+                if path != part:
+                    files[path] = data
+            if own:
+                entry["shared_params"] = sorted(shared)
         entries.append(entry)
         stats[name] = {"llvm_s": cm.stats.get("llvm_s"),
                        "kernel_bytes": sum(len(d) for k, d in cm.files.items()
